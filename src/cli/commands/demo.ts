@@ -1,0 +1,79 @@
+import path from 'node:path';
+import { Command } from 'commander';
+import { prepareMnist } from '../../datasets/prepareMnist.js';
+import { defaultStateDir } from '../../devdb/defaultStateDir.js';
+import { startLocalCluster } from '../../devdb/localCluster.js';
+import { createDbClient } from '../../server/db/createDbClient.js';
+import { readDatasetInfo } from '../../server/schema/datasetInfo.js';
+import { dbConfigFromFlags } from '../dbOptions.js';
+import { createProgress, type Progress } from '../progress.js';
+import { runAction } from '../runAction.js';
+import { formatInfo } from './describe.js';
+import { formatSummary, runIngest } from './ingest.js';
+
+/**
+ * Registers `demo`: the whole path on a real sample dataset. A local Cassandra node is started
+ * (or reused) unless SCYLLA_LOADER_CONTACT_POINTS names a cluster, MNIST is written as PNG
+ * files plus a manifest, ingested through the manifest path, and the dataset is described.
+ */
+export function registerDemoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description('start a local node, prepare and ingest MNIST, and show what the database holds')
+    .option('--dataset <name>', 'dataset name', 'mnist')
+    .option('--limit <n>', 'only the first n images of each MNIST subset')
+    .action(
+      runAction(async (flags: { dataset: string; limit?: string }) => {
+        const stateDir = path.dirname(defaultStateDir());
+        if (!process.env.SCYLLA_LOADER_CONTACT_POINTS) {
+          step('starting (or reusing) the local Cassandra node');
+          const t0 = performance.now();
+          const cluster = await startLocalCluster({
+            stateDir: defaultStateDir(),
+            log: (line) => process.stderr.write(`  ${line}\n`),
+          });
+          step(
+            `database ${cluster.reused ? 'reused' : 'started'} at ` +
+              `${cluster.contactPoints.join(',')}:${cluster.port} in ` +
+              `${((performance.now() - t0) / 1000).toFixed(1)} s (log: ${cluster.logFiles[0]})`,
+          );
+        }
+
+        const mnistDir = path.join(stateDir, flags.limit ? `mnist-${flags.limit}` : 'mnist');
+        step(`preparing MNIST as PNG files in ${mnistDir}`);
+        let progress: Progress | undefined;
+        const prepared = await prepareMnist({
+          outDir: mnistDir,
+          ...(flags.limit ? { limit: Number(flags.limit) } : {}),
+          onProgress: (done, total) => {
+            progress ??= createProgress('prepare mnist', total, { unit: 'images' });
+            progress.update(done);
+          },
+        });
+        progress?.stop();
+
+        step(`ingesting ${prepared.manifest} into dataset ${flags.dataset}`);
+        const summary = await runIngest(flags.dataset, {
+          manifest: prepared.manifest,
+          column: [],
+          quality: '90',
+          concurrency: '32',
+          strict: false,
+          replication: 'simple:1',
+        });
+        process.stdout.write(formatSummary(flags.dataset, summary));
+
+        step('what the database holds');
+        const client = await createDbClient(dbConfigFromFlags({}));
+        try {
+          process.stdout.write(formatInfo(await readDatasetInfo(client, flags.dataset)));
+        } finally {
+          await client.shutdown();
+        }
+      }),
+    );
+}
+
+function step(text: string): void {
+  process.stdout.write(`==> ${text}\n`);
+}

@@ -1,0 +1,55 @@
+import { Command } from 'commander';
+import { createDbClient } from '../../server/db/createDbClient.js';
+import { readDatasetInfo, type DatasetInfo } from '../../server/schema/datasetInfo.js';
+import { validateIdentifier } from '../../server/schema/identifiers.js';
+import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { runAction } from '../runAction.js';
+
+/** Registers `describe <dataset>`: what the database holds for a dataset. */
+export function registerDescribeCommand(program: Command): void {
+  const cmd = program
+    .command('describe')
+    .description('show what the database holds for a dataset')
+    .argument('<dataset>', 'dataset name')
+    .option('--json', 'print JSON instead of text', false);
+  addDbOptions(cmd).action(
+    runAction(async (dataset: string, flags: DbFlags & { json: boolean }) => {
+      validateIdentifier(dataset, 'dataset');
+      const client = await createDbClient(dbConfigFromFlags(flags));
+      try {
+        const info = await readDatasetInfo(client, dataset);
+        process.stdout.write(
+          flags.json ? `${JSON.stringify(toJson(info), null, 2)}\n` : formatInfo(info),
+        );
+      } finally {
+        await client.shutdown();
+      }
+    }),
+  );
+}
+
+function toJson(info: DatasetInfo): Record<string, unknown> {
+  return { ...info, classCounts: Object.fromEntries(info.classCounts) };
+}
+
+/** Human-readable dataset summary. @internal */
+export function formatInfo(info: DatasetInfo): string {
+  const classes = [...info.classCounts].sort((a, b) => a[0] - b[0]);
+  const name = (label: number): string =>
+    info.labelNames[label] !== undefined ? `${label} (${info.labelNames[label]})` : String(label);
+  const lines = [
+    `dataset ${info.dataset}`,
+    `  samples       ${info.sampleCount}`,
+    `  bytes         ${info.totalBytes} (${(info.totalBytes / 1e6).toFixed(1)} MB)`,
+    `  classes       ${classes.length}: ${classes.map(([l, n]) => `${name(l)}=${n}`).join(', ')}`,
+    `  columns       ${
+      Object.entries(info.columns)
+        .map(([c, t]) => `${c}:${t}`)
+        .join(', ') || '(none)'
+    }`,
+    `  sources       ${info.sources.join(', ')}`,
+    `  created at    ${info.createdAt?.toISOString() ?? '-'}`,
+    `  updated at    ${info.updatedAt?.toISOString() ?? '-'}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}

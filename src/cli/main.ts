@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { registerDbCommand } from './commands/db.js';
+import { registerDemoCommand } from './commands/demo.js';
+import { registerDescribeCommand } from './commands/describe.js';
+import { registerIngestCommand } from './commands/ingest.js';
+import { registerPrepareCommand } from './commands/prepare.js';
+
+const program = new Command()
+  .name('scylla-loader')
+  .description('Stream training batches from ScyllaDB/Cassandra to deep-learning trainers')
+  .showHelpAfterError();
+
+registerDbCommand(program);
+registerIngestCommand(program);
+registerDescribeCommand(program);
+registerPrepareCommand(program);
+registerDemoCommand(program);
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,134 @@
+import cassandra from 'cassandra-driver';
+import { invalidArgument, notFound } from '../errors/LoaderError.js';
+import { scanTokenRanges } from '../db/scanTokenRanges.js';
+import { datasetExists } from './datasetSchema.js';
+
+/** What the database holds about a dataset, as stored in its `dataset_info` row. */
+export interface DatasetInfo {
+  dataset: string;
+  labelNames: string[];
+  columns: Record<string, string>;
+  sampleCount: number;
+  totalBytes: number;
+  classCounts: Map<number, number>;
+  sources: string[];
+  createdAt: Date | null;
+  updatedAt: Date | null;
+}
+
+/** Reads a dataset's info row; NOT_FOUND when the dataset does not exist. */
+export async function readDatasetInfo(
+  client: cassandra.Client,
+  dataset: string,
+): Promise<DatasetInfo> {
+  if (!(await datasetExists(client, dataset))) {
+    throw notFound(`dataset ${JSON.stringify(dataset)} does not exist; ingest it first`);
+  }
+  const rs = await client.execute(
+    `SELECT * FROM ${dataset}.dataset_info WHERE dataset = ?`,
+    [dataset],
+    { prepare: true },
+  );
+  const row = rs.first();
+  const classCounts = new Map<number, number>();
+  const stored = (row?.['class_counts'] ?? {}) as Record<string, cassandra.types.Long>;
+  for (const [label, count] of Object.entries(stored)) {
+    classCounts.set(Number(label), Number(count));
+  }
+  return {
+    dataset,
+    labelNames: (row?.['label_names'] as string[] | null) ?? [],
+    columns: (row?.['columns'] as Record<string, string> | null) ?? {},
+    sampleCount: row?.['sample_count'] ? Number(row['sample_count']) : 0,
+    totalBytes: row?.['total_bytes'] ? Number(row['total_bytes']) : 0,
+    classCounts,
+    sources: (row?.['sources'] as string[] | null) ?? [],
+    createdAt: (row?.['created_at'] as Date | null) ?? null,
+    updatedAt: (row?.['updated_at'] as Date | null) ?? null,
+  };
+}
+
+/**
+ * Records the label names, declared columns and source of an ingest before it writes samples.
+ * Label names are fixed by the first ingest that gives them: a later ingest with another map
+ * would silently relabel stored samples, so it is refused.
+ */
+export async function recordIngestStart(
+  client: cassandra.Client,
+  dataset: string,
+  ingest: { labelNames: string[]; columns: Record<string, string>; source: string },
+): Promise<void> {
+  const info = await readDatasetInfo(client, dataset);
+  if (
+    ingest.labelNames.length > 0 &&
+    info.labelNames.length > 0 &&
+    JSON.stringify(ingest.labelNames) !== JSON.stringify(info.labelNames)
+  ) {
+    throw invalidArgument(
+      `dataset ${dataset} already maps labels to ${JSON.stringify(info.labelNames)}, but this ` +
+        `source has classes ${JSON.stringify(ingest.labelNames)}; ingest it into a new dataset`,
+    );
+  }
+  const labelNames = info.labelNames.length > 0 ? info.labelNames : ingest.labelNames;
+  await client.execute(
+    `UPDATE ${dataset}.dataset_info SET label_names = ?, columns = columns + ?, ` +
+      'sources = sources + ?, created_at = ?, updated_at = ? WHERE dataset = ?',
+    [
+      labelNames,
+      ingest.columns,
+      [ingest.source],
+      info.createdAt ?? new Date(),
+      new Date(),
+      dataset,
+    ],
+    { prepare: true },
+  );
+}
+
+/** Counts recomputed from the metadata table. */
+export interface DatasetCounts {
+  sampleCount: number;
+  totalBytes: number;
+  classCounts: Map<number, number>;
+}
+
+/**
+ * Recomputes sample count, bytes and per-class counts by scanning the metadata table and
+ * stores them in the info row. Counts are never kept as running counters: an interrupted or
+ * repeated ingest would make those drift.
+ */
+export async function refreshDatasetCounts(
+  client: cassandra.Client,
+  dataset: string,
+): Promise<DatasetCounts> {
+  const counts: DatasetCounts = { sampleCount: 0, totalBytes: 0, classCounts: new Map() };
+  await scanTokenRanges(client, {
+    keyspace: dataset,
+    table: 'metadata',
+    columns: ['id', 'label', 'size_bytes'],
+    onRows: (rows) => {
+      for (const r of rows) {
+        counts.sampleCount++;
+        counts.totalBytes += Number(r['size_bytes'] ?? 0);
+        const label = r['label'] === null ? -1 : Number(r['label']);
+        counts.classCounts.set(label, (counts.classCounts.get(label) ?? 0) + 1);
+      }
+    },
+  });
+  const classCounts = Object.fromEntries(
+    [...counts.classCounts].map(([k, v]) => [k, cassandra.types.Long.fromNumber(v)]),
+  );
+  await client.execute(
+    `UPDATE ${dataset}.dataset_info SET sample_count = ?, total_bytes = ?, class_counts = ?, ` +
+      'updated_at = ? WHERE dataset = ?',
+    [
+      cassandra.types.Long.fromNumber(counts.sampleCount),
+      cassandra.types.Long.fromNumber(counts.totalBytes),
+      classCounts,
+      new Date(),
+      dataset,
+    ],
+    { prepare: true },
+  );
+  return counts;
+}

@@ -1,0 +1,33 @@
+import { status } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { LoaderError } from '../../src/server/errors/LoaderError.js';
+import { validateIdentifier } from '../../src/server/schema/identifiers.js';
+
+describe('validateIdentifier', () => {
+  it.each(['mnist', 'a', 'patient_id', 'x1', 'a'.repeat(48)])('accepts %s', (name) => {
+    expect(validateIdentifier(name, 'dataset')).toBe(name);
+  });
+
+  it.each([
+    ['', 'empty'],
+    ['1abc', 'starts with a digit'],
+    ['_abc', 'starts with an underscore'],
+    ['MNIST', 'upper case'],
+    ['my-data', 'hyphen'],
+    ['a b', 'space'],
+    ['a'.repeat(49), 'too long'],
+    ['x; DROP KEYSPACE y', 'injection'],
+    ['select', 'reserved word'],
+    ['system_auth', 'system prefix'],
+  ])('rejects %j (%s) with INVALID_ARGUMENT and the rule', (name) => {
+    let caught: unknown;
+    try {
+      validateIdentifier(name, 'dataset');
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(LoaderError);
+    expect((caught as LoaderError).code).toBe(status.INVALID_ARGUMENT);
+    expect((caught as LoaderError).message).toContain('invalid dataset name');
+  });
+});

@@ -1,0 +1,25 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/integration/globalSetup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+          // One real node on 2 cores: files run one after another so timings stay sane.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
