@@ -1,11 +1,17 @@
 import { status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { LoaderError } from '../../src/server/errors/LoaderError.js';
-import { validateIdentifier } from '../../src/server/schema/identifiers.js';
+import { quoteIdentifier, validateIdentifier } from '../../src/server/schema/identifiers.js';
 
 describe('validateIdentifier', () => {
   it.each(['mnist', 'a', 'patient_id', 'x1', 'a'.repeat(48)])('accepts %s', (name) => {
     expect(validateIdentifier(name, 'dataset')).toBe(name);
+  });
+
+  it('lets a column, but not a dataset, be a reserved word (columns are quoted)', () => {
+    expect(validateIdentifier('index', 'metadata column')).toBe('index');
+    expect(quoteIdentifier('index')).toBe('"index"');
+    expect(() => validateIdentifier('index', 'dataset')).toThrow(/reserved CQL keyword/);
   });
 
   it.each([

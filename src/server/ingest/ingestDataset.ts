@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import cassandra from 'cassandra-driver';
 import { invalidArgument, LoaderError, unavailable } from '../errors/LoaderError.js';
 import { ensureDatasetSchema } from '../schema/datasetSchema.js';
+import { quoteIdentifier } from '../schema/identifiers.js';
 import {
   recordIngestStart,
   refreshDatasetCounts,
@@ -85,7 +86,7 @@ export async function ingestDataset(
   const sampleInsert = `INSERT INTO ${dataset}.samples (id, label, label_blob, data) VALUES (?, ?, ?, ?)`;
   const metaInsert =
     `INSERT INTO ${dataset}.metadata (id, label, source_key, size_bytes` +
-    colNames.map((c) => `, ${c}`).join('') +
+    colNames.map((c) => `, ${quoteIdentifier(c)}`).join('') +
     `) VALUES (?, ?, ?, ?${', ?'.repeat(colNames.length)})`;
 
   const progress: IngestProgress = {

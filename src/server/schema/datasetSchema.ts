@@ -1,7 +1,7 @@
 import type cassandra from 'cassandra-driver';
 import { invalidArgument } from '../errors/LoaderError.js';
 import type { ColumnSpec, ColumnType } from './columnTypes.js';
-import { validateIdentifier } from './identifiers.js';
+import { quoteIdentifier, validateIdentifier } from './identifiers.js';
 import { replicationCql, type Replication } from './replication.js';
 
 /** Metadata columns every dataset has; user columns may not reuse these names. */
@@ -51,7 +51,7 @@ export async function ensureDatasetSchema(
     `CREATE TABLE IF NOT EXISTS ${ks}.samples ` +
       '(id uuid PRIMARY KEY, label int, label_blob blob, data blob)',
   );
-  const userCols = columns.map((c) => `, ${c.name} ${c.type}`).join('');
+  const userCols = columns.map((c) => `, ${quoteIdentifier(c.name)} ${c.type}`).join('');
   await client.execute(
     `CREATE TABLE IF NOT EXISTS ${ks}.metadata ` +
       `(id uuid PRIMARY KEY, label int, source_key text, size_bytes int${userCols})`,
@@ -67,7 +67,7 @@ export async function ensureDatasetSchema(
   for (const c of columns) {
     const have = existing.get(c.name);
     if (have === undefined) {
-      await client.execute(`ALTER TABLE ${ks}.metadata ADD ${c.name} ${c.type}`);
+      await client.execute(`ALTER TABLE ${ks}.metadata ADD ${quoteIdentifier(c.name)} ${c.type}`);
     } else if (have !== c.type) {
       throw invalidArgument(
         `metadata column ${JSON.stringify(c.name)} of dataset ${ks} is stored as ${have}, ` +

@@ -8,7 +8,11 @@ import { invalidArgument } from '../errors/LoaderError.js';
  */
 const IDENTIFIER = /^[a-z][a-z0-9_]{0,47}$/;
 
-/** Words CQL reserves; using one as a bare name would make statements ambiguous. */
+/**
+ * Words CQL reserves. Column names are always quoted in statements (see {@link quoteIdentifier}),
+ * so a column may be called `index`; dataset names are used bare in many places (and by users
+ * in cqlsh), so they may not be reserved words.
+ */
 const RESERVED = new Set([
   'add',
   'aggregate',
@@ -86,7 +90,7 @@ export function validateIdentifier(name: string, what: string): string {
         'letters, digits and underscores, starting with a letter (e.g. "mnist" or "patient_id")',
     );
   }
-  if (RESERVED.has(name)) {
+  if (what === 'dataset' && RESERVED.has(name)) {
     throw invalidArgument(
       `invalid ${what} name ${JSON.stringify(name)}: it is a reserved CQL keyword; pick another`,
     );
@@ -98,4 +102,12 @@ export function validateIdentifier(name: string, what: string): string {
     );
   }
   return name;
+}
+
+/**
+ * Quotes a validated identifier for CQL. Validated names are lower case, so quoting does not
+ * change the stored name; it lets reserved words such as `index` be column names.
+ */
+export function quoteIdentifier(name: string): string {
+  return `"${name}"`;
 }

@@ -1,0 +1,331 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type cassandra from 'cassandra-driver';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareMnist } from '../../src/datasets/prepareMnist.js';
+import { createDbClient } from '../../src/server/db/createDbClient.js';
+import { ingestDataset } from '../../src/server/ingest/ingestDataset.js';
+import { readImageFolder } from '../../src/server/ingest/readImageFolder.js';
+import { readManifest } from '../../src/server/ingest/readManifest.js';
+import { readDatasetInfo } from '../../src/server/schema/datasetInfo.js';
+import { ensureDatasetSchema } from '../../src/server/schema/datasetSchema.js';
+import { datasetNamespace, sampleId } from '../../src/server/schema/sampleId.js';
+import { writeCorruptJpeg, writeJpegs } from '../support/fixtures.js';
+import { collect, runCli, spawnCli } from '../support/runCli.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+
+const simple = { class: 'SimpleStrategy', replicationFactor: 1 } as const;
+let client: cassandra.Client;
+const keyspaces: string[] = [];
+let work: string;
+let mnistManifest: string;
+
+function newDataset(): string {
+  const ks = uniqueKeyspace();
+  keyspaces.push(ks);
+  return ks;
+}
+
+function cliEnv(): NodeJS.ProcessEnv {
+  const db = testDbConfig();
+  return {
+    SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
+    SCYLLA_LOADER_CQL_PORT: String(db.port),
+    SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+  };
+}
+
+async function allRows(ks: string, table: string, cols: string): Promise<cassandra.types.Row[]> {
+  const rows: cassandra.types.Row[] = [];
+  let pageState: string | undefined;
+  do {
+    const rs = await client.execute(`SELECT ${cols} FROM ${ks}.${table}`, [], {
+      prepare: true,
+      fetchSize: 1000,
+      pageState,
+    });
+    rows.push(...rs.rows);
+    pageState = rs.pageState ?? undefined;
+  } while (pageState);
+  return rows;
+}
+
+async function ids(ks: string, table: string): Promise<string[]> {
+  return (await allRows(ks, table, 'id')).map((r) => String(r['id'])).sort();
+}
+
+beforeAll(async () => {
+  client = await createDbClient(testDbConfig());
+  work = await mkdtemp(path.join(os.tmpdir(), 'sl-ingest-'));
+  mnistManifest = (await prepareMnist({ outDir: path.join(work, 'mnist'), limit: 300 })).manifest;
+});
+
+afterAll(async () => {
+  for (const ks of keyspaces) await dropKeyspace(client, ks);
+  await client?.shutdown();
+});
+
+describe('schema', () => {
+  it('creating the schema twice is a no-op', async () => {
+    const ks = newDataset();
+    const opts = {
+      dataset: ks,
+      replication: simple,
+      columns: [{ name: 'x', type: 'int' as const }],
+    };
+    await ensureDatasetSchema(client, opts);
+    await client.execute(`INSERT INTO ${ks}.metadata (id, x) VALUES (uuid(), 5)`);
+    const schemaOf = async (): Promise<string> =>
+      JSON.stringify(
+        (
+          await client.execute(
+            'SELECT table_name, column_name, type FROM system_schema.columns WHERE keyspace_name = ?',
+            [ks],
+            { prepare: true },
+          )
+        ).rows,
+      );
+    const before = await schemaOf();
+    await ensureDatasetSchema(client, opts);
+    expect(await schemaOf()).toBe(before);
+    const rs = await client.execute(`SELECT x FROM ${ks}.metadata`);
+    expect(rs.rows.map((r) => r['x'])).toEqual([5]);
+  });
+
+  it('refuses a column whose type differs from the stored one, and invalid names', async () => {
+    const ks = newDataset();
+    await ensureDatasetSchema(client, {
+      dataset: ks,
+      replication: simple,
+      columns: [{ name: 'x', type: 'int' }],
+    });
+    await expect(
+      ensureDatasetSchema(client, {
+        dataset: ks,
+        replication: simple,
+        columns: [{ name: 'x', type: 'text' }],
+      }),
+    ).rejects.toThrow(/stored as int/);
+    await expect(
+      ensureDatasetSchema(client, { dataset: 'Bad-Name', replication: simple, columns: [] }),
+    ).rejects.toThrow(/invalid dataset name/);
+    await expect(
+      ensureDatasetSchema(client, {
+        dataset: ks,
+        replication: simple,
+        columns: [{ name: 'label', type: 'int' }],
+      }),
+    ).rejects.toThrow(/built in/);
+  });
+});
+
+describe('ingest', () => {
+  it('stores an ImageFolder byte for byte, with data and metadata rows for every id', async () => {
+    const ks = newDataset();
+    const root = path.join(work, 'folder');
+    const cats = await writeJpegs(path.join(root, 'cat'), 5);
+    const dogs = await writeJpegs(path.join(root, 'dog'), 7);
+    const summary = await ingestDataset(client, {
+      dataset: ks,
+      source: await readImageFolder(root),
+      replication: simple,
+      concurrency: 8,
+      strict: false,
+    });
+    expect(summary.written).toBe(12);
+    expect(summary.dataset.sampleCount).toBe(12);
+
+    const ns = datasetNamespace(ks);
+    const expected = new Map<string, { file: string; label: number }>();
+    for (const f of cats)
+      expected.set(sampleId(`cat/${path.basename(f)}`, ns), { file: f, label: 0 });
+    for (const f of dogs)
+      expected.set(sampleId(`dog/${path.basename(f)}`, ns), { file: f, label: 1 });
+    expect(await ids(ks, 'samples')).toEqual([...expected.keys()].sort());
+    expect(await ids(ks, 'metadata')).toEqual([...expected.keys()].sort());
+    for (const row of await allRows(ks, 'samples', 'id, label, data')) {
+      const want = expected.get(String(row['id']))!;
+      expect(row['label']).toBe(want.label);
+      expect(Buffer.compare(row['data'] as Buffer, await readFile(want.file))).toBe(0);
+    }
+    const info = await readDatasetInfo(client, ks);
+    expect(info.labelNames).toEqual(['cat', 'dog']);
+    expect([...info.classCounts].sort()).toEqual([
+      [0, 5],
+      [1, 7],
+    ]);
+  });
+
+  it('ingests a manifest with metadata columns, and a re-ingest changes nothing', async () => {
+    const ks = newDataset();
+    const run = async () =>
+      ingestDataset(client, {
+        dataset: ks,
+        source: await readManifest(mnistManifest),
+        replication: simple,
+        concurrency: 16,
+        strict: false,
+      });
+    const first = await run();
+    expect(first.written).toBe(600);
+    const idsBefore = await ids(ks, 'samples');
+    const metaRows = await allRows(
+      ks,
+      'metadata',
+      'id, label, source_key, subset, "index", size_bytes',
+    );
+    const row = metaRows.find((r) => r['source_key'] === 'test/00007.png')!;
+    expect(row['subset']).toBe('test');
+    expect(row['index']).toBe(7);
+    const png = await readFile(path.join(path.dirname(mnistManifest), 'test/00007.png'));
+    expect(row['size_bytes']).toBe(png.length);
+    const sample = await client.execute(
+      `SELECT data, label FROM ${ks}.samples WHERE id = ?`,
+      [row['id']],
+      {
+        prepare: true,
+      },
+    );
+    expect(Buffer.compare(sample.first()['data'] as Buffer, png)).toBe(0);
+    expect(sample.first()['label']).toBe(row['label']);
+    const { width, height } = await sharp(png).metadata();
+    expect([width, height]).toEqual([28, 28]);
+
+    const second = await run();
+    expect(second.written).toBe(0);
+    expect(second.alreadyPresent).toBe(600);
+    expect(await ids(ks, 'samples')).toEqual(idsBefore);
+    expect(second.dataset).toEqual(first.dataset);
+    const info = await readDatasetInfo(client, ks);
+    expect(info.sampleCount).toBe(600);
+    expect(info.columns).toEqual({ index: 'int', subset: 'text' });
+  });
+
+  it('preprocesses with sharp to the requested size, equal to sharp on its own', async () => {
+    const ks = newDataset();
+    const root = path.join(work, 'wide');
+    const files = await writeJpegs(path.join(root, 'a'), 3, 300, 200);
+    await ingestDataset(client, {
+      dataset: ks,
+      source: await readImageFolder(root),
+      replication: simple,
+      preprocess: { resizeShorter: 256, crop: { width: 224, height: 224 }, quality: 90 },
+      concurrency: 4,
+      strict: false,
+    });
+    const ns = datasetNamespace(ks);
+    for (const f of files) {
+      const rs = await client.execute(
+        `SELECT data FROM ${ks}.samples WHERE id = ?`,
+        [sampleId(`a/${path.basename(f)}`, ns)],
+        {
+          prepare: true,
+        },
+      );
+      const stored = rs.first()['data'] as Buffer;
+      const meta = await sharp(stored).metadata();
+      expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', 224, 224]);
+      // 300x200 with the shorter side at 256 is 384x256; the centre 224x224 starts at (80, 16).
+      const own = await sharp(await readFile(f))
+        .resize(384, 256, { fit: 'fill' })
+        .extract({ left: 80, top: 16, width: 224, height: 224 })
+        .jpeg({ quality: 90 })
+        .toBuffer();
+      expect(Buffer.compare(stored, own)).toBe(0);
+    }
+  });
+
+  it('skips and reports a corrupt image, and --strict fails on it (CLI)', async () => {
+    const root = path.join(work, 'corrupt');
+    await writeJpegs(path.join(root, 'ok'), 4);
+    await writeCorruptJpeg(path.join(root, 'ok', 'broken.jpg'));
+    const args = ['--image-folder', root, '--resize', '32', '--crop', '32'];
+
+    const ks = newDataset();
+    const lenient = await runCli(['ingest', ks, ...args], cliEnv());
+    expect(lenient.code).toBe(0);
+    expect(lenient.stderr).toContain(`skipped ${path.join(root, 'ok', 'broken.jpg')}`);
+    expect(lenient.stdout).toMatch(/written 4 .*skipped 1/);
+    expect((await readDatasetInfo(client, ks)).sampleCount).toBe(4);
+
+    const strictKs = newDataset();
+    const strict = await runCli(
+      ['ingest', strictKs, ...args, '--strict', '--concurrency', '1'],
+      cliEnv(),
+    );
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain(`error: ${path.join(root, 'ok', 'broken.jpg')}:`);
+    expect(strict.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('reports a missing file by path and carries on', async () => {
+    const ks = newDataset();
+    const manifest = path.join(work, 'missing.csv');
+    await writeFile(manifest, 'path,label\nmnist/train/00000.png,5\nnot/there.png,1\n');
+    const summary = await ingestDataset(client, {
+      dataset: ks,
+      source: await readManifest(manifest),
+      replication: simple,
+      concurrency: 2,
+      strict: false,
+    });
+    expect(summary.written).toBe(1);
+    expect(summary.skipped).toEqual([
+      { origin: `${manifest}:3`, path: path.join(work, 'not/there.png'), reason: 'file not found' },
+    ]);
+  });
+
+  it('gives clear errors and a non-zero exit for user mistakes (CLI)', async () => {
+    const bad = await runCli(['ingest', 'Bad-Name', '--image-folder', work], cliEnv());
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^error: invalid dataset name "Bad-Name"/);
+    const noRoot = await runCli(['ingest', 'fine', '--image-folder', '/no/such/dir'], cliEnv());
+    expect(noRoot.code).toBe(1);
+    expect(noRoot.stderr).toMatch(/^error: ImageFolder root \/no\/such\/dir does not exist/);
+    const malformed = path.join(work, 'malformed.jsonl');
+    await writeFile(malformed, '{"path":"a.png","label":1}\nnot json\n');
+    const m = await runCli(['ingest', 'fine', '--manifest', malformed], cliEnv());
+    expect(m.code).toBe(1);
+    expect(m.stderr).toContain(`error: ${malformed}:2: malformed JSON line`);
+    const both = await runCli(['ingest', 'fine'], cliEnv());
+    expect(both.stderr).toMatch(/give exactly one source/);
+    for (const r of [bad, noRoot, m, both]) expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('an ingest killed midway and run again ends complete (CLI)', async () => {
+    const ks = newDataset();
+    const args = ['ingest', ks, '--manifest', mnistManifest, '--concurrency', '2'];
+    const child = spawnCli(args, cliEnv());
+    const done = collect(child);
+    // Kill it once some, but not all, samples are in.
+    const deadline = Date.now() + 60_000;
+    let count = 0;
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      try {
+        count = Number(
+          (await client.execute(`SELECT count(*) FROM ${ks}.metadata`)).first()['count'],
+        );
+      } catch {
+        count = 0; // schema not created yet
+      }
+      if (count >= 50) break;
+    }
+    child.kill('SIGKILL');
+    const killed = await done;
+    expect(killed.signal).toBe('SIGKILL');
+    const partial = (await ids(ks, 'metadata')).length;
+    expect(partial).toBeGreaterThan(0);
+    expect(partial).toBeLessThan(600);
+
+    const rerun = await runCli(args, cliEnv());
+    expect(rerun.code).toBe(0);
+    expect(rerun.stdout).toMatch(new RegExp(`already present ${partial}\\b`));
+    const all = await ids(ks, 'samples');
+    expect(all).toHaveLength(600);
+    expect(await ids(ks, 'metadata')).toEqual(all);
+    expect((await readDatasetInfo(client, ks)).sampleCount).toBe(600);
+  });
+});
