@@ -301,17 +301,16 @@ describe('ingest', () => {
     const done = collect(child);
     // Kill it once some, but not all, samples are in.
     const deadline = Date.now() + 60_000;
-    let count = 0;
-    while (Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
+    const countSoFar = async (): Promise<number> => {
       try {
-        count = Number(
-          (await client.execute(`SELECT count(*) FROM ${ks}.metadata`)).first()['count'],
-        );
+        const rs = await client.execute(`SELECT count(*) FROM ${ks}.metadata`);
+        return Number(rs.first()['count']);
       } catch {
-        count = 0; // schema not created yet
+        return 0; // schema not created yet
       }
-      if (count >= 50) break;
+    };
+    while (Date.now() < deadline && (await countSoFar()) < 50) {
+      await new Promise((r) => setTimeout(r, 100));
     }
     child.kill('SIGKILL');
     const killed = await done;

@@ -1,0 +1,325 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { ensureCassandraJars } from './cassandraJars.js';
+import { renderCassandraYaml } from './cassandraYaml.js';
+import { DEFAULT_CASSANDRA_VERSION } from './cassandraVersion.js';
+import {
+  type ClusterSpec,
+  clusterSpecSchema,
+  readClusterSpec,
+  writeClusterSpec,
+} from './clusterSpec.js';
+import { findJava } from './findJava.js';
+import { freePort } from './freePort.js';
+import { cassandraJvmArgs } from './jvmArgs.js';
+import { logTail } from './logTail.js';
+import { renderLogbackXml } from './logbackXml.js';
+import { type NodeLayout, nodeLayouts } from './nodeLayout.js';
+import { liveNodePid, removePidFile } from './nodeProcess.js';
+import { isPortOpen } from './portOpen.js';
+import { probeCql } from './probeCql.js';
+import { acquireStartLock } from './startLock.js';
+import { terminatePid } from './terminateNode.js';
+import { ClusterNotReadyError, type WatchedNode, waitForCluster } from './waitForCluster.js';
+
+/** Options of {@link startLocalCluster}. Omitted values come from the folder's `cluster.json`. */
+export interface StartLocalClusterOptions {
+  /** Folder holding the nodes' data, logs, configuration and pid files. */
+  stateDir: string;
+  /** Number of nodes (default 1). */
+  nodes?: number;
+  /** Address of node 1; node i gets the (i-1)-th next address (default `127.0.0.1`). */
+  firstAddress?: string;
+  /** Default `scylla-loader-dev`. A ring must differ from any other on the machine. */
+  clusterName?: string;
+  /** Heap of each node (default 768 for one node, 512 each for several). */
+  heapMb?: number;
+  /** CQL port of every node (default 9042). */
+  nativePort?: number;
+  /** Internode port of every node (default 7000). */
+  storagePort?: number;
+  /** JMX port of node 1 (node i gets base + i - 1); by default free ports are picked. */
+  jmxBasePort?: number;
+  /** Cassandra release (default {@link DEFAULT_CASSANDRA_VERSION}). */
+  version?: string;
+  /** Receives progress lines meant for a person. */
+  log?: (line: string) => void;
+  /** How long to wait for the nodes to be ready (default 180 s). */
+  timeoutMs?: number;
+}
+
+/** A running local cluster, as the driver needs it. */
+export interface LocalCluster {
+  contactPoints: string[];
+  port: number;
+  /** SimpleSnitch puts every node in this datacenter. */
+  localDataCenter: 'datacenter1';
+  stateDir: string;
+  /** Cassandra's log of each node, in node order. */
+  logFiles: string[];
+  /** True when every node was already running and nothing was started. */
+  reused: boolean;
+}
+
+/**
+ * Starts a local Apache Cassandra cluster of one or more nodes from Maven jars (see
+ * {@link ensureCassandraJars}), or reuses it when it already runs, and resolves once every node
+ * serves CQL and the nodes see each other.
+ *
+ * Nodes run detached, so they outlive the calling process: a test run or CLI call that ends
+ * leaves them up for the next one, which then returns within a second. Stop them with
+ * `stopLocalCluster`. Nodes of the folder that are down (e.g. one stopped by a test) are
+ * started again, the running ones are kept.
+ *
+ * On failure (a node exits, or the timeout passes) the processes started by this call are
+ * killed and the error names the log file with its last lines.
+ */
+export async function startLocalCluster(opts: StartLocalClusterOptions): Promise<LocalCluster> {
+  const stateDir = path.resolve(opts.stateDir);
+  const timeoutMs = opts.timeoutMs ?? 180_000;
+  await mkdir(stateDir, { recursive: true });
+  const release = await acquireStartLock(stateDir, timeoutMs, opts.log);
+  try {
+    const spec = resolveSpec(stateDir, await readClusterSpec(stateDir), opts);
+    const layouts = nodeLayouts(stateDir, spec);
+    const running: WatchedNode[] = [];
+    const down: NodeLayout[] = [];
+    for (const layout of layouts) {
+      const pid = await liveNodePid(layout);
+      if (pid === undefined) {
+        // Stale or absent: a pid file must never outlive its process.
+        await removePidFile(layout);
+        down.push(layout);
+      } else {
+        running.push({ layout, pid });
+      }
+    }
+    const result = (reused: boolean): LocalCluster => ({
+      contactPoints: layouts.map((l) => l.address),
+      port: spec.nativePort,
+      localDataCenter: 'datacenter1',
+      stateDir,
+      logFiles: layouts.map((l) => l.systemLog),
+      reused,
+    });
+
+    if (down.length === 0) {
+      const answering = await Promise.all(
+        running.map((n) => probeCql(n.layout.address, spec.nativePort)),
+      );
+      if (!answering.every(Boolean)) {
+        // Started by someone who gave up waiting, or still replaying its commit log.
+        opts.log?.('cluster processes are running but not all answer CQL yet; waiting');
+        await waitOrExplain(running, spec, Date.now() + timeoutMs, opts.log);
+      }
+      return result(true);
+    }
+
+    await assertAddressesFree(down, spec, stateDir);
+    const libDir = await ensureCassandraJars({ version: spec.cassandraVersion, log: opts.log });
+    const jammJar = (await readdir(libDir)).find((n) => /^jamm-.*\.jar$/.test(n));
+    if (!jammJar) throw new Error(`no jamm-*.jar in ${libDir}; delete that folder to re-download`);
+    const java = findJava();
+    await writeClusterSpec(stateDir, spec);
+
+    // The timeout covers the nodes' start, not a first-time download before it.
+    const deadline = Date.now() + timeoutMs;
+    const started: WatchedNode[] = [];
+    try {
+      for (const layout of down) {
+        const jmxPort = spec.jmxBasePort ? spec.jmxBasePort + layout.index - 1 : await freePort();
+        const args = cassandraJvmArgs({
+          node: layout,
+          libDir,
+          jammJar,
+          heapMb: spec.heapMb,
+          jmxPort,
+        });
+        opts.log?.(
+          `starting node ${layout.index} of ${spec.nodes} on ${layout.address}:${spec.nativePort} ` +
+            `(heap ${spec.heapMb} MiB, JMX 127.0.0.1:${jmxPort}, log ${layout.systemLog})`,
+        );
+        started.push(await spawnNode(java, args, spec, layout));
+      }
+      await waitOrExplain([...running, ...started], spec, deadline, opts.log);
+    } catch (err) {
+      // Leave nothing half-started behind: the next attempt must begin from a clean slate.
+      await Promise.all(
+        started.map(async (n) => {
+          await terminatePid(n.pid, { signal: 'SIGKILL' }).catch(() => undefined);
+          await removePidFile(n.layout);
+        }),
+      );
+      throw err;
+    }
+    return result(false);
+  } finally {
+    await release();
+  }
+}
+
+/** Fails fast, with a remedy, when another process holds the ports a node would bind. */
+async function assertAddressesFree(
+  nodes: NodeLayout[],
+  spec: ClusterSpec,
+  stateDir: string,
+): Promise<void> {
+  for (const node of nodes) {
+    for (const port of [spec.nativePort, spec.storagePort]) {
+      if (await isPortOpen(node.address, port)) {
+        throw new Error(
+          `${node.address}:${port} is already in use by a process that is not node ` +
+            `${node.index} of ${stateDir}: probably another local cluster on the same address ` +
+            '(`scylla-loader db status --state-dir <its folder>`), or a Cassandra/ScyllaDB ' +
+            'started otherwise. Stop it, or give this cluster other addresses (--first-address).',
+        );
+      }
+    }
+  }
+}
+
+/** Starts the line written to a node's stdout log before each start, with the command line. */
+const START_HEADER = '=== starting';
+
+const IDENTITY_KEYS = [
+  'clusterName',
+  'nodes',
+  'firstAddress',
+  'nativePort',
+  'storagePort',
+  'version',
+] as const;
+
+/**
+ * Merges the options with what the folder was created with. Options that define the cluster's
+ * identity must match: Cassandra refuses to start on data of another cluster name, and other
+ * addresses or ports would orphan the running nodes.
+ */
+function resolveSpec(
+  stateDir: string,
+  existing: ClusterSpec | undefined,
+  opts: StartLocalClusterOptions,
+): ClusterSpec {
+  if (existing) {
+    const current = { ...existing, version: existing.cassandraVersion };
+    const conflicts = IDENTITY_KEYS.filter(
+      (k) => opts[k] !== undefined && opts[k] !== current[k],
+    ).map((k) => `${k} ${String(current[k])} (asked for ${String(opts[k])})`);
+    if (conflicts.length > 0) {
+      throw new Error(
+        `${stateDir} holds a local cluster created with ${conflicts.join(', ')}; start it ` +
+          'with the same options, or stop it and delete that folder, or use another state folder',
+      );
+    }
+  }
+  const nodes = existing?.nodes ?? opts.nodes ?? 1;
+  const jmxBasePort = opts.jmxBasePort ?? existing?.jmxBasePort;
+  const parsed = clusterSpecSchema.safeParse({
+    format: 1,
+    cassandraVersion: existing?.cassandraVersion ?? opts.version ?? DEFAULT_CASSANDRA_VERSION,
+    clusterName: existing?.clusterName ?? opts.clusterName ?? 'scylla-loader-dev',
+    nodes,
+    firstAddress: existing?.firstAddress ?? opts.firstAddress ?? '127.0.0.1',
+    nativePort: existing?.nativePort ?? opts.nativePort ?? 9042,
+    storagePort: existing?.storagePort ?? opts.storagePort ?? 7000,
+    // Not part of the identity: a later start may change it.
+    heapMb: opts.heapMb ?? existing?.heapMb ?? (nodes === 1 ? 768 : 512),
+    ...(jmxBasePort === undefined ? {} : { jmxBasePort }),
+  });
+  if (!parsed.success) {
+    throw new Error(`invalid local cluster options:\n${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+async function spawnNode(
+  java: string,
+  args: string[],
+  spec: ClusterSpec,
+  layout: NodeLayout,
+): Promise<WatchedNode> {
+  for (const dir of [
+    layout.confDir,
+    layout.dataDir,
+    layout.commitlogDir,
+    layout.hintsDir,
+    layout.savedCachesDir,
+    layout.cdcRawDir,
+    layout.tmpDir,
+    layout.triggersDir,
+    layout.logDir,
+  ]) {
+    await mkdir(dir, { recursive: true });
+  }
+  await writeFile(layout.yamlFile, renderCassandraYaml(spec, layout));
+  await writeFile(layout.logbackFile, renderLogbackXml(layout.systemLog));
+
+  const out = openSync(layout.stdoutLog, 'a');
+  let child: ChildProcess;
+  try {
+    writeSync(out, `\n${START_HEADER} ${new Date().toISOString()} ${java} ${args.join(' ')}\n`);
+    child = spawn(java, args, {
+      cwd: layout.dir,
+      // Its own process group, no pipes to us: the node lives on after this process exits.
+      detached: true,
+      stdio: ['ignore', out, out],
+      // glibc's per-thread malloc arenas bloat a JVM's resident size; bin/cassandra sets 4.
+      env: { ...process.env, MALLOC_ARENA_MAX: '4' },
+    });
+  } finally {
+    closeSync(out);
+  }
+  if (child.pid === undefined) {
+    const [err] = (await once(child, 'error')) as [Error];
+    throw new Error(`cannot run ${java}: ${err.message} (Java 17 is required)`, { cause: err });
+  }
+  // Errors after a successful spawn surface as the exit the readiness wait watches for.
+  child.on('error', () => undefined);
+  child.unref();
+  await writeFile(layout.pidFile, `${child.pid}\n`);
+  return { layout, pid: child.pid, child };
+}
+
+/** Runs {@link waitForCluster}, turning its failure into a message with the logs' tails. */
+async function waitOrExplain(
+  nodes: WatchedNode[],
+  spec: ClusterSpec,
+  deadline: number,
+  log: ((line: string) => void) | undefined,
+): Promise<void> {
+  try {
+    await waitForCluster(nodes, spec.nativePort, deadline, log);
+  } catch (err) {
+    if (!(err instanceof ClusterNotReadyError)) throw err;
+    const blamed = err.node ? [err.node] : nodes.map((n) => n.layout);
+    const parts = [`local Cassandra cluster did not become ready: ${err.message}`];
+    for (const layout of blamed) {
+      parts.push(`Log file: ${layout.systemLog}`);
+      const tail = await logTail(layout.systemLog, 20);
+      parts.push(tail ? `Last lines:\n${tail}` : '(Cassandra wrote no log)');
+      // Start-up failures before logging works (bad JVM flag, wrong Java) only reach stdout.
+      const stdout = jvmOutputOfLastStart(await logTail(layout.stdoutLog, 40));
+      if (stdout) parts.push(`Output of the JVM (${layout.stdoutLog}):\n${stdout}`);
+    }
+    throw new Error(parts.join('\n'), { cause: err });
+  }
+}
+
+/**
+ * What the JVM printed since the last start header, minus the warnings every start prints
+ * (Cassandra installs a SecurityManager, which Java 17 deprecates).
+ */
+function jvmOutputOfLastStart(tail: string): string {
+  const lines = tail.split('\n');
+  const header = lines.findLastIndex((l) => l.startsWith(START_HEADER));
+  return lines
+    .slice(header + 1)
+    .filter((l) => !/^WARNING: .*(SecurityManager|terminally deprecated)/.test(l))
+    .slice(-10)
+    .join('\n')
+    .trim();
+}
