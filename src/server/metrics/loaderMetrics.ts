@@ -1,0 +1,93 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Every metric the loader exports, on one registry (one per server, so tests stay isolated). */
+export interface LoaderMetrics {
+  registry: Registry;
+  samplesSent: Counter;
+  bytesSent: Counter;
+  batchesSent: Counter;
+  /** Database read latency per sample, by path. */
+  dbReadSeconds: Histogram<'path'>;
+  /** Time from a batch's first sample arriving to the batch being handed to gRPC. */
+  batchAssemblySeconds: Histogram;
+  /** Time streams spent waiting for slow clients to drain. */
+  clientBlockedSeconds: Counter;
+  dbRequestsInFlight: Gauge;
+  activeStreams: Gauge;
+  dbRetries: Counter<'path'>;
+  missingSamples: Counter;
+  /** Streams that ended with an error, by gRPC status name. */
+  streamErrors: Counter<'code'>;
+}
+
+/** Creates the loader's metrics, with the process metrics, on a fresh registry. */
+export function createLoaderMetrics(): LoaderMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const latencyBuckets = [
+    0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10,
+  ];
+  return {
+    registry,
+    samplesSent: new Counter({
+      name: 'scylla_loader_samples_sent_total',
+      help: 'Samples sent to clients.',
+      registers: [registry],
+    }),
+    bytesSent: new Counter({
+      name: 'scylla_loader_sent_bytes_total',
+      help: 'Sample and label bytes sent to clients.',
+      registers: [registry],
+    }),
+    batchesSent: new Counter({
+      name: 'scylla_loader_batches_sent_total',
+      help: 'Batches sent to clients.',
+      registers: [registry],
+    }),
+    dbReadSeconds: new Histogram({
+      name: 'scylla_loader_db_read_duration_seconds',
+      help: 'Latency of one sample read from the database, retries excluded.',
+      labelNames: ['path'],
+      buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    batchAssemblySeconds: new Histogram({
+      name: 'scylla_loader_batch_assembly_duration_seconds',
+      help: "Time from a batch's first sample arriving to the batch being written to the stream.",
+      buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    clientBlockedSeconds: new Counter({
+      name: 'scylla_loader_client_blocked_seconds_total',
+      help: 'Time streams waited for slow clients to read (backpressure).',
+      registers: [registry],
+    }),
+    dbRequestsInFlight: new Gauge({
+      name: 'scylla_loader_db_requests_in_flight',
+      help: 'Sample reads currently in flight to the database.',
+      registers: [registry],
+    }),
+    activeStreams: new Gauge({
+      name: 'scylla_loader_active_streams',
+      help: 'StreamBatches calls currently open.',
+      registers: [registry],
+    }),
+    dbRetries: new Counter({
+      name: 'scylla_loader_db_retries_total',
+      help: 'Sample reads retried after a timeout or a retryable error.',
+      labelNames: ['path'],
+      registers: [registry],
+    }),
+    missingSamples: new Counter({
+      name: 'scylla_loader_missing_samples_total',
+      help: 'Sample ids without a row, skipped at the request of the client.',
+      registers: [registry],
+    }),
+    streamErrors: new Counter({
+      name: 'scylla_loader_stream_errors_total',
+      help: 'Streams ended with an error, by gRPC status code name.',
+      labelNames: ['code'],
+      registers: [registry],
+    }),
+  };
+}
