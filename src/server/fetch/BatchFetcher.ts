@@ -1,0 +1,362 @@
+import cassandra from 'cassandra-driver';
+import { LoaderError, unavailable } from '../errors/LoaderError.js';
+import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
+import type { ResumeState } from '../resume/resumeToken.js';
+import type { EpochShard } from '../sampling/epochShard.js';
+import type { DbPath } from '../ServerContext.js';
+import { DeliveryTracker } from './DeliveryTracker.js';
+import { isRetryable } from './isRetryable.js';
+import { PathSelector, type PathState } from './PathSelector.js';
+import { status } from '@grpc/grpc-js';
+
+/** One sample read from the database. */
+export interface FetchedSample {
+  /** Position in the rank's epoch. */
+  position: number;
+  /** 16 UUID bytes (a view into the split's ids). */
+  id: Buffer;
+  /** -1 when the sample has no integer label. */
+  label: number;
+  labelBlob: Buffer | null;
+  data: Buffer;
+}
+
+/** A batch ready to be sent, with the state a resume token must carry after it. */
+export interface AssembledBatch {
+  epoch: number;
+  index: number;
+  samples: FetchedSample[];
+  skippedMissing: number;
+  lastInEpoch: boolean;
+  /** Where a stream resumed right after this batch continues. */
+  resume: ResumeState;
+  /** When the oldest sample of the batch arrived (performance.now()). */
+  firstArrivalAt: number;
+}
+
+/** What the engine needs to fetch a rank's epochs. */
+export interface FetchOptions {
+  keyspace: string;
+  /** The split's ids, 16 bytes each, in stored order. */
+  ids: Buffer;
+  firstEpoch: number;
+  /** One past the last epoch to stream. */
+  endEpoch: number;
+  /** The rank's positions in an epoch. */
+  shardOf: (epoch: number) => EpochShard;
+  batchSize: number;
+  /** Batches worth of positions held in flight or waiting to be sent. */
+  prefetch: number;
+  ordering: 'out-of-order' | 'in-order';
+  missing: 'fail' | 'skip';
+  maxInFlight: number;
+  readAttempts: number;
+  retryBaseMs: number;
+  resume?: ResumeState;
+  paths: readonly DbPath[];
+  metrics: LoaderMetrics;
+  signal: AbortSignal;
+}
+
+interface Pending {
+  position: number;
+  attempt: number;
+  path?: PathState;
+}
+
+/** Requests issued for every one completed while the window fills: five for four. */
+const RAMP_CREDIT = 1.25;
+const RAMP_START = 32;
+
+/**
+ * The fetch engine of one stream. It keeps up to `prefetch x batchSize` positions of the
+ * rank's epoch requested or waiting, reads each sample with a single-partition query over the
+ * route expected to answer first, and replaces every completed read at once (after a start
+ * that ramps up instead of bursting). In out-of-order mode a batch is whichever `batchSize`
+ * samples arrived first; in in-order mode it is the next `batchSize` positions in order.
+ *
+ * Requests never reach further than a bounded span (twice the window) above the lowest
+ * position that has not arrived: a stuck read is retried, not overtaken without limit, and an
+ * arrived sample leaves in the next batch (lowest positions first), so delivered positions
+ * never spread more than about two spans above the lowest undelivered one and the resume
+ * token stays small whatever the dataset's size. Reads
+ * that fail retryably are retried with exponential backoff on another route when there is one;
+ * after `readAttempts` the stream fails with UNAVAILABLE. A cancelled stream issues no further
+ * reads (the ones in flight finish and are dropped).
+ */
+export class BatchFetcher {
+  private readonly selector: PathSelector;
+  private readonly query: string;
+  private readonly window: number;
+  private readonly span: number;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private failure: unknown;
+  private wake: (() => void) | undefined;
+  private credits = RAMP_START;
+  private closed = false;
+
+  // Per-epoch state.
+  private epoch = 0;
+  private plan!: EpochShard;
+  private tracker!: DeliveryTracker;
+  private issueCursor = 0;
+  /** Lowest position neither delivered nor arrived: the span of requests is measured from it. */
+  private unresolved = 0;
+  private nextBatchIndex = 0;
+  private inFlight = 0;
+  private retrying = 0;
+  private arrived: FetchedSample[] = [];
+  private arrivedByPosition = new Map<number, FetchedSample>();
+  private skipped = new Set<number>();
+  private arrivalTimes = new Map<number, number>();
+
+  constructor(private readonly opts: FetchOptions) {
+    this.selector = new PathSelector(opts.paths);
+    this.query = `SELECT label, label_blob, data FROM ${opts.keyspace}.samples WHERE id = ?`;
+    this.window = Math.max(1, opts.prefetch * opts.batchSize);
+    this.span = 2 * this.window;
+    this.credits = Math.min(RAMP_START, opts.maxInFlight);
+    opts.signal.addEventListener('abort', () => this.notify(), { once: true });
+  }
+
+  /** Yields the rank's batches, epoch after epoch, starting where `resume` says. */
+  async *batches(): AsyncGenerator<AssembledBatch> {
+    try {
+      const start = this.opts.resume?.epoch ?? this.opts.firstEpoch;
+      for (let epoch = start; epoch < this.opts.endEpoch; epoch++) {
+        this.startEpoch(epoch, epoch === start ? this.opts.resume : undefined);
+        while (this.tracker.count < this.plan.length) {
+          this.check();
+          const batch = this.assemble();
+          if (batch) {
+            yield batch;
+            continue;
+          }
+          this.pump();
+          await new Promise<void>((resolve) => (this.wake = resolve));
+          this.wake = undefined;
+        }
+      }
+    } finally {
+      this.close();
+    }
+  }
+
+  /** Stops issuing reads and clears retry timers. */
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.opts.metrics.dbRequestsInFlight.dec(this.retrying);
+    this.retrying = 0;
+  }
+
+  private startEpoch(epoch: number, resume: ResumeState | undefined): void {
+    this.epoch = epoch;
+    this.plan = this.opts.shardOf(epoch);
+    this.tracker = new DeliveryTracker(resume);
+    this.issueCursor = this.tracker.low;
+    this.unresolved = this.tracker.low;
+    this.nextBatchIndex = resume?.nextBatchIndex ?? 0;
+    this.arrived = [];
+    this.arrivedByPosition.clear();
+    this.skipped.clear();
+    this.arrivalTimes.clear();
+  }
+
+  private check(): void {
+    if (this.failure !== undefined) throw this.failure;
+    this.opts.signal.throwIfAborted();
+  }
+
+  private notify(): void {
+    this.wake?.();
+  }
+
+  /** Positions requested or waiting to be sent. */
+  private get occupancy(): number {
+    return this.inFlight + this.retrying + this.arrivalTimes.size;
+  }
+
+  /** Issues reads while the window, the span, the in-flight limit and the ramp allow. */
+  private pump(): void {
+    const { maxInFlight } = this.opts;
+    while (
+      !this.closed &&
+      this.credits >= 1 &&
+      this.inFlight + this.retrying < maxInFlight &&
+      this.occupancy < this.window
+    ) {
+      while (this.issueCursor < this.plan.length && this.tracker.isDelivered(this.issueCursor)) {
+        this.issueCursor++;
+      }
+      if (this.issueCursor >= this.plan.length) return;
+      while (
+        this.unresolved < this.issueCursor &&
+        (this.tracker.isDelivered(this.unresolved) || this.arrivalTimes.has(this.unresolved))
+      ) {
+        this.unresolved++;
+      }
+      if (this.issueCursor >= this.unresolved + this.span) return;
+      this.credits -= 1;
+      this.read({ position: this.issueCursor++, attempt: 1 });
+    }
+  }
+
+  private read(pending: Pending): void {
+    const path = this.selector.pick(pending.path);
+    const stored = this.plan.storedPosition(pending.position);
+    const id = this.opts.ids.subarray(stored * 16, stored * 16 + 16);
+    const epoch = this.epoch;
+    const started = performance.now();
+    path.inFlight++;
+    this.inFlight++;
+    this.opts.metrics.dbRequestsInFlight.inc();
+    path.path.client
+      .execute(this.query, [new cassandra.types.Uuid(id)], {
+        prepare: true,
+        isIdempotent: true,
+        consistency: cassandra.types.consistencies.localOne,
+      })
+      .then(
+        (rs) => {
+          const ms = performance.now() - started;
+          this.selector.observe(path, ms);
+          this.opts.metrics.dbReadSeconds.observe({ path: path.path.name }, ms / 1000);
+          this.settle(path);
+          if (this.closed || epoch !== this.epoch) return;
+          this.credits = Math.min(this.credits + RAMP_CREDIT, this.opts.maxInFlight);
+          this.onRow(pending.position, id, rs.first());
+        },
+        (err: unknown) => {
+          this.settle(path);
+          if (this.closed || epoch !== this.epoch) return;
+          this.onError({ ...pending, path }, err);
+        },
+      );
+  }
+
+  private settle(path: PathState): void {
+    path.inFlight--;
+    this.inFlight--;
+    this.opts.metrics.dbRequestsInFlight.dec();
+  }
+
+  private onRow(position: number, id: Buffer, row: cassandra.types.Row | null): void {
+    const now = performance.now();
+    if (!row) {
+      if (this.opts.missing === 'fail') {
+        this.failure = new LoaderError(
+          status.DATA_LOSS,
+          `sample ${new cassandra.types.Uuid(id).toString()} of the split has no row in ` +
+            `${this.opts.keyspace}.samples; re-run the ingest, or ask for ` +
+            'missing_sample_policy SKIP to leave such samples out',
+        );
+      } else {
+        this.opts.metrics.missingSamples.inc();
+        this.skipped.add(position);
+        this.arrivalTimes.set(position, now);
+      }
+    } else {
+      const sample: FetchedSample = {
+        position,
+        id,
+        label: (row['label'] as number | null) ?? -1,
+        labelBlob: (row['label_blob'] as Buffer | null) ?? null,
+        data: row['data'] as Buffer,
+      };
+      this.arrivalTimes.set(position, now);
+      if (this.opts.ordering === 'in-order') this.arrivedByPosition.set(position, sample);
+      else this.arrived.push(sample);
+    }
+    this.pump();
+    this.notify();
+  }
+
+  private onError(pending: Required<Pending>, err: unknown): void {
+    if (!isRetryable(err) || pending.attempt >= this.opts.readAttempts) {
+      this.failure ??= unavailable(
+        `reading from the database failed after ${pending.attempt} attempt(s): ` +
+          `${(err as Error)?.message ?? String(err)}; resume with the last resume token`,
+        err,
+      );
+      this.notify();
+      return;
+    }
+    this.opts.metrics.dbRetries.inc({ path: pending.path.path.name });
+    const backoff = this.opts.retryBaseMs * 2 ** (pending.attempt - 1) * (0.5 + Math.random());
+    this.retrying++;
+    this.opts.metrics.dbRequestsInFlight.inc();
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.retrying--;
+      this.opts.metrics.dbRequestsInFlight.dec();
+      if (!this.closed) this.read({ ...pending, attempt: pending.attempt + 1 });
+    }, backoff);
+    this.timers.add(timer);
+  }
+
+  /** Takes the next batch if one is ready. */
+  private assemble(): AssembledBatch | undefined {
+    const { batchSize } = this.opts;
+    const resolved = this.tracker.count + this.arrivalTimes.size;
+    const epochResolved = resolved === this.plan.length;
+    let taken: FetchedSample[];
+    let skippedNow: number[];
+    if (this.opts.ordering === 'out-of-order') {
+      if (this.arrived.length < batchSize && !epochResolved) return undefined;
+      // Lowest positions first: an arrived straggler leaves in the very next batch, which
+      // keeps the delivered positions above the lowest undelivered one (the token) bounded.
+      this.arrived.sort((a, b) => a.position - b.position);
+      taken = this.arrived.splice(0, batchSize);
+      skippedNow = [...this.skipped];
+    } else {
+      taken = [];
+      skippedNow = [];
+      let p = this.tracker.low;
+      while (taken.length < batchSize && p < this.plan.length) {
+        if (!this.tracker.isDelivered(p)) {
+          const s = this.arrivedByPosition.get(p);
+          if (s) taken.push(s);
+          else if (this.skipped.has(p)) skippedNow.push(p);
+          else return undefined;
+        }
+        p++;
+      }
+      for (const s of taken) this.arrivedByPosition.delete(s.position);
+    }
+    if (taken.length === 0 && skippedNow.length === 0) return undefined;
+
+    let firstArrivalAt = Infinity;
+    for (const s of taken) {
+      firstArrivalAt = Math.min(firstArrivalAt, this.arrivalTimes.get(s.position)!);
+      this.arrivalTimes.delete(s.position);
+      this.tracker.markDelivered(s.position);
+    }
+    for (const p of skippedNow) {
+      this.skipped.delete(p);
+      this.arrivalTimes.delete(p);
+      this.tracker.markDelivered(p);
+    }
+    const lastInEpoch = this.tracker.count === this.plan.length;
+    const index = this.nextBatchIndex++;
+    const resume: ResumeState = lastInEpoch
+      ? { epoch: this.epoch + 1, low: 0, deliveredAbove: [], nextBatchIndex: 0 }
+      : {
+          epoch: this.epoch,
+          low: this.tracker.low,
+          deliveredAbove: this.tracker.deliveredAbove(),
+          nextBatchIndex: this.nextBatchIndex,
+        };
+    this.pump();
+    return {
+      epoch: this.epoch,
+      index,
+      samples: taken,
+      skippedMissing: skippedNow.length,
+      lastInEpoch,
+      resume,
+      firstArrivalAt,
+    };
+  }
+}

@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import type { StreamBatchesRequest__Output } from '../../generated/scylla_loader/v1/StreamBatchesRequest.js';
+import type { StreamBatchesResponse } from '../../generated/scylla_loader/v1/StreamBatchesResponse.js';
+import { BoundedCache } from '../cache/BoundedCache.js';
+import { LoaderError } from '../errors/LoaderError.js';
+import { toGrpcStatus } from '../errors/toGrpcStatus.js';
+import { BatchFetcher } from '../fetch/BatchFetcher.js';
+import { buildBatchResponse } from './buildBatchResponse.js';
+import {
+  decodeResumeToken,
+  encodeResumeToken,
+  requestFingerprint,
+  type ResumeState,
+} from '../resume/resumeToken.js';
+import { epochShard } from '../sampling/epochShard.js';
+import { permutation } from '../sampling/permutation.js';
+import type { ServerContext } from '../ServerContext.js';
+import { loadSplitIds } from '../splits/loadSplitIds.js';
+import type { SplitIds } from '../splits/SplitIds.js';
+import { validateStreamRequest } from './validateStreamRequest.js';
+import { waitForDrain } from './waitForDrain.js';
+
+type Call = grpc.ServerWritableStream<StreamBatchesRequest__Output, StreamBatchesResponse>;
+
+/**
+ * `all` reflects later ingests: its cached ids are re-read after this long. A resume token is
+ * bound to the ids' hash, so a stream never silently mixes two versions of the split.
+ */
+const ALL_SPLIT_TTL_MS = 60_000;
+
+/**
+ * The StreamBatches handler: validates the request, loads the split's ids (cached per process,
+ * bounded), checks the resume token, runs the fetch engine and writes its batches with
+ * backpressure. Cancellation or the deadline aborts the engine, which then issues no further
+ * reads. Every error reaches the client through {@link toGrpcStatus}.
+ */
+export function createStreamBatchesHandler(
+  ctx: ServerContext,
+): grpc.handleServerStreamingCall<StreamBatchesRequest__Output, StreamBatchesResponse> {
+  const splits = new BoundedCache<SplitIds>(ctx.config.idCacheBytes, (s) => s.ids.length);
+  const permutations = new BoundedCache<Uint32Array>(ctx.config.idCacheBytes, (p) => p.byteLength);
+  return (call) => {
+    void runStream(ctx, splits, permutations, call);
+  };
+}
+
+async function runStream(
+  ctx: ServerContext,
+  splits: BoundedCache<SplitIds>,
+  permutations: BoundedCache<Uint32Array>,
+  call: Call,
+): Promise<void> {
+  const streamId = randomBytes(6).toString('hex');
+  const abort = new AbortController();
+  const onCancel = (): void => abort.abort(new LoaderError(grpc.status.CANCELLED, 'cancelled'));
+  call.on('cancelled', onCancel);
+  const started = performance.now();
+  const figures = { batches: 0, samples: 0, bytes: 0, skippedMissing: 0, blockedSeconds: 0 };
+  let log = ctx.logger.child({ streamId });
+  try {
+    const req = validateStreamRequest(call.request, ctx.config);
+    log = log.child({ dataset: req.dataset, split: req.split, rank: req.rank });
+    log.info(
+      {
+        event: 'stream_start',
+        batchSize: req.batchSize,
+        seed: req.seed.toString(),
+        firstEpoch: req.firstEpoch,
+        epochs: req.epochs,
+        worldSize: req.worldSize,
+        shardRule: req.shardRule,
+        shuffle: req.shuffle,
+        ordering: req.ordering,
+        prefetch: req.prefetch,
+        resumed: req.resumeToken.length > 0,
+        peer: call.getPeer(),
+      },
+      'stream start',
+    );
+    const primary = ctx.paths[0]!.client;
+    const split = await splits.get(
+      `${req.dataset}/${req.split}`,
+      () => loadSplitIds(primary, req.dataset, req.split),
+      ALL_SPLIT_TTL_MS,
+    );
+    const fingerprint = requestFingerprint({ ...req, splitContentHash: split.contentHash });
+    let resume: ResumeState | undefined;
+    if (req.resumeToken.length > 0) {
+      resume = decodeResumeToken(ctx.resumeKey, fingerprint, req.resumeToken);
+    }
+    const permute = (n: number, seed: bigint, epoch: number): Uint32Array =>
+      permutations.getOrCompute(`${split.contentHash}/${seed}/${epoch}`, () =>
+        permutation(n, seed, epoch),
+      );
+    const fetcher = new BatchFetcher({
+      keyspace: req.dataset,
+      ids: split.ids,
+      firstEpoch: req.firstEpoch,
+      endEpoch: req.firstEpoch + req.epochs,
+      shardOf: (epoch) => epochShard({ ...req, n: split.count, epoch }, permute),
+      batchSize: req.batchSize,
+      prefetch: req.prefetch,
+      ordering: req.ordering,
+      missing: req.missing,
+      maxInFlight: ctx.config.maxInFlightPerStream,
+      readAttempts: ctx.config.readAttempts,
+      retryBaseMs: ctx.config.retryBaseMs,
+      ...(resume ? { resume } : {}),
+      paths: ctx.paths,
+      metrics: ctx.metrics,
+      signal: abort.signal,
+    });
+
+    for await (const batch of fetcher.batches()) {
+      const token = encodeResumeToken(ctx.resumeKey, fingerprint, batch.resume);
+      const { response, bytes } = buildBatchResponse(batch, token, ctx.config.maxMessageBytes);
+      ctx.metrics.batchAssemblySeconds.observe((performance.now() - batch.firstArrivalAt) / 1000);
+      if (!call.write(response)) {
+        const t0 = performance.now();
+        await waitForDrain(call, abort.signal);
+        const blocked = (performance.now() - t0) / 1000;
+        figures.blockedSeconds += blocked;
+        ctx.metrics.clientBlockedSeconds.inc(blocked);
+      }
+      figures.batches++;
+      figures.samples += batch.samples.length;
+      figures.bytes += bytes;
+      figures.skippedMissing += batch.skippedMissing;
+      ctx.metrics.batchesSent.inc();
+      ctx.metrics.samplesSent.inc(batch.samples.length);
+      ctx.metrics.bytesSent.inc(bytes);
+    }
+    call.end();
+    logEnd(log, 'OK', started, figures);
+  } catch (err) {
+    const cause = abort.signal.aborted ? abort.signal.reason : err;
+    const st = toGrpcStatus(cause, { streamId });
+    if (st.code === grpc.status.INTERNAL) log.error({ err }, 'stream failed unexpectedly');
+    logEnd(log, grpc.status[st.code] ?? String(st.code), started, figures, st.details);
+    if (!abort.signal.aborted) call.emit('error', st);
+  } finally {
+    call.off('cancelled', onCancel);
+  }
+}
+
+function logEnd(
+  log: ServerContext['logger'],
+  code: string,
+  started: number,
+  figures: { batches: number; samples: number; bytes: number },
+  details?: string,
+): void {
+  const seconds = (performance.now() - started) / 1000;
+  log.info(
+    {
+      event: 'stream_end',
+      code,
+      ...(details ? { details } : {}),
+      ...figures,
+      seconds: Number(seconds.toFixed(3)),
+      samplesPerSecond: Math.round(figures.samples / Math.max(seconds, 1e-6)),
+      megabytesPerSecond: Number((figures.bytes / 1e6 / Math.max(seconds, 1e-6)).toFixed(1)),
+    },
+    'stream end',
+  );
+}

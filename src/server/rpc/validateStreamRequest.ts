@@ -1,0 +1,92 @@
+import type { StreamBatchesRequest__Output } from '../../generated/scylla_loader/v1/StreamBatchesRequest.js';
+import type { ServerConfig } from '../config/serverConfig.js';
+import { invalidArgument } from '../errors/LoaderError.js';
+import type { ShardRule } from '../sampling/shard.js';
+import { validateIdentifier } from '../schema/identifiers.js';
+
+/** Positions one stream may hold in its window (prefetch x batch size), whatever the limits. */
+export const MAX_WINDOW_SAMPLES = 65_536;
+
+/** A StreamBatches request with defaults applied and every field checked. */
+export interface StreamRequest {
+  dataset: string;
+  split: string;
+  batchSize: number;
+  seed: bigint;
+  firstEpoch: number;
+  epochs: number;
+  rank: number;
+  worldSize: number;
+  shardRule: ShardRule;
+  shuffle: 'uniform' | 'none';
+  dropLast: boolean;
+  ordering: 'out-of-order' | 'in-order';
+  prefetch: number;
+  missing: 'fail' | 'skip';
+  resumeToken: Buffer;
+}
+
+const SHARD_RULES: Record<string, ShardRule> = {
+  SHARD_RULE_UNSPECIFIED: 'uneven',
+  SHARD_RULE_UNEVEN: 'uneven',
+  SHARD_RULE_PAD: 'pad',
+  SHARD_RULE_DROP: 'drop',
+};
+
+/**
+ * Applies defaults (0 epochs means 1, world size 0 means 1, prefetch 0 means the server's
+ * default, unspecified enums mean their documented default) and checks every field against the
+ * server's limits, throwing INVALID_ARGUMENT with the field, the value and what is allowed.
+ */
+export function validateStreamRequest(
+  req: StreamBatchesRequest__Output,
+  config: Pick<ServerConfig, 'maxBatchSize' | 'defaultPrefetch' | 'maxPrefetch'>,
+): StreamRequest {
+  const dataset = validateIdentifier(req.dataset, 'dataset');
+  const split = req.split.trim();
+  if (split === '') throw invalidArgument('split is required (e.g. "all" for every sample)');
+  const batchSize = req.batchSize;
+  if (batchSize < 1 || batchSize > config.maxBatchSize) {
+    throw invalidArgument(
+      `batch_size ${batchSize} is out of range: use 1 to ${config.maxBatchSize} ` +
+        '(the server limit, SCYLLA_LOADER_MAX_BATCH_SIZE)',
+    );
+  }
+  const worldSize = req.worldSize === 0 ? 1 : req.worldSize;
+  if (req.rank >= worldSize) {
+    throw invalidArgument(`rank ${req.rank} must be below world_size ${worldSize}`);
+  }
+  const epochs = req.epochs === 0 ? 1 : req.epochs;
+  if (req.firstEpoch + epochs > 2 ** 32 - 1) {
+    throw invalidArgument('first_epoch + epochs must stay below 2^32');
+  }
+  const prefetch = req.prefetch === 0 ? config.defaultPrefetch : req.prefetch;
+  if (prefetch > config.maxPrefetch) {
+    throw invalidArgument(`prefetch ${prefetch} is over the server limit of ${config.maxPrefetch}`);
+  }
+  if (prefetch * batchSize > MAX_WINDOW_SAMPLES) {
+    throw invalidArgument(
+      `prefetch x batch_size = ${prefetch * batchSize} samples is over the limit of ` +
+        `${MAX_WINDOW_SAMPLES} per stream; lower prefetch`,
+    );
+  }
+  const shardRule = SHARD_RULES[req.shardRule];
+  if (!shardRule) throw invalidArgument(`unknown shard_rule ${req.shardRule}`);
+  return {
+    dataset,
+    split,
+    batchSize,
+    seed: BigInt(req.seed || '0'),
+    firstEpoch: req.firstEpoch,
+    epochs,
+    rank: req.rank,
+    worldSize,
+    shardRule,
+    shuffle: req.shuffle === 'SHUFFLE_MODE_NONE' ? 'none' : 'uniform',
+    dropLast: req.dropLast,
+    ordering: req.ordering === 'ORDERING_IN_ORDER' ? 'in-order' : 'out-of-order',
+    prefetch,
+    missing: req.missingSamplePolicy === 'MISSING_SAMPLE_POLICY_SKIP' ? 'skip' : 'fail',
+    resumeToken: req.resumeToken,
+  };
+}

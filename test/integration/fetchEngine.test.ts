@@ -1,0 +1,322 @@
+import type cassandra from 'cassandra-driver';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDbClient } from '../../src/server/db/createDbClient.js';
+import {
+  BatchFetcher,
+  type AssembledBatch,
+  type FetchOptions,
+} from '../../src/server/fetch/BatchFetcher.js';
+import { createLoaderMetrics, type LoaderMetrics } from '../../src/server/metrics/loaderMetrics.js';
+import { epochShard } from '../../src/server/sampling/epochShard.js';
+import type { ShardRule } from '../../src/server/sampling/shard.js';
+import { datasetNamespace, sampleId } from '../../src/server/schema/sampleId.js';
+import { loadSplitIds } from '../../src/server/splits/loadSplitIds.js';
+import type { SplitIds } from '../../src/server/splits/SplitIds.js';
+import { ingestSmallDataset } from '../support/smallDataset.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+
+const N = 1000;
+let client: cassandra.Client;
+let ks: string;
+let split: SplitIds;
+let labelOf: Map<string, number>;
+let dataOf: Map<string, Buffer>;
+void pino;
+
+function uuidOf(id: Buffer): string {
+  const h = id.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+interface Spec {
+  batchSize?: number;
+  prefetch?: number;
+  ordering?: 'out-of-order' | 'in-order';
+  rank?: number;
+  worldSize?: number;
+  shardRule?: ShardRule;
+  dropLast?: boolean;
+  seed?: bigint;
+  firstEpoch?: number;
+  epochs?: number;
+}
+
+function options(
+  spec: Spec,
+  extra: Partial<FetchOptions> = {},
+  metrics = createLoaderMetrics(),
+): FetchOptions {
+  const batchSize = spec.batchSize ?? 32;
+  return {
+    keyspace: ks,
+    ids: split.ids,
+    firstEpoch: spec.firstEpoch ?? 0,
+    endEpoch: (spec.firstEpoch ?? 0) + (spec.epochs ?? 1),
+    shardOf: (epoch) =>
+      epochShard({
+        n: split.count,
+        seed: spec.seed ?? 7n,
+        epoch,
+        rank: spec.rank ?? 0,
+        worldSize: spec.worldSize ?? 1,
+        shardRule: spec.shardRule ?? 'uneven',
+        shuffle: 'uniform',
+        batchSize,
+        dropLast: spec.dropLast ?? false,
+      }),
+    batchSize,
+    prefetch: spec.prefetch ?? 4,
+    ordering: spec.ordering ?? 'out-of-order',
+    missing: 'fail',
+    maxInFlight: 64,
+    readAttempts: 3,
+    retryBaseMs: 10,
+    paths: [{ name: 'primary', client }],
+    metrics,
+    signal: new AbortController().signal,
+    ...extra,
+  };
+}
+
+async function collectBatches(opts: FetchOptions, limit = Infinity): Promise<AssembledBatch[]> {
+  const out: AssembledBatch[] = [];
+  for await (const b of new BatchFetcher(opts).batches()) {
+    out.push(b);
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+/** Ids of an epoch in permutation order for a spec, computed from the pure functions. */
+function expectedOrder(spec: Spec, epoch = 0): string[] {
+  const s = options(spec).shardOf(epoch);
+  return Array.from({ length: s.length }, (_, j) => {
+    const p = s.storedPosition(j);
+    return uuidOf(split.ids.subarray(p * 16, p * 16 + 16));
+  });
+}
+
+const idsOf = (batches: AssembledBatch[]): string[] =>
+  batches.flatMap((b) => b.samples.map((s) => uuidOf(s.id)));
+
+beforeAll(async () => {
+  client = await createDbClient(testDbConfig());
+  ks = uniqueKeyspace();
+  const expected = await ingestSmallDataset(client, ks, N);
+  const ns = datasetNamespace(ks);
+  labelOf = new Map([...expected].map(([k, v]) => [sampleId(k, ns), v.label]));
+  dataOf = new Map([...expected].map(([k, v]) => [sampleId(k, ns), v.data]));
+  split = await loadSplitIds(client, ks, 'all');
+});
+
+afterAll(async () => {
+  await dropKeyspace(client, ks);
+  await client.shutdown();
+});
+
+describe('fetch engine against the real node', () => {
+  it('delivers every sample of an epoch exactly once, with the stored label and bytes', async () => {
+    expect(split.count).toBe(N);
+    const batches = await collectBatches(options({ batchSize: 32 }));
+    const ids = idsOf(batches);
+    expect(ids).toHaveLength(N);
+    expect(new Set(ids).size).toBe(N);
+    expect([...ids].sort()).toEqual([...labelOf.keys()].sort());
+    for (const b of batches) {
+      for (const s of b.samples) {
+        expect(s.label).toBe(labelOf.get(uuidOf(s.id)));
+        expect(s.data.equals(dataOf.get(uuidOf(s.id))!)).toBe(true);
+      }
+    }
+    expect(batches.map((b) => b.index)).toEqual([...batches.keys()]);
+    expect(batches.slice(0, -1).every((b) => b.samples.length === 32)).toBe(true);
+    expect(batches.at(-1)!.samples.length).toBe(N % 32);
+    expect(batches.filter((b) => b.lastInEpoch)).toHaveLength(1);
+    expect(batches.at(-1)!.lastInEpoch).toBe(true);
+  });
+
+  it('IN_ORDER follows the permutation exactly; OUT_OF_ORDER delivers the same set', async () => {
+    const inOrder = idsOf(await collectBatches(options({ ordering: 'in-order', prefetch: 2 })));
+    expect(inOrder).toEqual(expectedOrder({}));
+    const outOfOrder = idsOf(await collectBatches(options({ ordering: 'out-of-order' })));
+    expect([...outOfOrder].sort()).toEqual([...inOrder].sort());
+  });
+
+  it('epochs differ in order and each is complete; seeds differ', async () => {
+    const two = await collectBatches(options({ ordering: 'in-order', epochs: 2 }));
+    const e0 = idsOf(two.filter((b) => b.epoch === 0));
+    const e1 = idsOf(two.filter((b) => b.epoch === 1));
+    expect(e0).toEqual(expectedOrder({}, 0));
+    expect(e1).toEqual(expectedOrder({}, 1));
+    expect(e0).not.toEqual(e1);
+    expect([...e0].sort()).toEqual([...e1].sort());
+    expect(expectedOrder({ seed: 8n })).not.toEqual(e0);
+  });
+
+  it('world size 2: uneven gives disjoint shards covering the split; pad and drop as documented', async () => {
+    const r0 = idsOf(await collectBatches(options({ worldSize: 2, rank: 0, batchSize: 30 })));
+    const r1 = idsOf(await collectBatches(options({ worldSize: 2, rank: 1, batchSize: 30 })));
+    expect(r0.filter((id) => r1.includes(id))).toEqual([]);
+    expect([...r0, ...r1].sort()).toEqual([...labelOf.keys()].sort());
+
+    // 1000 samples over 3 ranks: pad gives 334 each (2 repeated), drop 333 each (1 left out).
+    const perm = expectedOrder({ worldSize: 1 });
+    const pad = await Promise.all(
+      [0, 1, 2].map(async (rank) =>
+        idsOf(await collectBatches(options({ worldSize: 3, rank, shardRule: 'pad' }))),
+      ),
+    );
+    expect(pad.map((r) => r.length)).toEqual([334, 334, 334]);
+    const padAll = pad.flat();
+    const repeated = padAll.filter((id, i) => padAll.indexOf(id) !== i).sort();
+    expect(repeated).toEqual([perm[0], perm[1]].sort());
+    const drop = await Promise.all(
+      [0, 1, 2].map(async (rank) =>
+        idsOf(await collectBatches(options({ worldSize: 3, rank, shardRule: 'drop' }))),
+      ),
+    );
+    expect(drop.map((r) => r.length)).toEqual([333, 333, 333]);
+    const left = perm.filter((id) => !drop.flat().includes(id));
+    expect(left).toEqual([perm[999]]);
+  });
+
+  it('drop_last leaves out exactly the last positions of the shard, in either ordering', async () => {
+    const want = expectedOrder({ batchSize: 64 }).slice(0, 960);
+    for (const ordering of ['in-order', 'out-of-order'] as const) {
+      const batches = await collectBatches(options({ batchSize: 64, dropLast: true, ordering }));
+      expect(batches.every((b) => b.samples.length === 64)).toBe(true);
+      expect(idsOf(batches).sort()).toEqual([...want].sort());
+    }
+  });
+
+  it('resuming from any batch token yields exactly the samples not yet delivered', async () => {
+    for (const ordering of ['out-of-order', 'in-order'] as const) {
+      const spec: Spec = { batchSize: 25, epochs: 2, ordering };
+      const full = await collectBatches(options(spec));
+      for (const cut of [1, 17, 39, 40, 41, 79]) {
+        const head = full.slice(0, cut);
+        const resumed = await collectBatches(options(spec, { resume: head.at(-1)!.resume }));
+        const seen = [...head, ...resumed];
+        for (const epoch of [0, 1]) {
+          const ids = idsOf(seen.filter((b) => b.epoch === epoch));
+          expect(ids).toHaveLength(N);
+          expect(new Set(ids).size).toBe(N);
+        }
+        expect(resumed[0]?.index ?? 0).toBe(head.at(-1)!.lastInEpoch ? 0 : head.at(-1)!.index + 1);
+      }
+    }
+  });
+
+  it('a resume token made in out-of-order mode resumes in in-order mode, exactly once', async () => {
+    const ooo = await collectBatches(options({ batchSize: 20, prefetch: 8 }), 13);
+    const rest = await collectBatches(
+      options({ batchSize: 20, prefetch: 8, ordering: 'in-order' }, { resume: ooo.at(-1)!.resume }),
+    );
+    const all = [...idsOf(ooo), ...idsOf(rest)];
+    expect(new Set(all).size).toBe(N);
+    expect(all).toHaveLength(N);
+    // The in-order part follows the permutation, skipping what was delivered.
+    const delivered = new Set(idsOf(ooo));
+    expect(idsOf(rest)).toEqual(expectedOrder({}).filter((id) => !delivered.has(id)));
+  });
+
+  it('stops reading when cancelled: the in-flight gauge returns to zero and no reads follow', async () => {
+    const metrics: LoaderMetrics = createLoaderMetrics();
+    const abort = new AbortController();
+    const opts = options({ batchSize: 10, prefetch: 30 }, { signal: abort.signal }, metrics);
+    const fetcher = new BatchFetcher(opts);
+    const it = fetcher.batches()[Symbol.asyncIterator]();
+    await it.next();
+    const inFlight = async (): Promise<number> =>
+      (await metrics.dbRequestsInFlight.get()).values[0]!.value;
+    const reads = async (): Promise<number> =>
+      (await metrics.dbReadSeconds.get()).values.find((v) => v.metricName?.endsWith('_count'))!
+        .value;
+    expect(await inFlight()).toBeGreaterThan(0);
+    abort.abort();
+    await expect(it.next()).rejects.toThrow();
+    const deadline = Date.now() + 5000;
+    while ((await inFlight()) > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(await inFlight()).toBe(0);
+    const after = await reads();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await reads()).toBe(after);
+    expect(after).toBeLessThan(N);
+  });
+
+  it('a missing row is DATA_LOSS, or skipped and counted on request', async () => {
+    const ks2 = uniqueKeyspace();
+    try {
+      await ingestSmallDataset(client, ks2, 50);
+      const split2 = await loadSplitIds(client, ks2, 'all');
+      const victim = split2.ids.subarray(16 * 3, 16 * 4);
+      await client.execute(`DELETE FROM ${ks2}.samples WHERE id = ?`, [uuidOf(victim)], {
+        prepare: true,
+      });
+      const base = { ...options({ batchSize: 8 }), keyspace: ks2, ids: split2.ids };
+      base.shardOf = (epoch) =>
+        epochShard({
+          n: 50,
+          seed: 1n,
+          epoch,
+          rank: 0,
+          worldSize: 1,
+          shardRule: 'uneven',
+          shuffle: 'uniform',
+          batchSize: 8,
+          dropLast: false,
+        });
+      await expect(collectBatches(base)).rejects.toMatchObject({ code: 15 /* DATA_LOSS */ });
+      const skipped = await collectBatches({ ...base, missing: 'skip' });
+      expect(idsOf(skipped)).toHaveLength(49);
+      expect(idsOf(skipped)).not.toContain(uuidOf(victim));
+      expect(skipped.reduce((a, b) => a + b.skippedMissing, 0)).toBe(1);
+      expect(skipped.at(-1)!.lastInEpoch).toBe(true);
+    } finally {
+      await dropKeyspace(client, ks2);
+    }
+  });
+
+  it('survives a straggler: every sample once, and resume state stays within its bound', async () => {
+    // The real client, with the read of the epoch's first sample held back for 1.5 s.
+    const spec: Spec = { batchSize: 10, prefetch: 2 };
+    const slowId = expectedOrder(spec)[0]!;
+    const slowClient = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop !== 'execute') return Reflect.get(target, prop, receiver);
+        return async (query: string, params: unknown[], opts: unknown) => {
+          if (String(params[0]) === slowId) await new Promise((r) => setTimeout(r, 1500));
+          return target.execute(query, params as never, opts as never);
+        };
+      },
+    });
+    const batches = await collectBatches(
+      options(spec, { paths: [{ name: 'slow', client: slowClient }] }),
+    );
+    const ids = idsOf(batches);
+    expect(ids).toHaveLength(N);
+    expect(new Set(ids).size).toBe(N);
+    // Window 20, span 40: delivered positions never spread beyond about two spans above low.
+    for (const b of batches) {
+      const spread = (b.resume.deliveredAbove.at(-1) ?? b.resume.low) - b.resume.low;
+      expect(spread).toBeLessThanOrEqual(2 * 40 + 10);
+    }
+    expect(batches.slice(0, -1).every((b) => b.samples.length === 10)).toBe(true);
+  });
+
+  it('keeps its window bounded while the consumer is slow', async () => {
+    const metrics = createLoaderMetrics();
+    const fetcher = new BatchFetcher(options({ batchSize: 10, prefetch: 3 }, {}, metrics));
+    const it = fetcher.batches()[Symbol.asyncIterator]();
+    await it.next();
+    await new Promise((r) => setTimeout(r, 500)); // a slow consumer: nothing is read meanwhile
+    const reads = (await metrics.dbReadSeconds.get()).values.find((v) =>
+      v.metricName?.endsWith('_count'),
+    )!.value;
+    // One batch taken, at most the window (3 x 10) held or in flight beyond it.
+    expect(reads).toBeLessThanOrEqual(10 + 30);
+    await it.return?.(undefined);
+  });
+});
