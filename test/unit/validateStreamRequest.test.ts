@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import type { StreamBatchesRequest__Output } from '../../src/generated/scylla_loader/v1/StreamBatchesRequest.js';
+import { validateStreamRequest } from '../../src/server/rpc/validateStreamRequest.js';
+
+const limits = { maxBatchSize: 8192, defaultPrefetch: 4, maxPrefetch: 64 };
+const base: StreamBatchesRequest__Output = {
+  dataset: 'mnist',
+  split: 'all',
+  batchSize: 128,
+  seed: '18446744073709551615',
+  firstEpoch: 0,
+  epochs: 0,
+  rank: 0,
+  worldSize: 0,
+  shardRule: 'SHARD_RULE_UNSPECIFIED',
+  shuffle: 'SHUFFLE_MODE_UNSPECIFIED',
+  dropLast: false,
+  ordering: 'ORDERING_UNSPECIFIED',
+  prefetch: 0,
+  missingSamplePolicy: 'MISSING_SAMPLE_POLICY_UNSPECIFIED',
+  resumeToken: Buffer.alloc(0),
+};
+
+describe('validateStreamRequest', () => {
+  it('applies the documented defaults and keeps a full 64-bit seed', () => {
+    expect(validateStreamRequest(base, limits)).toMatchObject({
+      epochs: 1,
+      worldSize: 1,
+      prefetch: 4,
+      shardRule: 'uneven',
+      shuffle: 'uniform',
+      ordering: 'out-of-order',
+      missing: 'fail',
+      seed: 2n ** 64n - 1n,
+    });
+    expect(
+      validateStreamRequest(
+        {
+          ...base,
+          shardRule: 'SHARD_RULE_PAD',
+          shuffle: 'SHUFFLE_MODE_NONE',
+          ordering: 'ORDERING_IN_ORDER',
+          missingSamplePolicy: 'MISSING_SAMPLE_POLICY_SKIP',
+        },
+        limits,
+      ),
+    ).toMatchObject({ shardRule: 'pad', shuffle: 'none', ordering: 'in-order', missing: 'skip' });
+  });
+
+  it.each([
+    [{ batchSize: 0 }, /batch_size 0 is out of range: use 1 to 8192/],
+    [{ batchSize: 8193 }, /batch_size 8193 is out of range/],
+    [{ rank: 2, worldSize: 2 }, /rank 2 must be below world_size 2/],
+    [{ rank: 1 }, /rank 1 must be below world_size 1/],
+    [{ prefetch: 65 }, /prefetch 65 is over the server limit of 64/],
+    [{ prefetch: 64, batchSize: 8192 }, /prefetch x batch_size = 524288 samples is over the limit/],
+    [{ dataset: 'No-Such' }, /invalid dataset name/],
+    [{ dataset: '' }, /invalid dataset name/],
+    [{ split: ' ' }, /split is required/],
+    [{ firstEpoch: 2 ** 32 - 1, epochs: 1 }, /must stay below 2\^32/],
+  ])('rejects %j with a message naming the field', (change, message) => {
+    expect(() => validateStreamRequest({ ...base, ...change }, limits)).toThrow(message);
+  });
+});
