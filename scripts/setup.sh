@@ -14,6 +14,30 @@ need mvn "Maven fetches Cassandra's jars from Maven Central"
 
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error(`error: Node.js ${process.versions.node} is too old; 20.19+ is required`); process.exit(1) }'
 
+# promtool (Debian package "prometheus") checks the loader's /metrics output in the integration
+# tests. Installing it is best effort: the demo does not need it, and the test that does says
+# how to install it when it is missing.
+if ! command -v promtool >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    as_root=(sudo -n)
+  else
+    as_root=(none)
+  fi
+  if [ "${as_root[*]}" != none ] && command -v apt-get >/dev/null 2>&1; then
+    echo "promtool not found: installing the Debian package prometheus (apt-get)" >&2
+    "${as_root[@]}" apt-get update -qq >/dev/null || true
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq --no-install-recommends prometheus >/dev/null || true
+  fi
+  if ! command -v promtool >/dev/null 2>&1; then
+    echo "warning: promtool is missing and could not be installed (needs apt-get and root or" \
+      "passwordless sudo); the integration tests need it: install the prometheus package," \
+      "e.g. sudo apt-get install prometheus, or put promtool on PATH" >&2
+  fi
+fi
+
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   # Install scripts stay off (package.json "allowScripts"): sharp, esbuild and protobufjs ship
   # what they need prebuilt, so nothing has to be approved.

@@ -5,6 +5,7 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerDescribeCommand } from './commands/describe.js';
 import { registerIngestCommand } from './commands/ingest.js';
 import { registerPrepareCommand } from './commands/prepare.js';
+import { registerServeCommand } from './commands/serve.js';
 
 const program = new Command()
   .name('scylla-loader')
@@ -15,6 +16,7 @@ registerDbCommand(program);
 registerIngestCommand(program);
 registerDescribeCommand(program);
 registerPrepareCommand(program);
+registerServeCommand(program);
 registerDemoCommand(program);
 
 await program.parseAsync(process.argv);

@@ -113,6 +113,9 @@ async function runStream(
     });
 
     for await (const batch of fetcher.batches()) {
+      // A batch handed out just as the call was cancelled (or ended by shutdown) is dropped:
+      // writing after the call ended would lose the status the client must see.
+      abort.signal.throwIfAborted();
       const token = encodeResumeToken(ctx.resumeKey, fingerprint, batch.resume);
       const { response, bytes } = buildBatchResponse(batch, token, ctx.config.maxMessageBytes);
       ctx.metrics.batchAssemblySeconds.observe((performance.now() - batch.firstArrivalAt) / 1000);

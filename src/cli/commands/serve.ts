@@ -1,0 +1,244 @@
+import { Command, Option } from 'commander';
+import { ZodError } from 'zod';
+import { serverConfigSchema, type ServerConfig } from '../../server/config/serverConfig.js';
+import { createLoaderServer } from '../../server/createLoaderServer.js';
+import { createLogger } from '../../server/createLogger.js';
+import { invalidArgument } from '../../server/errors/LoaderError.js';
+import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { parseExtraPaths, type ExtraPathSpec } from '../parseExtraPaths.js';
+import { runAction } from '../runAction.js';
+
+/** Flags of `serve` (numbers arrive as text; the config schema checks them). */
+export interface ServeFlags extends DbFlags {
+  host?: string;
+  grpcPort?: string;
+  metricsPort?: string;
+  maxStreams?: string;
+  maxBatchSize?: string;
+  maxMessageBytes?: string;
+  defaultPrefetch?: string;
+  maxPrefetch?: string;
+  maxInFlight?: string;
+  readAttempts?: string;
+  retryBaseMs?: string;
+  graceMs?: string;
+  keepaliveTimeMs?: string;
+  keepaliveTimeoutMs?: string;
+  idCacheBytes?: string;
+  connectionsPerHost?: string;
+  requestTimeoutMs?: string;
+  extraPath: ExtraPathSpec[];
+}
+
+/** A numeric flag: config field, flag, environment variable, help. */
+type NumericFlag = [keyof ServerConfig, string, string, string];
+
+const NUMERIC_FLAGS: NumericFlag[] = [
+  ['port', '--grpc-port', 'SCYLLA_LOADER_GRPC_PORT', 'gRPC port (0: a free one)'],
+  ['metricsPort', '--metrics-port', 'SCYLLA_LOADER_METRICS_PORT', '/metrics and /healthz port'],
+  [
+    'maxConcurrentStreams',
+    '--max-streams',
+    'SCYLLA_LOADER_MAX_STREAMS',
+    'open streams before new ones get RESOURCE_EXHAUSTED',
+  ],
+  [
+    'maxBatchSize',
+    '--max-batch-size',
+    'SCYLLA_LOADER_MAX_BATCH_SIZE',
+    'largest batch a request may ask for',
+  ],
+  [
+    'maxMessageBytes',
+    '--max-message-bytes',
+    'SCYLLA_LOADER_MAX_MESSAGE_BYTES',
+    'largest response message',
+  ],
+  [
+    'defaultPrefetch',
+    '--default-prefetch',
+    'SCYLLA_LOADER_DEFAULT_PREFETCH',
+    'batches requested ahead when a request says 0',
+  ],
+  [
+    'maxPrefetch',
+    '--max-prefetch',
+    'SCYLLA_LOADER_MAX_PREFETCH',
+    'largest prefetch a request may ask for',
+  ],
+  [
+    'maxInFlightPerStream',
+    '--max-in-flight',
+    'SCYLLA_LOADER_MAX_IN_FLIGHT',
+    'sample reads in flight per stream',
+  ],
+  [
+    'readAttempts',
+    '--read-attempts',
+    'SCYLLA_LOADER_READ_ATTEMPTS',
+    'attempts per sample read before UNAVAILABLE',
+  ],
+  ['retryBaseMs', '--retry-base-ms', 'SCYLLA_LOADER_RETRY_BASE_MS', 'first retry backoff (ms)'],
+  [
+    'shutdownGraceMs',
+    '--grace-ms',
+    'SCYLLA_LOADER_SHUTDOWN_GRACE_MS',
+    'after SIGTERM, how long streams may run on before UNAVAILABLE (ms)',
+  ],
+  [
+    'keepaliveTimeMs',
+    '--keepalive-time-ms',
+    'SCYLLA_LOADER_KEEPALIVE_TIME_MS',
+    'HTTP/2 ping interval (ms)',
+  ],
+  [
+    'keepaliveTimeoutMs',
+    '--keepalive-timeout-ms',
+    'SCYLLA_LOADER_KEEPALIVE_TIMEOUT_MS',
+    'HTTP/2 ping timeout (ms)',
+  ],
+  ['idCacheBytes', '--id-cache-bytes', 'SCYLLA_LOADER_ID_CACHE_BYTES', 'bytes of split ids cached'],
+];
+
+/** Database flags `serve` adds to the common ones: the pool matters for a server. */
+const DB_NUMERIC_FLAGS: [string, string, string, string][] = [
+  [
+    'connectionsPerHost',
+    '--connections-per-host',
+    'SCYLLA_LOADER_CONNECTIONS_PER_HOST',
+    'driver connections per database host',
+  ],
+  [
+    'requestTimeoutMs',
+    '--request-timeout-ms',
+    'SCYLLA_LOADER_REQUEST_TIMEOUT_MS',
+    'per-request database timeout (ms)',
+  ],
+];
+
+/** Registers `serve`: runs the gRPC loader until SIGTERM or SIGINT. */
+export function registerServeCommand(program: Command): void {
+  const defaults = serverConfigSchema.parse({ db: {} });
+  const cmd = program
+    .command('serve')
+    .description(
+      'serve training batches over gRPC (resume-token key from SCYLLA_LOADER_RESUME_KEY, ' +
+        'database credentials from SCYLLA_LOADER_DB_USERNAME/SCYLLA_LOADER_DB_PASSWORD, ' +
+        'log level from SCYLLA_LOADER_LOG_LEVEL)',
+    )
+    .addOption(
+      new Option('--host <address>', `address to listen on (default ${defaults.host})`).env(
+        'SCYLLA_LOADER_HOST',
+      ),
+    );
+  for (const [field, flag, env, help] of NUMERIC_FLAGS) {
+    cmd.addOption(
+      new Option(`${flag} <n>`, `${help} (default ${String(defaults[field])})`).env(env),
+    );
+  }
+  for (const [field, flag, env, help] of DB_NUMERIC_FLAGS) {
+    const value = defaults.db[field as keyof typeof defaults.db];
+    cmd.addOption(new Option(`${flag} <n>`, `${help} (default ${String(value)})`).env(env));
+  }
+  cmd.addOption(
+    new Option(
+      '--extra-path <name=hosts[:port]>',
+      'another route to the database (own contact points), e.g. route2=10.0.1.5,10.0.1.6:9042; ' +
+        'repeatable; the environment variable separates paths with ;',
+    )
+      .env('SCYLLA_LOADER_EXTRA_PATHS')
+      .argParser((v: string, acc: ExtraPathSpec[] | undefined) => [
+        ...(acc ?? []),
+        ...parseExtraPaths(v),
+      ])
+      .default([], 'none'),
+  );
+  addDbOptions(cmd).action(
+    runAction(async (flags: ServeFlags) => {
+      const config = serveConfigFromFlags(flags);
+      const logger = createLogger();
+      logger.info({ config: redactConfig(config) }, 'serve configuration');
+      const server = await createLoaderServer(config, { logger });
+      let stopping = false;
+      const onSignal = (signal: NodeJS.Signals): void => {
+        if (stopping) {
+          logger.warn({ signal }, 'second signal during shutdown; exiting now');
+          process.exit(1);
+        }
+        stopping = true;
+        server.shutdown(`received ${signal}`).then(
+          () => process.exit(0),
+          (err: unknown) => {
+            logger.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.on('SIGTERM', onSignal);
+      process.on('SIGINT', onSignal);
+    }),
+  );
+}
+
+/**
+ * The validated server configuration from `serve`'s flags and environment. Invalid values are
+ * reported by flag and environment variable, not by the internal field name.
+ */
+export function serveConfigFromFlags(flags: ServeFlags): ServerConfig {
+  const raw: Record<string, unknown> = {};
+  if (flags.host !== undefined) raw.host = flags.host;
+  const record = flags as unknown as Record<string, string | undefined>;
+  for (const [field, flag] of NUMERIC_FLAGS) {
+    const text = record[camel(flag)];
+    if (text !== undefined) raw[field] = toNumber(text);
+  }
+  const db: Record<string, unknown> = { ...dbConfigFromFlags(flags) };
+  for (const [field, flag] of DB_NUMERIC_FLAGS) {
+    const text = record[camel(flag)];
+    if (text !== undefined) db[field] = toNumber(text);
+  }
+  raw.db = db;
+  // A path without a port is another route to the same cluster: same CQL port as the primary.
+  raw.extraPaths = flags.extraPath.map((p) => ({ ...p, port: p.port ?? db.port }));
+  if (process.env.SCYLLA_LOADER_RESUME_KEY) raw.resumeKey = process.env.SCYLLA_LOADER_RESUME_KEY;
+  try {
+    return serverConfigSchema.parse(raw);
+  } catch (err) {
+    if (!(err instanceof ZodError)) throw err;
+    const lines = err.issues.map((i) => `  ${describeField(i.path)}: ${i.message}`);
+    throw invalidArgument(`invalid serve configuration\n${lines.join('\n')}`, err);
+  }
+}
+
+/** The configuration as logged: secrets replaced, so logs can be shared. */
+function redactConfig(config: ServerConfig): Record<string, unknown> {
+  return {
+    ...config,
+    resumeKey: config.resumeKey === undefined ? '(random, this process only)' : '(redacted)',
+    db: { ...config.db, ...(config.db.password === undefined ? {} : { password: '(redacted)' }) },
+  };
+}
+
+function describeField(path: PropertyKey[]): string {
+  const [first, second] = path;
+  const numeric = [...NUMERIC_FLAGS, ...DB_NUMERIC_FLAGS].find(
+    ([field]) => field === (first === 'db' ? second : first),
+  );
+  if (numeric) return `${numeric[1]} (${numeric[2]})`;
+  if (first === 'host') return '--host (SCYLLA_LOADER_HOST)';
+  if (first === 'resumeKey') return 'SCYLLA_LOADER_RESUME_KEY';
+  if (first === 'extraPaths') {
+    return `--extra-path (SCYLLA_LOADER_EXTRA_PATHS) ${path.slice(1).map(String).join('.')}`;
+  }
+  return path.map(String).join('.') || 'configuration';
+}
+
+/** Commander's attribute name for a long flag: `--max-in-flight` → `maxInFlight`. */
+function camel(flag: string): string {
+  return flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** Whole text as a number; blank or partly numeric text becomes NaN, which the schema refuses. */
+function toNumber(text: string): number {
+  return text.trim() === '' ? Number.NaN : Number(text);
+}

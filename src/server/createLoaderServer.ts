@@ -1,0 +1,195 @@
+import { randomBytes } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { ReflectionService } from '@grpc/reflection';
+import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { StreamBatchesRequest__Output } from '../generated/scylla_loader/v1/StreamBatchesRequest.js';
+import type { StreamBatchesResponse } from '../generated/scylla_loader/v1/StreamBatchesResponse.js';
+import { loadLoaderProto, loaderPackageDefinition } from '../proto/loadLoaderProto.js';
+import { PROTO_OPTIONS } from '../proto/protoOptions.js';
+import { createStreamAdmission } from './admission.js';
+import { parseResumeKey } from './config/parseResumeKey.js';
+import type { ServerConfig } from './config/serverConfig.js';
+import { createLogger } from './createLogger.js';
+import { connectDbPaths } from './db/connectDbPaths.js';
+import { LoaderError } from './errors/LoaderError.js';
+import { grpcServerOptions } from './grpcServerOptions.js';
+import { createLoaderMetrics } from './metrics/loaderMetrics.js';
+import { startMetricsServer, type MetricsServer } from './metricsServer.js';
+import { createDescribeDatasetHandler } from './rpc/describeDataset.js';
+import { createStreamBatchesHandler } from './rpc/streamBatches.js';
+import type { ServerContext } from './ServerContext.js';
+import { shutdownLoader } from './shutdown.js';
+
+/** Fully-qualified name of the loader's service, as health checks and reflection name it. */
+export const LOADER_SERVICE_NAME = 'scylla_loader.v1.LoaderService';
+
+/** A running loader. */
+export interface LoaderServer {
+  /** gRPC port (the free one picked for port 0). */
+  port: number;
+  /** `/metrics` and `/healthz` port. */
+  metricsPort: number;
+  context: ServerContext;
+  /**
+   * Stops in order: health NOT_SERVING, no new calls, open streams get the grace period and
+   * then UNAVAILABLE, metrics server and database clients closed. Calling it again returns the
+   * same promise.
+   */
+  shutdown(reason?: string): Promise<void>;
+}
+
+/** Optional parts of {@link createLoaderServer}. */
+export interface LoaderServerOptions {
+  /** Logger to use; default: JSON on stdout at `SCYLLA_LOADER_LOG_LEVEL` (info). */
+  logger?: Logger;
+  /**
+   * Makes the StreamBatches handler; default {@link createStreamBatchesHandler}. Admission,
+   * metrics and shutdown wrap whatever it returns (tests use a handler that just waits).
+   */
+  streamBatchesHandler?: (
+    ctx: ServerContext,
+  ) => grpc.handleServerStreamingCall<StreamBatchesRequest__Output, StreamBatchesResponse>;
+}
+
+/**
+ * Starts a loader: database clients (one per path), the LoaderService with StreamBatches
+ * behind the admission limit, the standard health service, server reflection, and the
+ * metrics HTTP server. Resolves once both ports listen and health says SERVING; if any part
+ * fails to start, the parts already started are stopped and the error is thrown.
+ */
+export async function createLoaderServer(
+  config: ServerConfig,
+  opts: LoaderServerOptions = {},
+): Promise<LoaderServer> {
+  const logger = opts.logger ?? createLogger();
+  const resumeKey = resolveResumeKey(config, logger);
+  const metrics = createLoaderMetrics();
+  dropMisnamedDefaultMetrics(metrics.registry);
+  const paths = await connectDbPaths(config);
+  const context: ServerContext = { config, paths, metrics, logger, resumeKey };
+
+  const server = new grpc.Server(grpcServerOptions(config));
+  const admission = createStreamAdmission({
+    limit: config.maxConcurrentStreams,
+    metrics,
+    logger,
+  });
+  const makeStreamHandler = opts.streamBatchesHandler ?? createStreamBatchesHandler;
+  const loaderDefinition = loaderPackageDefinition();
+  server.addService(loadLoaderProto(loaderDefinition).scylla_loader.v1.LoaderService.service, {
+    StreamBatches: admission.wrap(makeStreamHandler(context)),
+    DescribeDataset: createDescribeDatasetHandler(context),
+  });
+  const health = new HealthImplementation({
+    '': 'NOT_SERVING',
+    [LOADER_SERVICE_NAME]: 'NOT_SERVING',
+  });
+  health.addToServer(server);
+  // Reflection describes the health service too, so grpcurl can call both without protos.
+  const healthDefinition = protoLoader.loadSync(healthProtoPath, PROTO_OPTIONS);
+  new ReflectionService({ ...loaderDefinition, ...healthDefinition }).addToServer(server);
+
+  let serving = false;
+  let metricsServer: MetricsServer | undefined;
+  let port: number;
+  try {
+    port = await bind(server, config.host, config.port);
+    metricsServer = await startMetricsServer({
+      host: config.host,
+      port: config.metricsPort,
+      registry: metrics.registry,
+      isServing: () => serving,
+    }).catch((err: unknown) => {
+      throw new LoaderError(
+        grpc.status.UNAVAILABLE,
+        `cannot serve metrics on ${config.host}:${config.metricsPort}: ${(err as Error).message}; ` +
+          'pick another metrics port',
+        { cause: err },
+      );
+    });
+  } catch (err) {
+    server.forceShutdown();
+    await metricsServer?.close();
+    await Promise.allSettled(paths.map((p) => p.client.shutdown()));
+    throw err;
+  }
+  const setServing = (on: boolean): void => {
+    serving = on;
+    for (const name of ['', LOADER_SERVICE_NAME]) {
+      health.setStatus(name, on ? 'SERVING' : 'NOT_SERVING');
+    }
+  };
+  setServing(true);
+  logger.info(
+    { host: config.host, port, metricsPort: metricsServer.port, paths: paths.map((p) => p.name) },
+    'loader serving',
+  );
+
+  const parts = {
+    server,
+    admission,
+    stopServing: () => setServing(false),
+    metricsServer,
+    paths,
+    graceMs: config.shutdownGraceMs,
+    logger,
+  };
+  let stopping: Promise<void> | undefined;
+  return {
+    port,
+    metricsPort: metricsServer.port,
+    context,
+    shutdown: (reason = 'shutdown requested') => (stopping ??= shutdownLoader(parts, reason)),
+  };
+}
+
+/**
+ * The configured resume key, or a random one. A random key works for one process only: a
+ * stream cannot resume on another replica or after a restart, so that is logged loudly.
+ */
+function resolveResumeKey(config: ServerConfig, logger: Logger): Buffer {
+  if (config.resumeKey !== undefined) return parseResumeKey(config.resumeKey);
+  logger.warn(
+    'no SCYLLA_LOADER_RESUME_KEY set: using a random key, so resume tokens work only on this ' +
+      'process until it stops; set the same key (openssl rand -hex 32) on every replica to ' +
+      'resume across replicas and restarts',
+  );
+  return randomBytes(32);
+}
+
+/**
+ * prom-client's default metrics include three gauges named `_total`, which `promtool check
+ * metrics` rejects (prometheus/client_js#283, open). The same numbers, split by type, remain
+ * in `nodejs_active_handles`, `nodejs_active_requests` and `nodejs_active_resources`.
+ */
+function dropMisnamedDefaultMetrics(registry: Registry): void {
+  for (const name of [
+    'nodejs_active_handles_total',
+    'nodejs_active_requests_total',
+    'nodejs_active_resources_total',
+  ]) {
+    registry.removeSingleMetric(name);
+  }
+}
+
+async function bind(server: grpc.Server, host: string, port: number): Promise<number> {
+  // An IPv6 literal needs brackets in a gRPC target, as in a URL.
+  const address =
+    host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
+  try {
+    return await new Promise<number>((resolve, reject) =>
+      server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, bound) =>
+        err ? reject(err) : resolve(bound),
+      ),
+    );
+  } catch (err) {
+    throw new LoaderError(
+      grpc.status.UNAVAILABLE,
+      `cannot listen for gRPC on ${address}: ${(err as Error).message}; pick another port or host`,
+      { cause: err },
+    );
+  }
+}

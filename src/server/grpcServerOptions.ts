@@ -1,0 +1,33 @@
+import type { ServerOptions } from '@grpc/grpc-js';
+import type { ServerConfig } from './config/serverConfig.js';
+
+/** Largest request accepted: requests are a few fields and a resume token. */
+export const MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/** HTTP/2 flow-control window asked for (stream and connection). */
+export const FLOW_CONTROL_WINDOW_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Options of the loader's `grpc.Server`.
+ *
+ * The flow-control window bounds one stream's rate to about window / round-trip time (the
+ * 64 KiB default caps a stream near 0.45 GB/s even on loopback). Batches flow from server to
+ * client, so it is the window the client advertises that counts: the client must set
+ * `grpc-node.flow_control_window` too. grpc-js 1.14 reads it only on client channels; it is
+ * set here as well for the (tiny) requests and for grpc-js versions that honour it on servers.
+ *
+ * Keepalive pings find dead trainers behind NATs and load balancers that drop idle
+ * connections silently. grpc-js servers do not police client pings, so the permit and
+ * minimum-interval settings only document what clients may do.
+ */
+export function grpcServerOptions(config: ServerConfig): ServerOptions {
+  return {
+    'grpc.max_send_message_length': config.maxMessageBytes,
+    'grpc.max_receive_message_length': MAX_RECEIVE_MESSAGE_BYTES,
+    'grpc.keepalive_time_ms': config.keepaliveTimeMs,
+    'grpc.keepalive_timeout_ms': config.keepaliveTimeoutMs,
+    'grpc.keepalive_permit_without_calls': 1,
+    'grpc.http2.min_ping_interval_without_data_ms': 10_000,
+    'grpc-node.flow_control_window': FLOW_CONTROL_WINDOW_BYTES,
+  };
+}

@@ -1,0 +1,66 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+/** Settings of {@link startMetricsServer}. */
+export interface MetricsServerOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  registry: Registry;
+  /** False once shutdown began, so `/healthz` tells load balancers to stop sending work. */
+  isServing: () => boolean;
+}
+
+/** A running metrics server. */
+export interface MetricsServer {
+  /** Port it listens on (the free one picked for port 0). */
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `/metrics` (Prometheus text from the loader's registry) and `/healthz` on a plain
+ * HTTP port of its own: scrapers and HTTP probes cannot speak gRPC, and a separate port keeps
+ * them away from the data path.
+ */
+export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
+  const { registry, isServing } = options;
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+    } else if (path === '/metrics') {
+      registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+        (err: unknown) =>
+          res
+            .writeHead(500, { 'content-type': 'text/plain' })
+            .end(`metrics failed: ${String(err)}\n`),
+      );
+    } else if (path === '/healthz') {
+      const serving = isServing();
+      res
+        .writeHead(serving ? 200 : 503, { 'content-type': 'text/plain' })
+        .end(serving ? 'ok\n' : 'shutting down\n');
+    } else {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found; try /metrics\n');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // A scraper's keep-alive connection would hold close() open until it times out.
+        server.closeAllConnections();
+      }),
+  };
+}
