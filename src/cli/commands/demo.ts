@@ -1,15 +1,18 @@
 import path from 'node:path';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { Command } from 'commander';
 import { prepareMnist } from '../../datasets/prepareMnist.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
+import { LoaderError } from '../../server/errors/LoaderError.js';
 import { readDatasetInfo } from '../../server/schema/datasetInfo.js';
 import { dbConfigFromFlags } from '../dbOptions.js';
 import { createProgress, type Progress } from '../progress.js';
 import { runAction } from '../runAction.js';
 import { formatInfo } from './describe.js';
 import { formatSummary, runIngest } from './ingest.js';
+import { streamDemo } from './streamDemo.js';
 
 /**
  * Registers `demo`: the whole path on a real sample dataset. A local Cassandra node is started
@@ -19,7 +22,9 @@ import { formatSummary, runIngest } from './ingest.js';
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
-    .description('start a local node, prepare and ingest MNIST, and show what the database holds')
+    .description(
+      'start a local node, prepare and ingest MNIST, serve it and stream 2 epochs through the SDK',
+    )
     .option('--dataset <name>', 'dataset name', 'mnist')
     .option('--limit <n>', 'only the first n images of each MNIST subset')
     .action(
@@ -65,10 +70,35 @@ export function registerDemoCommand(program: Command): void {
 
         step('what the database holds');
         const client = await createDbClient(dbConfigFromFlags({}));
+        let sampleCount: number;
         try {
-          process.stdout.write(formatInfo(await readDatasetInfo(client, flags.dataset)));
+          const info = await readDatasetInfo(client, flags.dataset);
+          sampleCount = info.sampleCount;
+          process.stdout.write(formatInfo(info));
         } finally {
           await client.shutdown();
+        }
+
+        step(`serving ${flags.dataset} and streaming 2 epochs through the client SDK`);
+        const epochs = await streamDemo({
+          db: dbConfigFromFlags({}),
+          dataset: flags.dataset,
+          sampleCount,
+          epochs: 2,
+          batchSize: 256,
+          onEpoch: (e) =>
+            process.stdout.write(
+              `  epoch ${e.epoch}: ${e.samples} samples in ${e.seconds.toFixed(2)} s, ` +
+                `${(e.samples / e.seconds).toFixed(0)} samples/s, ` +
+                `${(e.bytes / 1e6 / e.seconds).toFixed(1)} MB/s, ` +
+                `every sample exactly once: ${e.exactlyOnce ? 'yes' : 'NO'}\n`,
+            ),
+        });
+        if (epochs.length !== 2 || !epochs.every((e) => e.exactlyOnce)) {
+          throw new LoaderError(
+            grpcStatus.DATA_LOSS,
+            'an epoch did not deliver every sample exactly once; see the figures above',
+          );
         }
       }),
     );
