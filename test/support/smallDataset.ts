@@ -6,7 +6,7 @@ import { ingestDataset } from '../../src/server/ingest/ingestDataset.js';
 import { readManifest } from '../../src/server/ingest/readManifest.js';
 
 /**
- * Ingests `count` small samples (about 100 bytes each, content `sample-<i>` padded) through the
+ * Ingests `count` small samples (`size` bytes each, content `sample-<i>` padded) through the
  * real ingest, with labels `i mod classes`, and returns the map from source key to content.
  */
 export async function ingestSmallDataset(
@@ -14,6 +14,7 @@ export async function ingestSmallDataset(
   dataset: string,
   count: number,
   classes = 10,
+  size = 100,
 ): Promise<Map<string, { label: number; data: Buffer }>> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'sl-small-'));
   await mkdir(path.join(dir, 'files'));
@@ -21,7 +22,7 @@ export async function ingestSmallDataset(
   const expected = new Map<string, { label: number; data: Buffer }>();
   for (let i = 0; i < count; i++) {
     const key = `files/${i}.bin`;
-    const data = Buffer.from(`sample-${i}-`.padEnd(100, 'x'));
+    const data = Buffer.from(`sample-${i}-`.padEnd(size, 'x'));
     await writeFile(path.join(dir, key), data);
     lines.push(`${key},${i % classes},g${i % 7}`);
     expected.set(key, { label: i % classes, data });
