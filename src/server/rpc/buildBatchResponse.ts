@@ -10,7 +10,7 @@ const OVERHEAD_PER_SAMPLE = 64;
  * Lays a batch out for the wire: ids packed 16 bytes each, sample bytes concatenated with
  * their sizes (one large field encodes and decodes faster than thousands of small ones, and
  * the client slices it without copying), label blobs likewise when the batch has any.
- * A batch over the message limit is RESOURCE_EXHAUSTED, naming the limit.
+ * A batch over the message limit is INVALID_ARGUMENT, naming the limit.
  */
 export function buildBatchResponse(
   batch: AssembledBatch,
@@ -35,8 +35,10 @@ export function buildBatchResponse(
   }
   const total = dataBytes + blobBytes + n * OVERHEAD_PER_SAMPLE + resumeToken.length;
   if (total > maxMessageBytes) {
+    // INVALID_ARGUMENT, not RESOURCE_EXHAUSTED: the remedy is a smaller batch_size, and
+    // clients retry RESOURCE_EXHAUSTED (the admission limit) by themselves.
     throw new LoaderError(
-      status.RESOURCE_EXHAUSTED,
+      status.INVALID_ARGUMENT,
       `a batch of ${n} samples is ${total} bytes, over the message limit of ${maxMessageBytes} ` +
         'bytes (SCYLLA_LOADER_MAX_MESSAGE_BYTES); ask for a smaller batch_size',
     );

@@ -1,0 +1,35 @@
+/**
+ * One batch of a stream, decoded. Every `Buffer` here is a view into the one buffer that
+ * received the response (no copy): keeping any of them alive keeps the whole response in
+ * memory, so copy (`Buffer.from(sample)`) what must outlive the batch.
+ */
+export interface DecodedBatch {
+  /** Epoch the batch belongs to. */
+  epoch: number;
+  /** Index of the batch within the rank's epoch, from 0. */
+  index: number;
+  /** Sample ids as UUID strings, in the batch's order. */
+  ids: string[];
+  /** Sample ids as 16 bytes each, concatenated (as sent). */
+  idBytes: Buffer;
+  /** Integer label of each sample; -1 for a sample without one. */
+  labels: Int32Array;
+  /** Every sample's bytes, concatenated in the batch's order (`samples` are views into it). */
+  data: Buffer;
+  /** Each sample's bytes: `samples[i]` is a view into `data`. */
+  samples: Buffer[];
+  /**
+   * Each sample's label blob, a view into the response (empty for a sample without one);
+   * `undefined` when no sample of the batch has a label blob.
+   */
+  labelBlobs: Buffer[] | undefined;
+  /**
+   * Opaque token that resumes the stream right after this batch: pass it as
+   * `resumeToken` with the same request fields to continue after a restart.
+   */
+  resumeToken: Buffer;
+  /** Samples of this batch's share skipped because their row was missing. */
+  skippedMissing: number;
+  /** True on the rank's last batch of the epoch. */
+  lastInEpoch: boolean;
+}

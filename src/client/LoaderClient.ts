@@ -1,0 +1,150 @@
+import { credentials as grpcCredentials } from '@grpc/grpc-js';
+import type { LoaderServiceClient } from '../generated/scylla_loader/v1/LoaderService.js';
+import { channelOptions } from './channelOptions.js';
+import type { DatasetDescription } from './DatasetDescription.js';
+import type { DecodedBatch } from './DecodedBatch.js';
+import type { LoaderClientOptions, ReconnectOptions } from './LoaderClientOptions.js';
+import { loaderService } from './loaderService.js';
+import { resumableBatches } from './resumableBatches.js';
+import type { StreamBatchesOptions } from './StreamBatchesOptions.js';
+import type { CallOptions, StreamCallOptions } from './StreamCallOptions.js';
+import { toClientError } from './toClientError.js';
+import { toDatasetDescription } from './toDatasetDescription.js';
+import { toProtoRequest } from './toProtoRequest.js';
+
+/**
+ * Client of a scylla-loader server (or of a load balancer in front of several replicas).
+ * One client holds one channel; share it between streams and `close()` it when done.
+ *
+ * @example
+ * ```ts
+ * import { ClientError, LoaderClient } from 'scylla-loader/client';
+ *
+ * const client = new LoaderClient('localhost:50051');
+ * const controller = new AbortController();
+ * try {
+ *   const batches = client.streamBatches(
+ *     { dataset: 'mnist', split: 'main/train', batchSize: 256, seed: 42n, epochs: 10,
+ *       rank: 0, worldSize: 1 },
+ *     { signal: controller.signal, onReconnect: (r) => console.warn('resuming', r) },
+ *   );
+ *   for await (const batch of batches) {
+ *     // batch.samples[i]: the i-th sample's bytes (a view, no copy); batch.labels[i]: its label
+ *     await trainStep(batch.samples, batch.labels);
+ *     if (batch.lastInEpoch) await checkpoint(batch.epoch, batch.resumeToken);
+ *   }
+ * } catch (error) {
+ *   if (error instanceof ClientError) console.error(error.codeName, error.details);
+ *   throw error;
+ * } finally {
+ *   client.close();
+ * }
+ * ```
+ */
+export class LoaderClient {
+  readonly #client: LoaderServiceClient;
+  readonly #reconnect: Required<ReconnectOptions>;
+  readonly #maxBufferedBatches: number;
+  readonly #streamBatchesPath: string;
+  readonly #describeDatasetPath: string;
+
+  /**
+   * @param address - The server's `host:port` (or any grpc-js target, e.g. `dns:///loader:50051`).
+   * @param options - Credentials, flow-control window, limits, keepalive, reconnection.
+   */
+  constructor(address: string, options: LoaderClientOptions = {}) {
+    const Service = loaderService();
+    this.#client = new Service(
+      address,
+      options.credentials ?? grpcCredentials.createInsecure(),
+      channelOptions(options),
+    );
+    const reconnect = options.reconnect ?? {};
+    this.#reconnect = {
+      attempts: reconnect.attempts ?? 10,
+      initialBackoffMs: reconnect.initialBackoffMs ?? 100,
+      maxBackoffMs: reconnect.maxBackoffMs ?? 5_000,
+      retryOnResourceExhausted: reconnect.retryOnResourceExhausted ?? true,
+    };
+    this.#maxBufferedBatches = options.maxBufferedBatches ?? 2;
+    this.#streamBatchesPath = Service.service.StreamBatches.path;
+    this.#describeDatasetPath = Service.service.DescribeDataset.path;
+  }
+
+  /**
+   * Streams one rank's batches of a split. Iterate it with `for await`; the call starts at
+   * the first iteration.
+   *
+   * - Resumption: when the stream breaks for a reason that a new call may not meet again
+   *   (UNAVAILABLE: a dropped connection, a killed or restarting server; a CANCELLED the
+   *   client did not cause; a transport-level RST_STREAM; RESOURCE_EXHAUSTED, unless turned
+   *   off), the same request is sent again with the resume token of the last batch yielded,
+   *   after an exponential backoff with jitter, so every batch is yielded exactly once. After
+   *   `reconnect.attempts` failures in a row without a batch, the last error is thrown.
+   * - Errors: a {@link ClientError} with the status (e.g. INVALID_ARGUMENT, NOT_FOUND,
+   *   DATA_LOSS, DEADLINE_EXCEEDED); DATA_LOSS also for a batch whose sizes do not add up.
+   * - Cancellation: aborting `signal` cancels the call and the iteration throws the signal's
+   *   reason; leaving the loop early (`break`, an exception) cancels the call too.
+   * - Backpressure: at most `maxBufferedBatches` batches are read ahead of the consumer; then
+   *   the client stops reading and HTTP/2 flow control holds the server back.
+   *
+   * @param request - The request's fields; invalid values throw a RangeError here, at once.
+   * @param callOptions - `signal`, `deadline` (for the whole stream), `onReconnect`.
+   */
+  streamBatches(
+    request: StreamBatchesOptions,
+    callOptions: StreamCallOptions = {},
+  ): AsyncIterable<DecodedBatch> {
+    const protoRequest = toProtoRequest(request);
+    return resumableBatches(
+      protoRequest,
+      {
+        open: (message, deadline) =>
+          this.#client.streamBatches(message, deadline === undefined ? {} : { deadline }),
+        path: this.#streamBatchesPath,
+        reconnect: this.#reconnect,
+        maxBufferedBatches: this.#maxBufferedBatches,
+      },
+      callOptions,
+    );
+  }
+
+  /**
+   * Describes a dataset: sample count, bytes, classes, metadata columns, splits.
+   *
+   * @throws {@link ClientError} with the call's status (e.g. NOT_FOUND for an unknown dataset);
+   *   the signal's reason when `signal` aborts.
+   */
+  describeDataset(dataset: string, callOptions: CallOptions = {}): Promise<DatasetDescription> {
+    const { signal, deadline } = callOptions;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = (): void => call.cancel();
+      const call = this.#client.describeDataset(
+        { dataset },
+        deadline === undefined ? {} : { deadline },
+        (error, response) => {
+          signal?.removeEventListener('abort', onAbort);
+          if (signal?.aborted) {
+            reject(signal.reason);
+          } else if (error || !response) {
+            reject(toClientError(error, this.#describeDatasetPath));
+          } else {
+            resolve(toDatasetDescription(response));
+          }
+        },
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * Closes the channel. Calls in progress go on until they end; new calls fail at once.
+   */
+  close(): void {
+    this.#client.close();
+  }
+}

@@ -1,0 +1,52 @@
+/** How a split's N samples are divided among W ranks (proto `ShardRule`). */
+export type ShardRuleName = 'uneven' | 'pad' | 'drop';
+/** Order of an epoch's samples (proto `ShuffleMode`). */
+export type ShuffleModeName = 'uniform' | 'none';
+/** Whether batches follow the permutation exactly (proto `Ordering`). */
+export type OrderingName = 'out-of-order' | 'in-order';
+/** What the server does with a sample id that has no row (proto `MissingSamplePolicy`). */
+export type MissingSamplePolicyName = 'fail' | 'skip';
+
+/**
+ * What {@link LoaderClient.streamBatches} asks for: the fields of the proto's
+ * `StreamBatchesRequest` with TypeScript types. Omitted fields take the server's defaults.
+ */
+export interface StreamBatchesOptions {
+  /** Dataset (keyspace) name. */
+  dataset: string;
+  /** Split to stream: `all` (every sample), `set/part` or `set@version/part`. */
+  split: string;
+  /** Samples per batch, 1 to the server's limit (8,192 by default). */
+  batchSize: number;
+  /** Seed of the per-epoch permutation, an unsigned 64-bit integer (default 0). */
+  seed?: bigint | number | string;
+  /** First epoch to stream (default 0). */
+  firstEpoch?: number;
+  /** Number of epochs to stream (default 1). */
+  epochs?: number;
+  /** This trainer's rank, in [0, worldSize) (default 0). */
+  rank?: number;
+  /** Number of ranks (default 1). */
+  worldSize?: number;
+  /** How the split is divided among ranks (default `uneven`). */
+  shardRule?: ShardRuleName;
+  /** `uniform`: a uniformly random permutation per (seed, epoch) (default); `none`: stored order. */
+  shuffle?: ShuffleModeName;
+  /** Leave out each epoch's final partial batch (default false). */
+  dropLast?: boolean;
+  /**
+   * `out-of-order` (default): a batch is emitted as soon as enough samples of the prefetch
+   * window have arrived; `in-order`: batches follow the permutation exactly.
+   */
+  ordering?: OrderingName;
+  /** Batches worth of samples the server requests ahead (default: the server's). */
+  prefetch?: number;
+  /** `fail` (default): end with DATA_LOSS; `skip`: leave the sample out and count it. */
+  missingSamplePolicy?: MissingSamplePolicyName;
+  /**
+   * A `resumeToken` of a batch of an earlier stream with the same fields: the stream
+   * continues right after that batch. The SDK does this by itself within one
+   * `streamBatches` call; pass it to continue after the trainer process restarted.
+   */
+  resumeToken?: Uint8Array;
+}

@@ -1,0 +1,76 @@
+import { status } from '@grpc/grpc-js';
+import type { Batch__Output } from '../generated/scylla_loader/v1/Batch.js';
+import { ClientError } from './ClientError.js';
+import type { DecodedBatch } from './DecodedBatch.js';
+import { uuidFromBytes } from './uuidFromBytes.js';
+
+type FailFn = (message: string) => never;
+
+/** Cuts `bytes` into views of `sizes`, which must cover it exactly. */
+function split(bytes: Buffer, sizes: readonly number[], what: string, fail: FailFn): Buffer[] {
+  const views = new Array<Buffer>(sizes.length);
+  let offset = 0;
+  for (let i = 0; i < sizes.length; i++) {
+    const end = offset + (sizes[i] as number);
+    if (end > bytes.length) {
+      fail(`${what} sizes add up to more than the ${bytes.length} bytes received`);
+    }
+    views[i] = bytes.subarray(offset, end);
+    offset = end;
+  }
+  if (offset !== bytes.length) {
+    fail(`${what} sizes add up to ${offset} bytes but ${bytes.length} were received`);
+  }
+  return views;
+}
+
+/**
+ * Turns a received `Batch` into a {@link DecodedBatch}: UUID strings, an `Int32Array` of
+ * labels, and per-sample views (no copies) cut by `data_sizes` and `label_blob_sizes`. A batch
+ * whose parts disagree (sizes that do not add up to the bytes, counts that differ) is
+ * rejected with a {@link ClientError} with code DATA_LOSS naming `path`.
+ *
+ * @internal
+ */
+export function decodeBatch(batch: Batch__Output | null, path: string): DecodedBatch {
+  const fail: FailFn = (message) => {
+    const where = batch ? ` (epoch ${batch.epoch}, batch ${batch.index})` : '';
+    throw new ClientError(path, status.DATA_LOSS, `malformed batch${where}: ${message}`);
+  };
+  if (!batch) {
+    return fail('response without a batch');
+  }
+  const n = batch.dataSizes.length;
+  if (batch.ids.length !== n * 16) {
+    fail(`${batch.ids.length} id bytes for ${n} samples (16 each)`);
+  }
+  if (batch.labels.length !== n) {
+    fail(`${batch.labels.length} labels for ${n} samples`);
+  }
+  const samples = split(batch.data, batch.dataSizes, 'data', fail);
+  let labelBlobs: Buffer[] | undefined;
+  if (batch.labelBlobSizes.length !== 0 && batch.labelBlobSizes.length !== n) {
+    fail(`${batch.labelBlobSizes.length} label blob sizes for ${n} samples`);
+  }
+  const blobViews = split(batch.labelBlobs, batch.labelBlobSizes, 'label blob', fail);
+  if (batch.labelBlobs.length > 0) {
+    labelBlobs = blobViews;
+  }
+  const ids = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    ids[i] = uuidFromBytes(batch.ids, i * 16);
+  }
+  return {
+    epoch: batch.epoch,
+    index: batch.index,
+    ids,
+    idBytes: batch.ids,
+    labels: Int32Array.from(batch.labels),
+    data: batch.data,
+    samples,
+    labelBlobs,
+    resumeToken: batch.resumeToken,
+    skippedMissing: batch.skippedMissing,
+    lastInEpoch: batch.lastInEpoch,
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * The TypeScript client SDK of scylla-loader: {@link LoaderClient} streams training batches
+ * with transparent resumption; failures are {@link ClientError}s.
+ *
+ * @packageDocumentation
+ */
+export { ClientError } from './ClientError.js';
+export {
+  DEFAULT_FLOW_CONTROL_WINDOW,
+  DEFAULT_MAX_RECEIVE_MESSAGE_LENGTH,
+} from './channelOptions.js';
+export type { DatasetDescription } from './DatasetDescription.js';
+export type { DecodedBatch } from './DecodedBatch.js';
+export { LoaderClient } from './LoaderClient.js';
+export type {
+  KeepaliveOptions,
+  LoaderClientOptions,
+  ReconnectOptions,
+} from './LoaderClientOptions.js';
+export type {
+  MissingSamplePolicyName,
+  OrderingName,
+  ShardRuleName,
+  ShuffleModeName,
+  StreamBatchesOptions,
+} from './StreamBatchesOptions.js';
+export type { CallOptions, ReconnectInfo, StreamCallOptions } from './StreamCallOptions.js';
