@@ -1,4 +1,4 @@
-import type cassandra from 'cassandra-driver';
+import cassandra from 'cassandra-driver';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDbClient } from '../../src/server/db/createDbClient.js';
@@ -304,6 +304,71 @@ describe('fetch engine against the real node', () => {
       expect(spread).toBeLessThanOrEqual(2 * 40 + 10);
     }
     expect(batches.slice(0, -1).every((b) => b.samples.length === 10)).toBe(true);
+  });
+
+  it('retries timeouts with backoff, and ends with UNAVAILABLE once attempts run out', async () => {
+    const failFirst = new Map<string, number>();
+    const flaky = (failuresPerId: number): cassandra.Client =>
+      new Proxy(client, {
+        get(target, prop, receiver) {
+          if (prop !== 'execute') return Reflect.get(target, prop, receiver);
+          return async (query: string, params: unknown[], opts: unknown) => {
+            const id = String(params[0]);
+            const seen = failFirst.get(id) ?? 0;
+            if (id.endsWith('0') && seen < failuresPerId) {
+              failFirst.set(id, seen + 1);
+              throw new cassandra.errors.OperationTimedOutError('injected timeout', '127.0.0.1');
+            }
+            return target.execute(query, params as never, opts as never);
+          };
+        },
+      });
+    const metrics = createLoaderMetrics();
+    const batches = await collectBatches(
+      options({ batchSize: 50 }, { paths: [{ name: 'flaky', client: flaky(2) }] }, metrics),
+    );
+    expect(new Set(idsOf(batches)).size).toBe(N);
+    const retries = (await metrics.dbRetries.get()).values[0]!.value;
+    expect(retries).toBe([...failFirst.values()].reduce((a, b) => a + b, 0));
+    expect(retries).toBeGreaterThan(0);
+
+    failFirst.clear();
+    await expect(
+      collectBatches(options({ batchSize: 50 }, { paths: [{ name: 'flaky', client: flaky(99) }] })),
+    ).rejects.toMatchObject({ code: 14 /* UNAVAILABLE */, message: /after 3 attempt/ });
+  });
+
+  it('spreads reads over several routes, sending fewer to a slow one', async () => {
+    const slow = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop !== 'execute') return Reflect.get(target, prop, receiver);
+        return async (query: string, params: unknown[], opts: unknown) => {
+          await new Promise((r) => setTimeout(r, 40));
+          return target.execute(query, params as never, opts as never);
+        };
+      },
+    });
+    const metrics = createLoaderMetrics();
+    const batches = await collectBatches(
+      options(
+        { batchSize: 50 },
+        {
+          paths: [
+            { name: 'fast', client },
+            { name: 'congested', client: slow },
+          ],
+        },
+        metrics,
+      ),
+    );
+    expect(new Set(idsOf(batches)).size).toBe(N);
+    const byPath = new Map(
+      (await metrics.dbReadSeconds.get()).values
+        .filter((v) => v.metricName?.endsWith('_count'))
+        .map((v) => [v.labels['path'], v.value]),
+    );
+    expect(byPath.get('congested')).toBeGreaterThan(0);
+    expect(byPath.get('fast')!).toBeGreaterThan(4 * byPath.get('congested')!);
   });
 
   it('keeps its window bounded while the consumer is slow', async () => {
