@@ -107,7 +107,7 @@ beforeAll(async () => {
   const ns = datasetNamespace(ks);
   labelOf = new Map([...expected].map(([k, v]) => [sampleId(k, ns), v.label]));
   dataOf = new Map([...expected].map(([k, v]) => [sampleId(k, ns), v.data]));
-  split = await loadSplitIds(client, ks, 'all');
+  split = await loadSplitIds(client, ks);
 });
 
 afterAll(async () => {
@@ -250,7 +250,7 @@ describe('fetch engine against the real node', () => {
     const ks2 = uniqueKeyspace();
     try {
       await ingestSmallDataset(client, ks2, 50);
-      const split2 = await loadSplitIds(client, ks2, 'all');
+      const split2 = await loadSplitIds(client, ks2);
       const victim = split2.ids.subarray(16 * 3, 16 * 4);
       await client.execute(`DELETE FROM ${ks2}.samples WHERE id = ?`, [uuidOf(victim)], {
         prepare: true,

@@ -111,7 +111,7 @@ describe('StreamBatches through the SDK', () => {
   it('IN_ORDER gives the exact permutation order; OUT_OF_ORDER the same set', async () => {
     const req = { dataset: ks, split: 'all', batchSize: 50, seed: 11, firstEpoch: 2 } as const;
     const inOrder = idsOf(await all(client, { ...req, ordering: 'in-order' }));
-    const split = await loadSplitIds(db, ks, 'all');
+    const split = await loadSplitIds(db, ks);
     const shard = epochShard({
       n: split.count,
       seed: 11n,

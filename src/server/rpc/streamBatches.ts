@@ -16,18 +16,12 @@ import {
 import { epochShard } from '../sampling/epochShard.js';
 import { permutation } from '../sampling/permutation.js';
 import type { ServerContext } from '../ServerContext.js';
-import { loadSplitIds } from '../splits/loadSplitIds.js';
+import { resolveSplit } from '../splits/resolveSplit.js';
 import type { SplitIds } from '../splits/SplitIds.js';
 import { validateStreamRequest } from './validateStreamRequest.js';
 import { waitForDrain } from './waitForDrain.js';
 
 type Call = grpc.ServerWritableStream<StreamBatchesRequest__Output, StreamBatchesResponse>;
-
-/**
- * `all` reflects later ingests: its cached ids are re-read after this long. A resume token is
- * bound to the ids' hash, so a stream never silently mixes two versions of the split.
- */
-const ALL_SPLIT_TTL_MS = 60_000;
 
 /**
  * The StreamBatches handler: validates the request, loads the split's ids (cached per process,
@@ -79,11 +73,7 @@ async function runStream(
       'stream start',
     );
     const primary = ctx.paths[0]!.client;
-    const split = await splits.get(
-      `${req.dataset}/${req.split}`,
-      () => loadSplitIds(primary, req.dataset, req.split),
-      ALL_SPLIT_TTL_MS,
-    );
+    const split = await resolveSplit(primary, splits, req.dataset, req.split);
     const fingerprint = requestFingerprint({ ...req, splitContentHash: split.contentHash });
     let resume: ResumeState | undefined;
     if (req.resumeToken.length > 0) {

@@ -1,7 +1,7 @@
 import cassandra from 'cassandra-driver';
-import { invalidArgument, notFound } from '../errors/LoaderError.js';
+import { invalidArgument } from '../errors/LoaderError.js';
 import { scanTokenRanges } from '../db/scanTokenRanges.js';
-import { datasetExists } from './datasetSchema.js';
+import { requireDataset } from './datasetSchema.js';
 
 /** What the database holds about a dataset, as stored in its `dataset_info` row. */
 export interface DatasetInfo {
@@ -21,9 +21,7 @@ export async function readDatasetInfo(
   client: cassandra.Client,
   dataset: string,
 ): Promise<DatasetInfo> {
-  if (!(await datasetExists(client, dataset))) {
-    throw notFound(`dataset ${JSON.stringify(dataset)} does not exist; ingest it first`);
-  }
+  await requireDataset(client, dataset);
   const rs = await client.execute(
     `SELECT * FROM ${dataset}.dataset_info WHERE dataset = ?`,
     [dataset],

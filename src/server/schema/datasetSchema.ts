@@ -1,5 +1,5 @@
 import type cassandra from 'cassandra-driver';
-import { invalidArgument } from '../errors/LoaderError.js';
+import { invalidArgument, notFound } from '../errors/LoaderError.js';
 import type { ColumnSpec, ColumnType } from './columnTypes.js';
 import { quoteIdentifier, validateIdentifier } from './identifiers.js';
 import { replicationCql, type Replication } from './replication.js';
@@ -100,4 +100,11 @@ export async function datasetExists(client: cassandra.Client, dataset: string): 
   );
   const tables = new Set(rs.rows.map((r) => String(r['table_name'])));
   return ['samples', 'metadata', 'dataset_info'].every((t) => tables.has(t));
+}
+
+/** Throws NOT_FOUND, saying what to do, when the dataset does not exist. */
+export async function requireDataset(client: cassandra.Client, dataset: string): Promise<void> {
+  if (!(await datasetExists(client, dataset))) {
+    throw notFound(`dataset ${JSON.stringify(dataset)} does not exist; ingest it first`);
+  }
 }

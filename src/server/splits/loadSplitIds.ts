@@ -1,32 +1,19 @@
 import { createHash } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
 import { scanTokenRanges } from '../db/scanTokenRanges.js';
-import { notFound } from '../errors/LoaderError.js';
-import { datasetExists } from '../schema/datasetSchema.js';
+import { requireDataset } from '../schema/datasetSchema.js';
 import type { SplitIds } from './SplitIds.js';
 
 /** The implicit split of every sample of a dataset. */
 export const ALL_SPLIT = 'all';
 
 /**
- * Reads a split's ids. Until split sets exist, only `all` is known: every sample id of the
- * dataset, read with a token-range scan of the metadata table and sorted by id bytes, so that
- * every replica derives the same order (and therefore the same permutations).
+ * Reads the ids of split `all`: every sample id of the dataset, read with a token-range scan of
+ * the metadata table and sorted by id bytes, so that every replica derives the same order (and
+ * therefore the same permutations). Stored split sets are read by `resolveSplit`.
  */
-export async function loadSplitIds(
-  client: cassandra.Client,
-  dataset: string,
-  split: string,
-): Promise<SplitIds> {
-  if (!(await datasetExists(client, dataset))) {
-    throw notFound(`dataset ${JSON.stringify(dataset)} does not exist; ingest it first`);
-  }
-  if (split !== ALL_SPLIT) {
-    throw notFound(
-      `split ${JSON.stringify(split)} of dataset ${dataset} does not exist; ` +
-        `use "${ALL_SPLIT}" for every sample`,
-    );
-  }
+export async function loadSplitIds(client: cassandra.Client, dataset: string): Promise<SplitIds> {
+  await requireDataset(client, dataset);
   const chunks: Buffer[] = [];
   await scanTokenRanges(client, {
     keyspace: dataset,
