@@ -14,7 +14,7 @@ import type { ClientError } from './ClientError.js';
  * - INTERNAL "Received RST_STREAM with code ...": the stream was reset below gRPC (a proxy,
  *   a dying connection) without a status from the service.
  * - RESOURCE_EXHAUSTED when `retryOnResourceExhausted`: the loader's admission limit, which
- *   frees up as other streams end; but not grpc-js's own "Received message larger than max",
+ *   frees up as other streams end; but not grpc-js's own "Received/Sent message larger than max",
  *   which the same request would hit again.
  *
  * @internal
@@ -28,7 +28,11 @@ export function isRetryable(error: ClientError, retryOnResourceExhausted: boolea
     case status.INTERNAL:
       return error.details.startsWith('Received RST_STREAM');
     case status.RESOURCE_EXHAUSTED:
-      return retryOnResourceExhausted && !error.details.startsWith('Received message larger');
+      return (
+        retryOnResourceExhausted &&
+        !error.details.startsWith('Received message larger') &&
+        !error.details.startsWith('Sent message larger')
+      );
     default:
       return false;
   }

@@ -279,6 +279,56 @@ describe('fetch engine against the real node', () => {
     }
   });
 
+  it('many missing rows close together, or at the very end, neither stall nor fail a skip stream', async () => {
+    const ks3 = uniqueKeyspace();
+    try {
+      await ingestSmallDataset(client, ks3, 64);
+      const split3 = await loadSplitIds(client, ks3);
+      const shardOf = (epoch: number) =>
+        epochShard({
+          n: 64,
+          seed: 1n,
+          epoch,
+          rank: 0,
+          worldSize: 1,
+          shardRule: 'uneven',
+          shuffle: 'uniform',
+          batchSize: 4,
+          dropLast: false,
+        });
+      const order = shardOf(0);
+      const idAt = (j: number) => {
+        const p = order.storedPosition(j);
+        return uuidOf(split3.ids.subarray(p * 16, p * 16 + 16));
+      };
+      // Ten missing in a row early (more than the window of 1 x 4), and the last three.
+      const victims = [
+        ...Array.from({ length: 10 }, (_, i) => idAt(5 + i)),
+        idAt(61),
+        idAt(62),
+        idAt(63),
+      ];
+      for (const v of victims) {
+        await client.execute(`DELETE FROM ${ks3}.samples WHERE id = ?`, [v], { prepare: true });
+      }
+      const base = {
+        ...options({ batchSize: 4, prefetch: 1 }),
+        keyspace: ks3,
+        ids: split3.ids,
+        shardOf,
+      };
+      for (const ordering of ['out-of-order', 'in-order'] as const) {
+        const batches = await collectBatches({ ...base, ordering, missing: 'skip' });
+        expect(idsOf(batches)).toHaveLength(64 - victims.length);
+        expect(batches.reduce((a, b) => a + b.skippedMissing, 0)).toBe(victims.length);
+        expect(batches.at(-1)!.lastInEpoch).toBe(true);
+        expect(batches.every((b) => Number.isFinite(b.firstArrivalAt))).toBe(true);
+      }
+    } finally {
+      await dropKeyspace(client, ks3);
+    }
+  });
+
   it('survives a straggler: every sample once, and resume state stays within its bound', async () => {
     // The real client, with the read of the epoch's first sample held back for 1.5 s.
     const spec: Spec = { batchSize: 10, prefetch: 2 };

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { identityPermutation, permutation } from '../../src/server/sampling/permutation.js';
 import { RandomStream } from '../../src/server/sampling/randomStream.js';
 import { batchCount, shard, type ShardRule } from '../../src/server/sampling/shard.js';
+import { epochShard } from '../../src/server/sampling/epochShard.js';
 
 const positions = (n: number, rank: number, w: number, rule: ShardRule): number[] => {
   const s = shard(n, rank, w, rule);
@@ -53,6 +54,28 @@ describe('permutation', () => {
         expect(x >= 0 && x < b && Number.isInteger(x)).toBe(true);
       }
     }
+  });
+});
+
+describe('epochShard', () => {
+  it('shuffle none walks the stored order; drop_last trims the shard', () => {
+    const spec = {
+      n: 10,
+      seed: 1n,
+      epoch: 3,
+      rank: 1,
+      worldSize: 3,
+      shardRule: 'uneven' as const,
+      shuffle: 'none' as const,
+      batchSize: 2,
+      dropLast: true,
+    };
+    const s = epochShard(spec);
+    expect(s.length).toBe(2);
+    expect([0, 1].map((j) => s.storedPosition(j))).toEqual([1, 4]);
+    const shuffled = epochShard({ ...spec, shuffle: 'uniform', dropLast: false });
+    const perm = permutation(10, 1n, 3);
+    expect([0, 1, 2].map((j) => shuffled.storedPosition(j))).toEqual([perm[1], perm[4], perm[7]]);
   });
 });
 

@@ -58,6 +58,9 @@ describe('validateStreamRequest', () => {
     [{ dataset: '' }, /invalid dataset name/],
     [{ split: ' ' }, /split is required/],
     [{ firstEpoch: 2 ** 32 - 1, epochs: 1 }, /must stay below 2\^32/],
+    [{ ordering: 'ORDERING_SIDEWAYS' as never }, /unknown ordering ORDERING_SIDEWAYS/],
+    [{ shuffle: '7' as never }, /unknown shuffle 7/],
+    [{ missingSamplePolicy: '9' as never }, /unknown missing_sample_policy 9/],
   ])('rejects %j with a message naming the field', (change, message) => {
     expect(() => validateStreamRequest({ ...base, ...change }, limits)).toThrow(message);
   });

@@ -173,9 +173,13 @@ export class BatchFetcher {
     this.wake?.();
   }
 
-  /** Positions requested or waiting to be sent. */
+  /**
+   * Positions requested or holding data until sent. Skipped (missing) positions hold nothing
+   * and do not fill a batch, so they are left out: counting them could fill the window with
+   * positions no batch will take, and the stream would stall.
+   */
   private get occupancy(): number {
-    return this.inFlight + this.retrying + this.arrivalTimes.size;
+    return this.inFlight + this.retrying + this.arrivalTimes.size - this.skipped.size;
   }
 
   /** Issues reads while the window, the span, the in-flight limit and the ramp allow. */
@@ -274,7 +278,13 @@ export class BatchFetcher {
   }
 
   private onError(pending: Required<Pending>, err: unknown): void {
-    if (!isRetryable(err) || pending.attempt >= this.opts.readAttempts) {
+    this.selector.penalize(pending.path);
+    if (!isRetryable(err)) {
+      this.failure ??= err; // not the database's passing trouble: reported as it is (INTERNAL)
+      this.notify();
+      return;
+    }
+    if (pending.attempt >= this.opts.readAttempts) {
       this.failure ??= unavailable(
         `reading from the database failed after ${pending.attempt} attempt(s): ` +
           `${(err as Error)?.message ?? String(err)}; resume with the last resume token`,
@@ -334,6 +344,7 @@ export class BatchFetcher {
       this.tracker.markDelivered(s.position);
     }
     for (const p of skippedNow) {
+      firstArrivalAt = Math.min(firstArrivalAt, this.arrivalTimes.get(p)!);
       this.skipped.delete(p);
       this.arrivalTimes.delete(p);
       this.tracker.markDelivered(p);

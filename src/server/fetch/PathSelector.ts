@@ -36,6 +36,14 @@ export class PathSelector {
     return best!;
   }
 
+  /**
+   * Counts a failed read against the route, as a slow answer would: a route that fails fast
+   * would otherwise keep the best score and get most first attempts.
+   */
+  penalize(state: PathState): void {
+    this.observe(state, Math.max(state.latencyMs * 4, 100));
+  }
+
   /** Folds one observed latency into the route's mean. */
   observe(state: PathState, latencyMs: number): void {
     state.latencyMs = 0.9 * state.latencyMs + 0.1 * latencyMs;

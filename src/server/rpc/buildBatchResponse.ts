@@ -3,8 +3,10 @@ import type { StreamBatchesResponse } from '../../generated/scylla_loader/v1/Str
 import { LoaderError } from '../errors/LoaderError.js';
 import type { AssembledBatch } from '../fetch/BatchFetcher.js';
 
-/** Bytes kept free under the message limit for ids, labels, sizes and framing. */
+/** Bytes kept free under the message limit for each sample's id, label, sizes and framing. */
 const OVERHEAD_PER_SAMPLE = 64;
+/** And for the batch's own fields (epoch, index, flags, field headers). */
+const OVERHEAD_PER_BATCH = 256;
 
 /**
  * Lays a batch out for the wire: ids packed 16 bytes each, sample bytes concatenated with
@@ -33,7 +35,8 @@ export function buildBatchResponse(
     blobSizes[i] = s.labelBlob?.length ?? 0;
     blobBytes += blobSizes[i]!;
   }
-  const total = dataBytes + blobBytes + n * OVERHEAD_PER_SAMPLE + resumeToken.length;
+  const total =
+    dataBytes + blobBytes + n * OVERHEAD_PER_SAMPLE + OVERHEAD_PER_BATCH + resumeToken.length;
   if (total > maxMessageBytes) {
     // INVALID_ARGUMENT, not RESOURCE_EXHAUSTED: the remedy is a smaller batch_size, and
     // clients retry RESOURCE_EXHAUSTED (the admission limit) by themselves.

@@ -19,7 +19,7 @@ import type { ServerContext } from '../ServerContext.js';
 import { resolveSplit } from '../splits/resolveSplit.js';
 import type { SplitIds } from '../splits/SplitIds.js';
 import { validateStreamRequest } from './validateStreamRequest.js';
-import { waitForDrain } from './waitForDrain.js';
+import { writeMessage } from './writeMessage.js';
 
 type Call = grpc.ServerWritableStream<StreamBatchesRequest__Output, StreamBatchesResponse>;
 
@@ -102,20 +102,31 @@ async function runStream(
       signal: abort.signal,
     });
 
+    // At most one batch waits in the call while the next is assembled. The call's own buffer
+    // (an object-mode stream: 16 messages before write() says false) would otherwise let a
+    // slow client hold 16 batches beyond the window.
+    let previous: Promise<void> | undefined;
+    const settle = async (): Promise<void> => {
+      if (!previous) return;
+      const t0 = performance.now();
+      await previous;
+      const blocked = (performance.now() - t0) / 1000;
+      figures.blockedSeconds += blocked;
+      ctx.metrics.clientBlockedSeconds.inc(blocked);
+    };
     for await (const batch of fetcher.batches()) {
       // A batch handed out just as the call was cancelled (or ended by shutdown) is dropped:
       // writing after the call ended would lose the status the client must see.
       abort.signal.throwIfAborted();
       const token = encodeResumeToken(ctx.resumeKey, fingerprint, batch.resume);
       const { response, bytes } = buildBatchResponse(batch, token, ctx.config.maxMessageBytes);
-      ctx.metrics.batchAssemblySeconds.observe((performance.now() - batch.firstArrivalAt) / 1000);
-      if (!call.write(response)) {
-        const t0 = performance.now();
-        await waitForDrain(call, abort.signal);
-        const blocked = (performance.now() - t0) / 1000;
-        figures.blockedSeconds += blocked;
-        ctx.metrics.clientBlockedSeconds.inc(blocked);
+      await settle();
+      abort.signal.throwIfAborted();
+      if (Number.isFinite(batch.firstArrivalAt)) {
+        ctx.metrics.batchAssemblySeconds.observe((performance.now() - batch.firstArrivalAt) / 1000);
       }
+      previous = writeMessage(call, response, abort.signal);
+      previous.catch(() => undefined); // awaited by settle(); never an unhandled rejection
       figures.batches++;
       figures.samples += batch.samples.length;
       figures.bytes += bytes;
@@ -124,6 +135,7 @@ async function runStream(
       ctx.metrics.samplesSent.inc(batch.samples.length);
       ctx.metrics.bytesSent.inc(bytes);
     }
+    await settle();
     call.end();
     logEnd(log, 'OK', started, figures);
   } catch (err) {

@@ -72,6 +72,21 @@ export function validateStreamRequest(
   }
   const shardRule = SHARD_RULES[req.shardRule];
   if (!shardRule) throw invalidArgument(`unknown shard_rule ${req.shardRule}`);
+  const shuffle = enumValue(req.shuffle, 'shuffle', {
+    SHUFFLE_MODE_UNSPECIFIED: 'uniform',
+    SHUFFLE_MODE_UNIFORM: 'uniform',
+    SHUFFLE_MODE_NONE: 'none',
+  } as const);
+  const ordering = enumValue(req.ordering, 'ordering', {
+    ORDERING_UNSPECIFIED: 'out-of-order',
+    ORDERING_OUT_OF_ORDER: 'out-of-order',
+    ORDERING_IN_ORDER: 'in-order',
+  } as const);
+  const missing = enumValue(req.missingSamplePolicy, 'missing_sample_policy', {
+    MISSING_SAMPLE_POLICY_UNSPECIFIED: 'fail',
+    MISSING_SAMPLE_POLICY_FAIL: 'fail',
+    MISSING_SAMPLE_POLICY_SKIP: 'skip',
+  } as const);
   return {
     dataset,
     split,
@@ -82,11 +97,20 @@ export function validateStreamRequest(
     rank: req.rank,
     worldSize,
     shardRule,
-    shuffle: req.shuffle === 'SHUFFLE_MODE_NONE' ? 'none' : 'uniform',
+    shuffle,
     dropLast: req.dropLast,
-    ordering: req.ordering === 'ORDERING_IN_ORDER' ? 'in-order' : 'out-of-order',
+    ordering,
     prefetch,
-    missing: req.missingSamplePolicy === 'MISSING_SAMPLE_POLICY_SKIP' ? 'skip' : 'fail',
+    missing,
     resumeToken: req.resumeToken,
   };
+}
+
+/** Maps an enum's name to its meaning; an unknown value (a newer client?) is INVALID_ARGUMENT. */
+function enumValue<T>(value: string, field: string, table: Record<string, T>): T {
+  const v = table[value];
+  if (v === undefined) {
+    throw invalidArgument(`unknown ${field} ${value}; use one of ${Object.keys(table).join(', ')}`);
+  }
+  return v;
 }

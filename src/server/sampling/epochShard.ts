@@ -1,4 +1,4 @@
-import { identityPermutation, permutation } from './permutation.js';
+import { permutation } from './permutation.js';
 import { shard, type ShardRule } from './shard.js';
 
 /** What decides a rank's samples in an epoch. */
@@ -33,9 +33,9 @@ export function epochShard(
   spec: EpochShardSpec,
   permute: (n: number, seed: bigint, epoch: number) => Uint32Array = permutation,
 ): EpochShard {
-  const order =
-    spec.shuffle === 'none' ? identityPermutation(spec.n) : permute(spec.n, spec.seed, spec.epoch);
   const s = shard(spec.n, spec.rank, spec.worldSize, spec.shardRule);
   const length = spec.dropLast ? s.length - (s.length % spec.batchSize) : s.length;
+  if (spec.shuffle === 'none') return { length, storedPosition: (j) => s.at(j) }; // no O(n) array
+  const order = permute(spec.n, spec.seed, spec.epoch);
   return { length, storedPosition: (j) => order[s.at(j)]! };
 }
