@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { registerBenchCommand } from './commands/bench.js';
 import { registerDbCommand } from './commands/db.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDescribeCommand } from './commands/describe.js';
 import { registerIngestCommand } from './commands/ingest.js';
 import { registerPrepareCommand } from './commands/prepare.js';
 import { registerServeCommand } from './commands/serve.js';
+import { registerSplitsCommand } from './commands/splits.js';
 
 const program = new Command()
   .name('scylla-loader')
@@ -15,8 +17,10 @@ const program = new Command()
 registerDbCommand(program);
 registerIngestCommand(program);
 registerDescribeCommand(program);
+registerSplitsCommand(program);
 registerPrepareCommand(program);
 registerServeCommand(program);
 registerDemoCommand(program);
+registerBenchCommand(program);
 
 await program.parseAsync(process.argv);

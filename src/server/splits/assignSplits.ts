@@ -32,10 +32,10 @@ export interface SplitResult {
  *
  * 1. per-label totals come from {@link classTargets}; each part gets its weight's share of
  *    every label;
- * 2. groups, in a seeded random order and then largest first, each go to the part where their
- *    labels are least supplied relative to what the part should receive (its weight times the
- *    samples available), so every part has enough of every label to choose from and no group
- *    is split;
+ * 2. groups, in a seeded random order and then largest first, each go to the part whose
+ *    unmet per-label targets they fill most (between equals, where their labels are least
+ *    supplied relative to the part's weight), so every part gets enough of every label to
+ *    choose from and no group is split;
  * 3. within a part, samples are taken round robin across its groups (each group's samples in
  *    seeded order) until the part's per-label targets are met, which maximises diversity.
  *
@@ -95,18 +95,24 @@ export function assignSplits(input: SplitInput, spec: SplitSpec): SplitResult {
   const partTotals = partNames.map((_, p) => [...targets[p]!.values()].reduce((a, b) => a + b, 0));
   for (const [g, size] of bySize) {
     if (size === 0) continue;
+    // First choice: the part whose unmet targets this group fills most; between equals, the
+    // part where the group's labels are least supplied relative to what it should receive.
     let best = -1;
+    let bestGain = -1;
     let bestCost = Infinity;
     for (let p = 0; p < partNames.length; p++) {
+      let gain = 0;
       let cost = 0;
       for (const [label, list] of byGroup[g]!) {
-        const want = desired(p, label);
         if (!totals.get(label)) continue;
-        const after = (supply[p]!.get(label) ?? 0) + list.length;
-        cost += want > 0 ? (list.length * after) / want : Infinity;
+        const have = supply[p]!.get(label) ?? 0;
+        gain += Math.min(list.length, Math.max(0, targets[p]!.get(label)! - have));
+        const want = desired(p, label);
+        cost += want > 0 ? (list.length * (have + list.length)) / want : Infinity;
       }
-      if (cost < bestCost) {
+      if (gain > bestGain || (gain === bestGain && cost < bestCost)) {
         best = p;
+        bestGain = gain;
         bestCost = cost;
       }
     }
