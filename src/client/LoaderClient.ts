@@ -1,16 +1,24 @@
 import { credentials as grpcCredentials } from '@grpc/grpc-js';
+import type { CreateSplitsResponse__Output } from '../generated/scylla_loader/v1/CreateSplitsResponse.js';
+import type { GetSplitResponse__Output } from '../generated/scylla_loader/v1/GetSplitResponse.js';
+import type { ListSplitsResponse__Output } from '../generated/scylla_loader/v1/ListSplitsResponse.js';
 import type { LoaderServiceClient } from '../generated/scylla_loader/v1/LoaderService.js';
 import { channelOptions } from './channelOptions.js';
+import type { CreateSplitsOptions } from './CreateSplitsOptions.js';
 import type { DatasetDescription } from './DatasetDescription.js';
 import type { DecodedBatch } from './DecodedBatch.js';
 import type { LoaderClientOptions, ReconnectOptions } from './LoaderClientOptions.js';
 import { loaderService } from './loaderService.js';
 import { resumableBatches } from './resumableBatches.js';
+import type { SplitSet } from './SplitSet.js';
 import type { StreamBatchesOptions } from './StreamBatchesOptions.js';
 import type { CallOptions, StreamCallOptions } from './StreamCallOptions.js';
 import { toClientError } from './toClientError.js';
+import { toCreateSplitsRequest } from './toCreateSplitsRequest.js';
 import { toDatasetDescription } from './toDatasetDescription.js';
 import { toProtoRequest } from './toProtoRequest.js';
+import { toSplitSet } from './toSplitSet.js';
+import { unaryCall } from './unaryCall.js';
 
 /**
  * Client of a scylla-loader server (or of a load balancer in front of several replicas).
@@ -47,6 +55,9 @@ export class LoaderClient {
   readonly #maxBufferedBatches: number;
   readonly #streamBatchesPath: string;
   readonly #describeDatasetPath: string;
+  readonly #createSplitsPath: string;
+  readonly #listSplitsPath: string;
+  readonly #getSplitPath: string;
 
   /**
    * @param address - The server's `host:port` (or any grpc-js target, e.g. `dns:///loader:50051`).
@@ -69,6 +80,9 @@ export class LoaderClient {
     this.#maxBufferedBatches = options.maxBufferedBatches ?? 2;
     this.#streamBatchesPath = Service.service.StreamBatches.path;
     this.#describeDatasetPath = Service.service.DescribeDataset.path;
+    this.#createSplitsPath = Service.service.CreateSplits.path;
+    this.#listSplitsPath = Service.service.ListSplits.path;
+    this.#getSplitPath = Service.service.GetSplit.path;
   }
 
   /**
@@ -139,6 +153,84 @@ export class LoaderClient {
       );
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /**
+   * Makes a split set from the dataset's metadata and stores it: named parts with weights
+   * (e.g. `{ train: 7, val: 2, test: 1 }`) or k folds, whole groups per part, class targets,
+   * filters. Stream its parts as `<set>/<part>` (see {@link SplitSet.streamableSplits}).
+   * The server reads the whole metadata table, which takes tens of seconds for 10^6+ samples:
+   * give a generous deadline; aborting `signal` stops the server's work.
+   *
+   * @example
+   * ```ts
+   * const set = await client.createSplits({
+   *   dataset: 'pathology', name: 'main', parts: { train: 7, val: 2, test: 1 },
+   *   groupBy: 'patient_id', classTargets: 'balanced', seed: 1,
+   * });
+   * for (const p of set.parts) console.log(p.name, p.size, p.classCounts);
+   * ```
+   *
+   * @param request - The set to make; invalid values throw a RangeError here, at once.
+   * @throws {@link ClientError}: ALREADY_EXISTS when the name exists (set `newVersion`),
+   *   INVALID_ARGUMENT for bad parameters or targets that cannot be met (the details say what
+   *   is possible; set `allowShortfall` to accept the best feasible split), NOT_FOUND for an
+   *   unknown dataset.
+   */
+  createSplits(request: CreateSplitsOptions, callOptions: CallOptions = {}): Promise<SplitSet> {
+    let message;
+    try {
+      message = toCreateSplitsRequest(request);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    return unaryCall<CreateSplitsResponse__Output, SplitSet>(
+      (options, callback) => this.#client.createSplits(message, options, callback),
+      this.#createSplitsPath,
+      callOptions,
+      (response) => toSplitSet(response.splitSet),
+    );
+  }
+
+  /**
+   * Lists a dataset's split sets, every version, sorted by name and newest version first.
+   *
+   * @throws {@link ClientError} with the call's status (e.g. NOT_FOUND for an unknown dataset).
+   */
+  listSplits(dataset: string, callOptions: CallOptions = {}): Promise<SplitSet[]> {
+    return unaryCall<ListSplitsResponse__Output, SplitSet[]>(
+      (options, callback) => this.#client.listSplits({ dataset }, options, callback),
+      this.#listSplitsPath,
+      callOptions,
+      (response) => response.splitSets.map(toSplitSet),
+    );
+  }
+
+  /**
+   * Describes one split set: its latest version unless `version` is given.
+   *
+   * @throws {@link ClientError} with the call's status (NOT_FOUND for an unknown dataset, set
+   *   or version).
+   */
+  getSplit(
+    request: { dataset: string; name: string; version?: number },
+    callOptions: CallOptions = {},
+  ): Promise<SplitSet> {
+    const version = request.version ?? 0;
+    if (!Number.isInteger(version) || version < 0 || version > 2 ** 32 - 1) {
+      return Promise.reject(new RangeError(`version must be a positive integer, got ${version}`));
+    }
+    return unaryCall<GetSplitResponse__Output, SplitSet>(
+      (options, callback) =>
+        this.#client.getSplit(
+          { dataset: request.dataset, name: request.name, version },
+          options,
+          callback,
+        ),
+      this.#getSplitPath,
+      callOptions,
+      (response) => toSplitSet(response.splitSet),
+    );
   }
 
   /**

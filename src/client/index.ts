@@ -1,6 +1,7 @@
 /**
  * The TypeScript client SDK of scylla-loader: {@link LoaderClient} streams training batches
- * with transparent resumption; failures are {@link ClientError}s.
+ * with transparent resumption and makes and inspects split sets; failures are
+ * {@link ClientError}s.
  *
  * @packageDocumentation
  */
@@ -9,6 +10,11 @@ export {
   DEFAULT_FLOW_CONTROL_WINDOW,
   DEFAULT_MAX_RECEIVE_MESSAGE_LENGTH,
 } from './channelOptions.js';
+export type {
+  ClassTargetsOption,
+  CreateSplitsOptions,
+  SplitFilter,
+} from './CreateSplitsOptions.js';
 export type { DatasetDescription } from './DatasetDescription.js';
 export type { DecodedBatch } from './DecodedBatch.js';
 export { LoaderClient } from './LoaderClient.js';
@@ -24,4 +30,5 @@ export type {
   ShuffleModeName,
   StreamBatchesOptions,
 } from './StreamBatchesOptions.js';
+export type { SplitSet, SplitSetPart } from './SplitSet.js';
 export type { CallOptions, ReconnectInfo, StreamCallOptions } from './StreamCallOptions.js';

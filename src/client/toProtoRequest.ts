@@ -48,7 +48,8 @@ function enumValue<N extends string, V>(
   return table[name];
 }
 
-function uint32(field: string, value: number | undefined): number {
+/** A uint32 field, 0 when absent; a RangeError for anything protobuf would wrap. @internal */
+export function uint32(field: string, value: number | undefined): number {
   if (value === undefined) {
     return 0;
   }
@@ -58,8 +59,12 @@ function uint32(field: string, value: number | undefined): number {
   return value;
 }
 
-/** The seed as a decimal string: uint64 goes over the wire as a string (`longs: String`). */
-function seedString(seed: bigint | number | string | undefined): string {
+/**
+ * The seed as a decimal string: uint64 goes over the wire as a string (`longs: String`).
+ *
+ * @internal
+ */
+export function seedString(seed: bigint | number | string | undefined): string {
   if (seed === undefined) {
     return '0';
   }

@@ -18,7 +18,10 @@ import { LoaderError } from './errors/LoaderError.js';
 import { grpcServerOptions } from './grpcServerOptions.js';
 import { createLoaderMetrics } from './metrics/loaderMetrics.js';
 import { startMetricsServer, type MetricsServer } from './metricsServer.js';
+import { createCreateSplitsHandler } from './rpc/createSplits.js';
 import { createDescribeDatasetHandler } from './rpc/describeDataset.js';
+import { createGetSplitHandler } from './rpc/getSplit.js';
+import { createListSplitsHandler } from './rpc/listSplits.js';
 import { createStreamBatchesHandler } from './rpc/streamBatches.js';
 import type { ServerContext } from './ServerContext.js';
 import { shutdownLoader } from './shutdown.js';
@@ -82,6 +85,9 @@ export async function createLoaderServer(
   server.addService(loadLoaderProto(loaderDefinition).scylla_loader.v1.LoaderService.service, {
     StreamBatches: admission.wrap(makeStreamHandler(context)),
     DescribeDataset: createDescribeDatasetHandler(context),
+    CreateSplits: createCreateSplitsHandler(context),
+    ListSplits: createListSplitsHandler(context),
+    GetSplit: createGetSplitHandler(context),
   });
   const health = new HealthImplementation({
     '': 'NOT_SERVING',

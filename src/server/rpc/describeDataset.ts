@@ -7,11 +7,14 @@ import { toGrpcStatus } from '../errors/toGrpcStatus.js';
 import { readDatasetInfo } from '../schema/datasetInfo.js';
 import { validateIdentifier } from '../schema/identifiers.js';
 import type { ServerContext } from '../ServerContext.js';
+import { listSplitSets } from '../splits/splitStore.js';
+import { splitTablesExist } from '../splits/splitTablesExist.js';
+import { streamableSplits } from './streamableSplits.js';
 
 /**
  * The DescribeDataset handler: what the database holds for a dataset, read from its info row
- * over the primary path. A bad name is INVALID_ARGUMENT (checked before it reaches CQL, where
- * it is spliced in as a keyspace name) and an unknown dataset NOT_FOUND.
+ * and its split sets over the primary path. A bad name is INVALID_ARGUMENT (checked before it
+ * reaches CQL, where it is spliced in as a keyspace name) and an unknown dataset NOT_FOUND.
  */
 export function createDescribeDatasetHandler(
   ctx: ServerContext,
@@ -43,6 +46,9 @@ async function describeDataset(
   const primary = ctx.paths[0];
   if (primary === undefined) throw new Error('server context has no database path');
   const info = await readDatasetInfo(primary.client, dataset);
+  const sets = (await splitTablesExist(primary.client, dataset))
+    ? await listSplitSets(primary.client, dataset)
+    : [];
   // Counts go out as decimal strings: uint64 on the wire, and a JS number is exact only to 2^53.
   const classCounts: Record<number, string> = {};
   for (const [label, count] of info.classCounts) classCounts[label] = String(count);
@@ -53,7 +59,8 @@ async function describeDataset(
     labelNames: info.labelNames,
     classCounts,
     columns: info.columns,
-    // Split tables do not exist yet; `all` (every sample) is always streamable.
-    splits: ['all'],
+    // `all`, and the parts of each split set's latest version (older ones stay streamable as
+    // `set@version/part`).
+    splits: streamableSplits(sets),
   };
 }

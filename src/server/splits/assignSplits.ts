@@ -14,14 +14,17 @@ export interface SplitPart {
   classCounts: Map<number, number>;
   /** Wanted samples per label. */
   targets: Map<number, number>;
-  /** Groups placed in this part. */
+  /** Groups that gave the part at least one sample. */
   groups: number;
 }
 
 /** A computed split set, with how far it is from its targets. */
 export interface SplitResult {
   parts: SplitPart[];
-  /** Parts and labels short of their target by more than 1% (or 1 sample). */
+  /**
+   * Parts and labels off their target by more than 1% (or 1 sample): short of it, or, when
+   * every sample is kept, on either side.
+   */
   shortfalls: Array<{ part: string; label: number; target: number; achieved: number }>;
   /** Largest |achieved - target| / target over parts' sizes and per-label counts. */
   worstDeviation: number;
@@ -41,8 +44,8 @@ export interface SplitResult {
  *
  * With natural targets and no size cap, every sample of every group is kept (k-fold
  * cross-validation covers the whole set) and the parts' sizes follow the group sizes as
- * closely as the greedy placement allows. Otherwise a target missed by more than 1% (or 1
- * sample) is an INVALID_ARGUMENT error saying what is possible, unless `allowShortfall` is set.
+ * closely as the greedy placement allows. A target missed by more than 1% (or 1 sample) is an
+ * INVALID_ARGUMENT error saying what was reached, unless `allowShortfall` is set.
  */
 export function assignSplits(input: SplitInput, spec: SplitSpec): SplitResult {
   const partNames = spec.parts.map(([n]) => n);
@@ -144,10 +147,12 @@ export function assignSplits(input: SplitInput, spec: SplitSpec): SplitResult {
       const taken = roundRobin(lists, need, chosen);
       classCounts.set(label, taken);
       const target = targets[p]!.get(label)!;
-      // Group granularity may leave a part a few samples short when a label is used up (e.g.
+      // Group granularity may leave a part a few samples off when a label is used up (e.g.
       // the rarest label of a balanced split); within 1% (or 1 sample) that is a deviation,
-      // beyond it the target is out of reach.
-      if (!takeAll && target - taken > Math.max(1, 0.01 * target)) {
+      // beyond it the target is out of reach. Keeping every sample (natural targets) can
+      // miss both ways.
+      const miss = takeAll ? Math.abs(target - taken) : target - taken;
+      if (miss > Math.max(1, 0.01 * target)) {
         shortfalls.push({ part: partNames[p]!, label, target, achieved: taken });
       }
       if (target > 0) worst = Math.max(worst, Math.abs(taken - target) / target);
@@ -159,13 +164,13 @@ export function assignSplits(input: SplitInput, spec: SplitSpec): SplitResult {
       samples: Uint32Array.from(chosen),
       classCounts,
       targets: targets[p]!,
-      groups: groupsOf[p]!.length,
+      groups: new Set(chosen.map((i) => input.groups[i]!)).size,
     });
   }
   if (shortfalls.length > 0 && !spec.allowShortfall) {
     const lines = shortfalls
       .slice(0, 10)
-      .map((s) => `part ${s.part}, label ${s.label}: target ${s.target}, possible ${s.achieved}`);
+      .map((s) => `part ${s.part}, label ${s.label}: target ${s.target}, best found ${s.achieved}`);
     throw invalidArgument(
       `the targets cannot be met while keeping every group in one part: ${lines.join('; ')}` +
         `${shortfalls.length > 10 ? ` (and ${shortfalls.length - 10} more)` : ''}; ` +

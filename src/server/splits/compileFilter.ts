@@ -5,7 +5,8 @@ const NUMERIC = new Set(['int', 'bigint', 'double', 'float', 'smallint', 'tinyin
 
 /**
  * Turns a filter into a predicate over a column's stored value. Equality and set membership
- * compare the value's text form (`"3"`, `"true"`, `"p001"`), ranges need a numeric column.
+ * compare the value's text form (`"3"`, `"true"`, `"p001"`; a double 1.0 reads `"1"`, so
+ * numeric columns also match numerically), ranges need a numeric column.
  */
 export function compileFilter(
   filter: MetadataFilter,
@@ -14,17 +15,19 @@ export function compileFilter(
   if (columnType === undefined) {
     throw invalidArgument(`filter names column ${filter.column}, which the metadata does not have`);
   }
-  const text = (v: unknown): string | null =>
-    v === null || v === undefined ? null : typeof v === 'object' ? String(v) : String(v);
-  if ('equals' in filter) return (v) => text(v) === filter.equals;
+  const text = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+  const numeric = NUMERIC.has(columnType);
+  const same = (v: unknown, want: string): boolean =>
+    text(v) === want || (numeric && v !== null && want.trim() !== '' && Number(v) === Number(want));
+  if ('equals' in filter) return (v) => same(v, filter.equals);
   if ('in' in filter) {
     const set = new Set(filter.in);
     return (v) => {
       const t = text(v);
-      return t !== null && set.has(t);
+      return t !== null && (set.has(t) || (numeric && filter.in.some((w) => same(v, w))));
     };
   }
-  if (!NUMERIC.has(columnType)) {
+  if (!numeric) {
     throw invalidArgument(
       `a range filter needs a numeric column; ${filter.column} is ${columnType} (use equals or in)`,
     );

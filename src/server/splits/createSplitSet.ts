@@ -87,6 +87,7 @@ export async function createSplitSet(
     allowShortfall: req.allowShortfall,
   });
 
+  hooks.signal?.throwIfAborted();
   const hash = createHash('sha256');
   const stored = result.parts.map((p) => {
     const ids = Buffer.allocUnsafe(p.samples.length * 16);
@@ -101,26 +102,31 @@ export async function createSplitSet(
       ids,
     };
   });
-  return writeSplitSet(client, req.dataset, {
-    name,
-    version: latest + 1,
-    params: {
-      parts: req.folds > 0 ? [] : req.parts,
+  return writeSplitSet(
+    client,
+    req.dataset,
+    {
+      name,
+      version: latest + 1,
+      params: {
+        parts: req.folds > 0 ? [] : req.parts,
+        folds: req.folds,
+        groupBy: req.groupBy,
+        classTargets: req.classTargets,
+        maxTotal: req.maxTotal ?? null,
+        filters: req.filters,
+        seed: req.seed.toString(),
+        allowShortfall: req.allowShortfall,
+        samplesConsidered: input.count,
+        groupsConsidered: input.groupCount,
+      },
+      seed: req.seed,
       folds: req.folds,
-      groupBy: req.groupBy,
-      classTargets: req.classTargets,
-      maxTotal: req.maxTotal ?? null,
-      filters: req.filters,
-      seed: req.seed.toString(),
-      allowShortfall: req.allowShortfall,
-      samplesConsidered: input.count,
-      groupsConsidered: input.groupCount,
+      parts: stored,
+      contentHash: hash.digest('hex'),
+      worstDeviation: result.worstDeviation,
+      createdAt: new Date(),
     },
-    seed: req.seed,
-    folds: req.folds,
-    parts: stored,
-    contentHash: hash.digest('hex'),
-    worstDeviation: result.worstDeviation,
-    createdAt: new Date(),
-  });
+    hooks.signal,
+  );
 }

@@ -6,7 +6,8 @@ import { requireDataset } from '../schema/datasetSchema.js';
 import { ALL_SPLIT, loadSplitIds } from './loadSplitIds.js';
 import { parseSplitRef } from './splitNames.js';
 import type { SplitIds } from './SplitIds.js';
-import { ensureSplitTables, readPartIds, readSplitSetInfo } from './splitStore.js';
+import { readPartIds, readSplitSetInfo } from './splitStore.js';
+import { splitTablesExist } from './splitTablesExist.js';
 
 /**
  * `all` reflects later ingests: its cached ids are re-read after this long. A resume token is
@@ -35,7 +36,9 @@ export async function resolveSplit(
     );
   }
   await requireDataset(client, dataset);
-  await ensureSplitTables(client, dataset);
+  if (!(await splitTablesExist(client, dataset))) {
+    throw notFound(`dataset ${dataset} has no split sets yet; create one with \`splits create\``);
+  }
   const info = await readSplitSetInfo(client, dataset, ref.set, ref.version);
   return cache.get(`${dataset}/${ref.set}@${info.version}/${ref.part}`, async () => {
     const fold = /^(train|val)-(\d+)$/.exec(ref.part);

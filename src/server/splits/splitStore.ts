@@ -31,6 +31,7 @@ export async function writeSplitSet(
   set: Omit<SplitSetInfo, 'writeId' | 'parts'> & {
     parts: Array<Omit<SplitSetInfo['parts'][number], 'chunks'> & { ids: Buffer }>;
   },
+  signal?: AbortSignal,
 ): Promise<SplitSetInfo> {
   const writeId = randomUUID();
   const insert =
@@ -51,6 +52,7 @@ export async function writeSplitSet(
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < writes.length) {
+      signal?.throwIfAborted();
       const [part, chunk, ids] = writes[next++]!;
       await client.execute(insert, [set.name, set.version, writeId, part, chunk, ids], {
         prepare: true,
@@ -59,6 +61,8 @@ export async function writeSplitSet(
   };
   await Promise.all(Array.from({ length: 8 }, worker));
 
+  // A caller that gave up must not find the set stored (it would get ALREADY_EXISTS on retry).
+  signal?.throwIfAborted();
   const info: SplitSetInfo = { ...set, parts, writeId };
   const rs = await client.execute(
     `INSERT INTO ${dataset}.split_sets (name, version, info, created_at) VALUES (?, ?, ?, ?) ` +
@@ -124,11 +128,17 @@ export async function listSplitSets(
   client: cassandra.Client,
   dataset: string,
 ): Promise<SplitSetInfo[]> {
-  const rs = await client.execute(`SELECT info FROM ${dataset}.split_sets`, [], {
-    prepare: true,
-    fetchSize: 1000,
-  });
-  const sets = rs.rows.map((r) => parseInfo(String(r['info'])));
+  const sets: SplitSetInfo[] = [];
+  let pageState: string | undefined;
+  do {
+    const rs = await client.execute(`SELECT info FROM ${dataset}.split_sets`, [], {
+      prepare: true,
+      fetchSize: 1000,
+      pageState,
+    });
+    for (const r of rs.rows) sets.push(parseInfo(String(r['info'])));
+    pageState = rs.pageState ?? undefined;
+  } while (pageState);
   return sets.sort((a, b) => a.name.localeCompare(b.name) || b.version - a.version);
 }
 
@@ -149,16 +159,27 @@ export async function readPartIds(
   const query =
     `SELECT ids FROM ${dataset}.split_chunks WHERE name = ? AND version = ? AND write_id = ? ` +
     'AND part = ? AND chunk = ?';
-  const chunks = await Promise.all(
-    Array.from({ length: meta.chunks }, async (_, c) => {
+  // A few chunks at a time: a part of 10^8 ids has about 1,500 of them.
+  const chunks: Buffer[] = new Array<Buffer>(meta.chunks);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < meta.chunks) {
+      const c = next++;
       const rs = await client.execute(query, [info.name, info.version, info.writeId, part, c], {
         prepare: true,
       });
       const ids = rs.first()?.['ids'] as Buffer | undefined;
-      if (!ids) throw new Error(`chunk ${c} of part ${part} of split set ${info.name} is missing`);
-      return ids;
-    }),
-  );
+      if (!ids) {
+        throw new LoaderError(
+          status.DATA_LOSS,
+          `chunk ${c} of part ${part} of split set ${info.name}@${info.version} is missing; ` +
+            'create the split set again as a new version',
+        );
+      }
+      chunks[c] = ids;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(16, meta.chunks) }, worker));
   const ids = Buffer.concat(chunks);
   if (ids.length !== meta.size * 16) {
     throw new Error(

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import {
+  formatSplitList,
+  parseClassRatios,
+  parseFilter,
+  parseParts,
+  parseSetRef,
+} from '../../src/cli/commands/splits.js';
+import { LoaderError } from '../../src/server/errors/LoaderError.js';
+import type { SplitSetInfo } from '../../src/server/splits/SplitSetInfo.js';
+
+const userError = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(LoaderError);
+    return (err as LoaderError).message;
+  }
+  throw new Error('expected a user error');
+};
+
+describe('splits CLI parsing', () => {
+  it('parses parts with weights, in order', () => {
+    expect(parseParts('train=7,val=2,test=1')).toEqual([
+      ['train', 7],
+      ['val', 2],
+      ['test', 1],
+    ]);
+    expect(parseParts('a=0.5, b=1e1')).toEqual([
+      ['a', 0.5],
+      ['b', 10],
+    ]);
+    for (const bad of ['train', 'train=', 'train=0', 'train=-1', 'train=x', 'a=1,,b=2', '=3']) {
+      expect(userError(() => parseParts(bad))).toMatch(/^--parts .*<name>=<positive weight>/);
+    }
+  });
+
+  it('parses the three filter forms', () => {
+    expect(parseFilter('patient_id=p001')).toEqual({ column: 'patient_id', equals: 'p001' });
+    expect(parseFilter('slide=1,2,3')).toEqual({ column: 'slide', in: ['1', '2', '3'] });
+    expect(parseFilter('x=0..100')).toEqual({ column: 'x', min: 0, max: 100 });
+    expect(parseFilter('x=-1.5..')).toEqual({ column: 'x', min: -1.5 });
+    expect(parseFilter('x=..1e3')).toEqual({ column: 'x', max: 1000 });
+    // Only numbers make a range; anything else with dots is a value.
+    expect(parseFilter('path=a..b')).toEqual({ column: 'path', equals: 'a..b' });
+    expect(parseFilter('note=x=y')).toEqual({ column: 'note', equals: 'x=y' });
+    expect(userError(() => parseFilter('x=..'))).toMatch(/at least one end/);
+    expect(userError(() => parseFilter('x=5..1'))).toMatch(/range is empty/);
+    expect(userError(() => parseFilter('slide=1,,2'))).toMatch(/empty/);
+    for (const bad of ['x', 'x=', '=3']) {
+      expect(userError(() => parseFilter(bad))).toMatch(/use col=value/);
+    }
+  });
+
+  it('parses class ratios by label or class name', () => {
+    expect(parseClassRatios('0=1,1=1', [])).toEqual({ 0: 1, 1: 1 });
+    expect(parseClassRatios('tumor=1,normal=3', ['normal', 'tumor'])).toEqual({ 0: 3, 1: 1 });
+    expect(userError(() => parseClassRatios('cat=1', ['normal', 'tumor']))).toMatch(
+      /no class cat; its classes: 0=normal, 1=tumor/,
+    );
+    expect(userError(() => parseClassRatios('0=1,0=2', []))).toMatch(/named twice/);
+    expect(userError(() => parseClassRatios('0=0', []))).toMatch(/positive ratio/);
+  });
+
+  it('parses set and set@version', () => {
+    expect(parseSetRef('main')).toEqual({ name: 'main' });
+    expect(parseSetRef('main@3')).toEqual({ name: 'main', version: 3 });
+    expect(userError(() => parseSetRef('main@0'))).toMatch(/<name>@<version>/);
+    expect(userError(() => parseSetRef('main@x'))).toMatch(/<name>@<version>/);
+    expect(userError(() => parseSetRef('Main'))).toMatch(/invalid split set name/);
+  });
+
+  it('lists sets as a table, or says how to make one', () => {
+    expect(formatSplitList('ds', [])).toMatch(/has no split sets; make one with `splits create ds/);
+    const set: SplitSetInfo = {
+      name: 'main',
+      version: 2,
+      params: {},
+      seed: 1n,
+      folds: 0,
+      parts: [
+        { name: 'train', size: 70, classCounts: {}, targets: {}, groups: 7, chunks: 1 },
+        { name: 'val', size: 30, classCounts: {}, targets: {}, groups: 3, chunks: 1 },
+      ],
+      contentHash: 'h',
+      writeId: 'w',
+      worstDeviation: 0,
+      createdAt: new Date('2025-01-02T03:04:05Z'),
+    };
+    expect(formatSplitList('ds', [set])).toBe(
+      'split sets of dataset ds\n' +
+        '  set   version  kind     sizes            samples  created\n' +
+        '  main  2        2 parts  train=70 val=30  100      2025-01-02T03:04:05.000Z\n',
+    );
+  });
+});

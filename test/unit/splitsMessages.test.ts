@@ -1,0 +1,224 @@
+import { describe, expect, it } from 'vitest';
+import { toCreateSplitsRequest } from '../../src/client/toCreateSplitsRequest.js';
+import { toSplitSet } from '../../src/client/toSplitSet.js';
+import type { CreateSplitsRequest__Output } from '../../src/generated/scylla_loader/v1/CreateSplitsRequest.js';
+import type { SplitSet__Output } from '../../src/generated/scylla_loader/v1/SplitSet.js';
+import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
+import { LoaderError } from '../../src/server/errors/LoaderError.js';
+import { streamableSplits } from '../../src/server/rpc/streamableSplits.js';
+import { toCreateSplitSetRequest } from '../../src/server/rpc/toCreateSplitSetRequest.js';
+import { toSplitSetMessage } from '../../src/server/rpc/toSplitSetMessage.js';
+import type { SplitSetInfo } from '../../src/server/splits/SplitSetInfo.js';
+
+const service = loadLoaderProto().scylla_loader.v1.LoaderService.service;
+
+/** What the server's handler receives for a request the SDK sends: through the real wire format. */
+function overTheWire(request: object): CreateSplitsRequest__Output {
+  const bytes = service.CreateSplits.requestSerialize(request);
+  return service.CreateSplits.requestDeserialize(bytes) as CreateSplitsRequest__Output;
+}
+
+function splitSetOverTheWire(info: SplitSetInfo): SplitSet__Output {
+  const bytes = service.GetSplit.responseSerialize({ splitSet: toSplitSetMessage(info) });
+  return (service.GetSplit.responseDeserialize(bytes) as { splitSet: SplitSet__Output }).splitSet;
+}
+
+const info: SplitSetInfo = {
+  name: 'cv',
+  version: 3,
+  params: { folds: 2, groupBy: ['patient_id'], seed: '18446744073709551615' },
+  seed: 18446744073709551615n,
+  folds: 2,
+  parts: [
+    {
+      name: 'fold-0',
+      size: 10,
+      classCounts: { '-1': 1, 0: 6, 1: 3 },
+      targets: { 0: 6, 1: 3 },
+      groups: 2,
+      chunks: 1,
+    },
+    {
+      name: 'fold-1',
+      size: 9,
+      classCounts: { 0: 6, 1: 3 },
+      targets: { 0: 6, 1: 3 },
+      groups: 3,
+      chunks: 1,
+    },
+  ],
+  contentHash: 'ab'.repeat(32),
+  writeId: '00000000-0000-0000-0000-000000000000',
+  worstDeviation: 0.125,
+  createdAt: new Date('2025-06-07T08:09:10.123Z'),
+};
+
+describe('CreateSplits request: SDK → wire → createSplitSet', () => {
+  it('carries every field, with natural targets and no limit by default', () => {
+    const req = toCreateSplitSetRequest(
+      overTheWire(
+        toCreateSplitsRequest({ dataset: 'ds', name: 'main', parts: { train: 7, val: 3 } }),
+      ),
+    );
+    expect(req).toEqual({
+      dataset: 'ds',
+      name: 'main',
+      parts: [
+        ['train', 7],
+        ['val', 3],
+      ],
+      folds: 0,
+      groupBy: [],
+      classTargets: { mode: 'natural' },
+      filters: [],
+      seed: 0n,
+      newVersion: false,
+      allowShortfall: false,
+    });
+  });
+
+  it('carries folds, grouping, ratios, a limit, the three filters and a 64-bit seed', () => {
+    const req = toCreateSplitSetRequest(
+      overTheWire(
+        toCreateSplitsRequest({
+          dataset: 'ds',
+          name: 'cv',
+          folds: 5,
+          groupBy: ['patient_id', 'slide'],
+          classTargets: { ratios: { 0: 1, 1: 2 } },
+          maxTotal: 1000,
+          filters: [
+            { column: 'site', equals: 'a' },
+            { column: 'slide', in: [1, 2] },
+            { column: 'x', max: 5 },
+            { column: 'y', min: -1, max: 1 },
+          ],
+          seed: 2n ** 64n - 1n,
+          newVersion: true,
+          allowShortfall: true,
+        }),
+      ),
+    );
+    expect(req).toEqual({
+      dataset: 'ds',
+      name: 'cv',
+      parts: [],
+      folds: 5,
+      groupBy: ['patient_id', 'slide'],
+      classTargets: { mode: 'ratios', ratios: { 0: 1, 1: 2 } },
+      maxTotal: 1000,
+      filters: [
+        { column: 'site', equals: 'a' },
+        { column: 'slide', in: ['1', '2'] },
+        { column: 'x', max: 5 },
+        { column: 'y', min: -1, max: 1 },
+      ],
+      seed: 2n ** 64n - 1n,
+      newVersion: true,
+      allowShortfall: true,
+    });
+    const balanced = overTheWire(
+      toCreateSplitsRequest({
+        dataset: 'ds',
+        name: 'b',
+        parts: { a: 1 },
+        classTargets: 'balanced',
+      }),
+    );
+    expect(toCreateSplitSetRequest(balanced).classTargets).toEqual({ mode: 'balanced' });
+  });
+
+  it('the SDK refuses what cannot mean anything, with a RangeError', () => {
+    const base = { dataset: 'ds', name: 'x' };
+    expect(() => toCreateSplitsRequest({ ...base, parts: { a: 0 } })).toThrow(RangeError);
+    expect(() => toCreateSplitsRequest({ ...base, parts: { a: NaN } })).toThrow(RangeError);
+    expect(() => toCreateSplitsRequest({ ...base, maxTotal: -1 })).toThrow(RangeError);
+    expect(() => toCreateSplitsRequest({ ...base, folds: 1.5 })).toThrow(RangeError);
+    expect(() => toCreateSplitsRequest({ ...base, seed: -1 })).toThrow(RangeError);
+    expect(() => toCreateSplitsRequest({ ...base, filters: [{ column: 'x' }] })).toThrow(
+      /needs equals, in, or a min or max/,
+    );
+    expect(() => toCreateSplitsRequest({ ...base, classTargets: { ratios: { 0: -1 } } })).toThrow(
+      RangeError,
+    );
+  });
+
+  it('the server refuses what the wire allows but cannot mean anything', () => {
+    const bad = [
+      { dataset: 'ds', name: 'x', parts: [{ name: 'a', weight: Infinity }] },
+      { dataset: 'ds', name: 'x', filters: [{ column: 'c' }] },
+      { dataset: 'ds', name: 'x', filters: [{ column: 'c', in: { values: [] } }] },
+      { dataset: 'ds', name: 'x', filters: [{ column: 'c', range: { min: 2, max: 1 } }] },
+      { dataset: 'ds', name: 'x', classTargetMode: 'CLASS_TARGET_MODE_RATIOS' },
+      { dataset: 'ds', name: 'x', classRatios: { 0: 1 } },
+      { dataset: 'ds', name: 'x', maxTotal: '18446744073709551615' },
+      { dataset: 'Bad-Name', name: 'x' },
+    ];
+    for (const b of bad) {
+      expect(() => toCreateSplitSetRequest(overTheWire(b)), JSON.stringify(b)).toThrow(LoaderError);
+    }
+  });
+});
+
+describe('SplitSet: stored info → wire → SDK', () => {
+  it('keeps every figure, the 64-bit seed and the time to the millisecond', () => {
+    const set = toSplitSet(splitSetOverTheWire(info));
+    expect(set).toEqual({
+      name: 'cv',
+      version: 3,
+      params: info.params,
+      seed: 18446744073709551615n,
+      folds: 2,
+      parts: [
+        {
+          name: 'fold-0',
+          size: 10,
+          classCounts: { [-1]: 1, 0: 6, 1: 3 },
+          targets: { 0: 6, 1: 3 },
+          groups: 2,
+        },
+        {
+          name: 'fold-1',
+          size: 9,
+          classCounts: { 0: 6, 1: 3 },
+          targets: { 0: 6, 1: 3 },
+          groups: 3,
+        },
+      ],
+      contentHash: info.contentHash,
+      worstDeviation: 0.125,
+      createdAt: info.createdAt,
+      streamableSplits: [
+        'cv@3/fold-0',
+        'cv@3/fold-1',
+        'cv@3/train-0',
+        'cv@3/val-0',
+        'cv@3/train-1',
+        'cv@3/val-1',
+      ],
+    });
+  });
+});
+
+describe('streamableSplits', () => {
+  it('lists all, then the parts of each set latest version, with train-i/val-i for folds', () => {
+    const main = (version: number): SplitSetInfo => ({
+      ...info,
+      name: 'main',
+      version,
+      folds: 0,
+      parts: [{ ...info.parts[0]!, name: version === 1 ? 'old' : 'train' }],
+    });
+    expect(streamableSplits([])).toEqual(['all']);
+    expect(streamableSplits([main(1), info, main(2)])).toEqual([
+      'all',
+      'cv/fold-0',
+      'cv/fold-1',
+      'cv/train-0',
+      'cv/val-0',
+      'cv/train-1',
+      'cv/val-1',
+      'main/train',
+    ]);
+  });
+});
