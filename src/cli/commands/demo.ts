@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
+import type cassandra from 'cassandra-driver';
 import { Command } from 'commander';
 import { prepareMnist } from '../../datasets/prepareMnist.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
@@ -7,6 +8,13 @@ import { startLocalCluster } from '../../devdb/localCluster.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
 import { LoaderError } from '../../server/errors/LoaderError.js';
 import { readDatasetInfo } from '../../server/schema/datasetInfo.js';
+import { createSplitSet } from '../../server/splits/createSplitSet.js';
+import type { SplitSetInfo } from '../../server/splits/SplitSetInfo.js';
+import {
+  ensureSplitTables,
+  latestSplitVersion,
+  readSplitSetInfo,
+} from '../../server/splits/splitStore.js';
 import { dbConfigFromFlags } from '../dbOptions.js';
 import { createProgress, type Progress } from '../progress.js';
 import { runAction } from '../runAction.js';
@@ -23,7 +31,7 @@ export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
     .description(
-      'start a local node, prepare and ingest MNIST, serve it and stream 2 epochs through the SDK',
+      'start a local node, ingest MNIST, make a train/val/test split, serve it and stream 2 epochs',
     )
     .option('--dataset <name>', 'dataset name', 'mnist')
     .option('--limit <n>', 'only the first n images of each MNIST subset')
@@ -70,20 +78,22 @@ export function registerDemoCommand(program: Command): void {
 
         step('what the database holds');
         const client = await createDbClient(dbConfigFromFlags({}));
-        let sampleCount: number;
+        let set: SplitSetInfo;
         try {
-          const info = await readDatasetInfo(client, flags.dataset);
-          sampleCount = info.sampleCount;
-          process.stdout.write(formatInfo(info));
+          process.stdout.write(formatInfo(await readDatasetInfo(client, flags.dataset)));
+          set = await demoSplitSet(client, flags.dataset);
         } finally {
           await client.shutdown();
         }
+        const train = set.parts.find((p) => p.name === 'train')!;
 
-        step(`serving ${flags.dataset} and streaming 2 epochs through the client SDK`);
+        const split = `${set.name}@${set.version}/train`;
+        step(`serving ${flags.dataset} and streaming 2 epochs of ${split} through the client SDK`);
         const epochs = await streamDemo({
           db: dbConfigFromFlags({}),
           dataset: flags.dataset,
-          sampleCount,
+          split,
+          sampleCount: train.size,
           epochs: 2,
           batchSize: 256,
           onEpoch: (e) =>
@@ -102,6 +112,43 @@ export function registerDemoCommand(program: Command): void {
         }
       }),
     );
+}
+
+/**
+ * The demo's split set `main`: train/val/test 8:1:1 with every digit equally represented,
+ * made once (split sets never change) and reused by later runs.
+ */
+async function demoSplitSet(client: cassandra.Client, dataset: string): Promise<SplitSetInfo> {
+  await ensureSplitTables(client, dataset);
+  if ((await latestSplitVersion(client, dataset, 'main')) > 0) {
+    const set = await readSplitSetInfo(client, dataset, 'main');
+    step(`reusing split set main@${set.version}`);
+    return set;
+  }
+  step('making split set main: train=8,val=1,test=1, balanced classes');
+  const t0 = performance.now();
+  const set = await createSplitSet(client, {
+    dataset,
+    name: 'main',
+    parts: [
+      ['train', 8],
+      ['val', 1],
+      ['test', 1],
+    ],
+    folds: 0,
+    groupBy: [],
+    classTargets: { mode: 'balanced' },
+    filters: [],
+    seed: 42n,
+    newVersion: false,
+    allowShortfall: false,
+  });
+  process.stdout.write(
+    `  made in ${((performance.now() - t0) / 1000).toFixed(1)} s: ` +
+      set.parts.map((p) => `${p.name} ${p.size}`).join(', ') +
+      ` (worst deviation from targets ${(100 * set.worstDeviation).toFixed(2)}%)\n`,
+  );
+  return set;
 }
 
 function step(text: string): void {

@@ -11,18 +11,19 @@ export interface EpochFigures {
   samples: number;
   bytes: number;
   seconds: number;
-  /** True when every sample of the dataset arrived exactly once. */
+  /** True when every sample of the split arrived exactly once. */
   exactlyOnce: boolean;
 }
 
 /**
  * Serves the dataset from an in-process loader on a free port and streams `epochs` epochs of
- * split `all` through the client SDK, checking that each epoch delivered every sample exactly
- * once. The loader's JSON logs go to `logDestination` (stderr by default).
+ * `split` through the client SDK, checking that each epoch delivered `sampleCount` distinct
+ * samples, each exactly once. The loader logs only warnings here.
  */
 export async function streamDemo(options: {
   db: DbConfig;
   dataset: string;
+  split: string;
   sampleCount: number;
   epochs: number;
   batchSize: number;
@@ -47,7 +48,7 @@ export async function streamDemo(options: {
     let started = performance.now();
     for await (const batch of client.streamBatches({
       dataset: options.dataset,
-      split: 'all',
+      split: options.split,
       batchSize: options.batchSize,
       seed: 42,
       epochs: options.epochs,
