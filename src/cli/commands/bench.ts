@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { z } from 'zod';
+import { formatIngestBench, runIngestBench } from '../../bench/ingest/runIngestBench.js';
 import { runSplitBench } from '../../bench/splits/runSplitBench.js';
+import { addBenchStreamCommand } from './benchStream.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
@@ -63,5 +65,61 @@ export function registerBenchCommand(program: Command): Command {
       }
     }),
   );
+  const ingest = bench
+    .command('ingest')
+    .description(
+      'ingest ~100 kB JPEGs (stored as they are) and MNIST into fresh keyspaces: samples/s, ' +
+        'MB/s, CPU seconds of the ingest and of the local database; optionally the cold start',
+    )
+    .option('--images <n>', 'number of ~100 kB JPEGs', '3000')
+    .option('--runs <n>', 'runs per source and concurrency', '3')
+    .option('--concurrency <list>', 'ingest concurrencies to try', '32,128')
+    .option('--mnist-limit <n>', 'only the first n MNIST images of each subset')
+    .option('--cold-starts <n>', 'stop and start the local node this many times', '0');
+  addDbOptions(ingest).action(
+    runAction(
+      async (
+        flags: DbFlags & {
+          images: string;
+          runs: string;
+          concurrency: string;
+          mnistLimit?: string;
+          coldStarts: string;
+        },
+      ) => {
+        const client = await createDbClient(dbConfigFromFlags(flags));
+        let result;
+        try {
+          result = await runIngestBench(client, {
+            images: z.coerce.number().int().min(1).parse(flags.images),
+            runs: z.coerce.number().int().min(1).max(20).parse(flags.runs),
+            concurrencies: flags.concurrency
+              .split(',')
+              .map((c) => z.coerce.number().int().min(1).max(4096).parse(c)),
+            ...(flags.mnistLimit
+              ? { mnistLimit: z.coerce.number().int().min(1).parse(flags.mnistLimit) }
+              : {}),
+            coldStarts: z.coerce.number().int().min(0).max(10).parse(flags.coldStarts),
+            log: (line) => process.stderr.write(`${line}\n`),
+          });
+        } finally {
+          await client.shutdown();
+        }
+        process.stdout.write(formatIngestBench(result));
+        const out = path.join(
+          path.dirname(defaultStateDir()),
+          'bench',
+          `ingest-${Date.now()}.json`,
+        );
+        await mkdir(path.dirname(out), { recursive: true });
+        await writeFile(
+          out,
+          JSON.stringify({ cores: os.cpus().length, node: process.version, ...result }, null, 2),
+        );
+        process.stdout.write(`figures: ${out}\n`);
+      },
+    ),
+  );
+  addBenchStreamCommand(bench);
   return bench;
 }

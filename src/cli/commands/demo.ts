@@ -70,7 +70,7 @@ export function registerDemoCommand(program: Command): void {
           manifest: prepared.manifest,
           column: [],
           quality: '90',
-          concurrency: '32',
+          concurrency: '128',
           strict: false,
           replication: 'simple:1',
         });

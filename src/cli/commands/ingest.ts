@@ -55,7 +55,8 @@ export function registerIngestCommand(program: Command): void {
     .option('--quality <q>', 'preprocess: JPEG quality', '90')
     .addOption(
       new Option('--concurrency <n>', 'samples read and written at once')
-        .default('32')
+        // 128 beat 32 by 20-30% on the local node (bench ingest); more hides more latency.
+        .default('128')
         .env('SCYLLA_LOADER_INGEST_CONCURRENCY'),
     )
     .option('--strict', 'stop at the first unreadable or undecodable file', false)

@@ -1,0 +1,94 @@
+import type { BenchEnvironment } from './benchEnvironment.js';
+import type { LayoutReport } from './layoutBench.js';
+import type { StreamDataset } from './prepareStreamDataset.js';
+import type { Placement } from './StreamBenchOptions.js';
+
+/** The scenarios compared in each placement. */
+export type ScenarioName = 'tight-loop' | 'service' | 'service-in-order-p2';
+
+/** One run of one scenario. */
+export interface RunRecord {
+  placement: Placement;
+  scenario: ScenarioName;
+  /** Calibration runs pick the tight loop's concurrency; timed runs make the table. */
+  phase: 'calibration' | 'timed';
+  /** 0-based index among the timed runs (or the calibration runs) of this placement. */
+  run: number;
+  /** Tight loop: reads in flight. */
+  concurrency?: number;
+  /** Service: ordering and prefetch asked for (absent prefetch: the server's default). */
+  ordering?: 'out-of-order' | 'in-order';
+  prefetch?: number;
+  seed: number;
+  samples: number;
+  bytes: number;
+  wallSeconds: number;
+  samplesPerSecond: number;
+  megabytesPerSecond: number;
+  /**
+   * CPU seconds over the measured part: database node (`dbNet`: less what it used in the same
+   * time while nothing of the benchmark ran, see `dbBackgroundCpuPerSecond`), loader (serve),
+   * client or tight loop.
+   */
+  cpuSeconds: { db?: number; dbNet?: number; loader?: number; client: number };
+  /**
+   * CPU seconds per second the database used in the second before this round of runs, with
+   * nothing of the benchmark running: other clients of a shared node, compaction, its own
+   * timers.
+   */
+  dbBackgroundCpuPerSecond?: number;
+  /** Service: time between batches as the consumer saw them. */
+  waitMs?: { p50: number; p99: number; max: number };
+}
+
+/** Medians of the timed runs of one scenario in one placement. */
+export interface SummaryRow {
+  placement: Placement;
+  scenario: ScenarioName;
+  runs: number;
+  concurrency?: number;
+  samplesPerSecond: number;
+  megabytesPerSecond: number;
+  /** Median samples/s over the tight loop's median samples/s of the same placement. */
+  ratioToTightLoop: number;
+  /** Median of the per-run ratios to the tight-loop run just before (paired, same seed). */
+  pairedRatioToTightLoop: number;
+  cpuSeconds: { db?: number; dbNet?: number; loader?: number; client: number };
+  dbBackgroundCpuPerSecond?: number;
+  /** Loader CPU seconds per 10^9 bytes delivered (service rows). */
+  loaderCpuSecondsPerGB?: number;
+  waitMs?: { p50: number; p99: number };
+}
+
+/** Everything `bench stream` measured, as written to its JSON file. */
+export interface StreamBenchReport {
+  startedAt: string;
+  seconds: number;
+  environment: BenchEnvironment;
+  settings: {
+    samples: number;
+    runs: number;
+    batchSize: number;
+    concurrencies: number[];
+    placements: Placement[];
+    connectionsPerHost: number;
+    serverDefaultPrefetch: number;
+    serverMaxInFlightPerStream: number;
+    /** CPUs of the database and of the loader and client in the pinned placement. */
+    pinning?: { database: string; loaderAndClient: string };
+  };
+  dataset: StreamDataset;
+  /** Tight-loop concurrency kept for each placement. */
+  bestConcurrency: Partial<Record<Placement, number>>;
+  runs: RunRecord[];
+  summary: SummaryRow[];
+  layout: LayoutReport;
+  /** `stream end` log lines of the loader, per placement. */
+  loaderStreamEnds: Partial<Record<Placement, Record<string, unknown>[]>>;
+  /** Every process the benchmark started (all ended when it returns). */
+  childPids: number[];
+  /** Placements skipped and other things a reader should know. */
+  notes: string[];
+  /** Where the JSON was written. */
+  jsonPath: string;
+}

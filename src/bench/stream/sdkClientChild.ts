@@ -1,0 +1,92 @@
+/**
+ * Child process of `bench stream`: a trainer that streams one epoch of split `all` through the
+ * client SDK, touching every sample, and reports what it received, how long it took, its own
+ * CPU seconds, and the time between batches as the consumer sees it.
+ *
+ * @internal
+ */
+import { LoaderClient } from '../../client/LoaderClient.js';
+import type { OrderingName, StreamBatchesOptions } from '../../client/StreamBatchesOptions.js';
+import { runBenchChild } from './childProtocol.js';
+import { quantile } from './stats.js';
+
+/** Settings of an SDK client child. @internal */
+export interface SdkClientConfig {
+  address: string;
+  dataset: string;
+  batchSize: number;
+  seed: number;
+  ordering: OrderingName;
+  /** Batches requested ahead; absent: the server's default. */
+  prefetch?: number;
+  /**
+   * Before `ready`, untimed, stream rank 0 of this many ranks (1: a whole epoch), so the
+   * measured epoch finds the process warmed up (JIT, heap sizes); the warm-up ends on its own,
+   * so no cancelled reads spill into the measured stream.
+   */
+  warmupWorldSize: number;
+}
+
+/** What an SDK client child measured. @internal */
+export interface SdkClientResult {
+  samples: number;
+  bytes: number;
+  batches: number;
+  wallSeconds: number;
+  cpuSeconds: number;
+  /** Time between batches as the consumer saw them (the first from the call's start), ms. */
+  waitMs: { p50: number; p99: number; max: number };
+}
+
+runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
+  const client = new LoaderClient(config.address);
+  try {
+    const request: StreamBatchesOptions = {
+      dataset: config.dataset,
+      split: 'all',
+      batchSize: config.batchSize,
+      seed: config.seed,
+      epochs: 1,
+      ordering: config.ordering,
+      ...(config.prefetch === undefined ? {} : { prefetch: config.prefetch }),
+    };
+    const warmup = { ...request, seed: config.seed + 1_000_000 };
+    for await (const batch of client.streamBatches({
+      ...warmup,
+      worldSize: config.warmupWorldSize,
+      rank: 0,
+    })) {
+      void batch;
+    }
+    await ready();
+    const waits: number[] = [];
+    let samples = 0;
+    let bytes = 0;
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    let last = t0;
+    for await (const batch of client.streamBatches(request)) {
+      const now = performance.now();
+      waits.push(now - last);
+      last = now;
+      for (const sample of batch.samples) bytes += sample.length;
+      samples += batch.samples.length;
+    }
+    const wallSeconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    return {
+      samples,
+      bytes,
+      batches: waits.length,
+      wallSeconds,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      waitMs: {
+        p50: quantile(waits, 0.5),
+        p99: quantile(waits, 0.99),
+        max: Math.max(...waits),
+      },
+    };
+  } finally {
+    client.close();
+  }
+});

@@ -1,0 +1,23 @@
+/**
+ * The median of `values` (the mean of the middle two for an even count); NaN when empty.
+ *
+ * @internal
+ */
+export function median(values: readonly number[]): number {
+  return quantile(values, 0.5);
+}
+
+/**
+ * The `q`-quantile of `values` with linear interpolation between order statistics (as numpy's
+ * default); NaN when empty.
+ *
+ * @internal
+ */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * Math.min(Math.max(q, 0), 1);
+  const lo = Math.floor(at);
+  const hi = Math.ceil(at);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo);
+}

@@ -1,0 +1,62 @@
+import { median } from './stats.js';
+import type { Placement } from './StreamBenchOptions.js';
+import type { RunRecord, ScenarioName, SummaryRow } from './StreamBenchReport.js';
+
+const SCENARIOS: ScenarioName[] = ['tight-loop', 'service', 'service-in-order-p2'];
+
+/**
+ * Medians of the timed runs per placement and scenario, with each scenario's throughput
+ * relative to the tight loop of the same placement.
+ *
+ * @internal
+ */
+export function summarizeRuns(runs: readonly RunRecord[], placements: Placement[]): SummaryRow[] {
+  const rows: SummaryRow[] = [];
+  for (const placement of placements) {
+    const timed = runs.filter((r) => r.placement === placement && r.phase === 'timed');
+    const tight = timed.filter((r) => r.scenario === 'tight-loop');
+    const tightRate = median(tight.map((r) => r.samplesPerSecond));
+    for (const scenario of SCENARIOS) {
+      const these = timed.filter((r) => r.scenario === scenario);
+      if (these.length === 0) continue;
+      const rate = median(these.map((r) => r.samplesPerSecond));
+      const paired = these.flatMap((r) => {
+        const base = tight.find((t) => t.run === r.run);
+        return base ? [r.samplesPerSecond / base.samplesPerSecond] : [];
+      });
+      const optional = (pick: (r: RunRecord) => number | undefined): number | undefined => {
+        const values = these.map(pick).filter((v): v is number => v !== undefined);
+        return values.length === these.length ? median(values) : undefined;
+      };
+      const db = optional((r) => r.cpuSeconds.db);
+      const dbNet = optional((r) => r.cpuSeconds.dbNet);
+      const background = optional((r) => r.dbBackgroundCpuPerSecond);
+      const loader = optional((r) => r.cpuSeconds.loader);
+      const perGB = optional((r) =>
+        r.cpuSeconds.loader === undefined ? undefined : r.cpuSeconds.loader / (r.bytes / 1e9),
+      );
+      const p50 = optional((r) => r.waitMs?.p50);
+      const p99 = optional((r) => r.waitMs?.p99);
+      rows.push({
+        placement,
+        scenario,
+        runs: these.length,
+        ...(these[0]!.concurrency === undefined ? {} : { concurrency: these[0]!.concurrency }),
+        samplesPerSecond: rate,
+        megabytesPerSecond: median(these.map((r) => r.megabytesPerSecond)),
+        ratioToTightLoop: rate / tightRate,
+        pairedRatioToTightLoop: median(paired),
+        cpuSeconds: {
+          ...(db === undefined ? {} : { db }),
+          ...(dbNet === undefined ? {} : { dbNet }),
+          ...(loader === undefined ? {} : { loader }),
+          client: median(these.map((r) => r.cpuSeconds.client)),
+        },
+        ...(background === undefined ? {} : { dbBackgroundCpuPerSecond: background }),
+        ...(perGB === undefined ? {} : { loaderCpuSecondsPerGB: perGB }),
+        ...(p50 === undefined || p99 === undefined ? {} : { waitMs: { p50, p99 } }),
+      });
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,155 @@
+import path from 'node:path';
+import { Command, Option } from 'commander';
+import { runStreamBench } from '../../bench/stream/runStreamBench.js';
+import { formatStreamReport } from '../../bench/stream/formatStreamReport.js';
+import { dropStreamDataset } from '../../bench/stream/prepareStreamDataset.js';
+import {
+  DEFAULT_CONCURRENCIES,
+  resolveStreamBenchOptions,
+} from '../../bench/stream/resolveStreamBenchOptions.js';
+import { defaultDatasetName, type Placement } from '../../bench/stream/StreamBenchOptions.js';
+import { defaultStateDir } from '../../devdb/defaultStateDir.js';
+import { startLocalCluster } from '../../devdb/localCluster.js';
+import { localClusterStatus } from '../../devdb/localClusterStatus.js';
+import { createDbClient } from '../../server/db/createDbClient.js';
+import { invalidArgument } from '../../server/errors/LoaderError.js';
+import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { createProgress } from '../progress.js';
+import { runAction } from '../runAction.js';
+
+/** Flags of `bench stream`. */
+export interface BenchStreamFlags extends DbFlags {
+  quick: boolean;
+  pin: boolean;
+  samples?: string;
+  runs?: string;
+  concurrency?: string;
+  batchSize: string;
+  placements?: string;
+  dataset?: string;
+  connectionsPerHost?: string;
+  layoutIterations?: string;
+  drop: boolean;
+}
+
+/**
+ * Adds `stream` to a `bench` command: the streaming throughput benchmark (service and SDK
+ * against a tight loop on the same driver, unpinned and pinned), plus the batch-layout
+ * micro-benchmark. Prints a Markdown table and writes JSON under `.state/bench/`.
+ */
+export function addBenchStreamCommand(bench: Command): void {
+  const cmd = bench
+    .command('stream')
+    .description(
+      'throughput of ~100 kB samples through the loader and the SDK versus a tight loop on ' +
+        'the same driver, unpinned and with the database pinned to one core and the loader ' +
+        'and client to another; plus the batch-layout encode/decode micro-benchmark',
+    )
+    .option('--quick', 'about a minute: 300 samples, 1 run, C=128, unpinned only', false)
+    .option('--pin', 'with --quick: run the pinned placement too', false)
+    .option('--samples <n>', 'distinct ~100 kB JPEG samples in the dataset (default 3000)')
+    .option('--runs <k>', 'timed runs of each scenario, interleaved (default 3)')
+    .option(
+      '--concurrency <list>',
+      `tight-loop reads in flight to calibrate over, best kept (default ${DEFAULT_CONCURRENCIES.join(',')})`,
+    )
+    .option('--batch-size <n>', 'samples per batch', '128')
+    .option('--placements <list>', 'unpinned, pinned or unpinned,pinned (default both)')
+    .option('--dataset <name>', 'dataset name (default bench_stream_100k, or _n<N>)')
+    .addOption(
+      new Option(
+        '--connections-per-host <n>',
+        'driver connections per host, for the loader and the tight loop alike',
+      ).env('SCYLLA_LOADER_CONNECTIONS_PER_HOST'),
+    )
+    .option('--layout-iterations <n>', 'iterations per layout of the micro-benchmark')
+    .option('--drop', 'drop the benchmark dataset (of --samples / --dataset) and exit', false);
+  addDbOptions(cmd).action(
+    runAction(async (flags: BenchStreamFlags) => {
+      const ownCluster = !flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS;
+      const db = dbConfigFromFlags(flags);
+      if (flags.connectionsPerHost !== undefined) {
+        db.connectionsPerHost = int('--connections-per-host', flags.connectionsPerHost);
+      }
+      const stateRoot = path.dirname(defaultStateDir());
+      if (flags.drop) {
+        const samples = flags.samples ? int('--samples', flags.samples) : flags.quick ? 300 : 3000;
+        const name = flags.dataset ?? defaultDatasetName(samples);
+        const client = await createDbClient(db);
+        try {
+          const existed = await dropStreamDataset(client, name);
+          process.stdout.write(`${existed ? 'dropped' : 'no'} dataset ${name}\n`);
+        } finally {
+          await client.shutdown();
+        }
+        return;
+      }
+
+      let dbPid: number | undefined;
+      if (ownCluster) {
+        const cluster = await startLocalCluster({
+          stateDir: defaultStateDir(),
+          log: (line) => process.stderr.write(`  ${line}\n`),
+        });
+        db.contactPoints = cluster.contactPoints;
+        db.port = cluster.port;
+        const { nodes } = await localClusterStatus(defaultStateDir());
+        if (nodes.length === 1) dbPid = nodes[0]!.pid ?? undefined;
+      }
+      // `on`, not `once`: a Ctrl-C reaches this process both from the terminal and relayed by
+      // a wrapper such as tsx, and a second SIGINT without a listener would kill it before the
+      // database's CPU affinity is restored.
+      const abort = new AbortController();
+      const onSignal = (): void => abort.abort();
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        const report = await runStreamBench(
+          resolveStreamBenchOptions({
+            db,
+            dbPid,
+            stateRoot,
+            quick: flags.quick,
+            pin: flags.pin,
+            ...(flags.samples ? { samples: int('--samples', flags.samples) } : {}),
+            ...(flags.runs ? { runs: int('--runs', flags.runs) } : {}),
+            ...(flags.concurrency
+              ? { concurrencies: flags.concurrency.split(',').map((c) => int('--concurrency', c)) }
+              : {}),
+            batchSize: int('--batch-size', flags.batchSize),
+            ...(flags.placements ? { placements: parsePlacements(flags.placements) } : {}),
+            ...(flags.dataset ? { dataset: flags.dataset } : {}),
+            ...(flags.layoutIterations
+              ? { layoutIterations: int('--layout-iterations', flags.layoutIterations) }
+              : {}),
+            progress: (label, total, unit) => createProgress(label, total, { unit }),
+            log: (line) => process.stderr.write(`${line}\n`),
+            signal: abort.signal,
+          }),
+        );
+        process.stdout.write(formatStreamReport(report));
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    }),
+  );
+}
+
+function int(flag: string, text: string): number {
+  const n = Number(text.trim());
+  if (text.trim() === '' || !Number.isInteger(n)) {
+    throw invalidArgument(`${flag} ${JSON.stringify(text)}: expected a whole number`);
+  }
+  return n;
+}
+
+function parsePlacements(text: string): Placement[] {
+  const out = text.split(',').map((p) => p.trim());
+  for (const p of out) {
+    if (p !== 'unpinned' && p !== 'pinned') {
+      throw invalidArgument(`--placements ${text}: use unpinned, pinned or unpinned,pinned`);
+    }
+  }
+  return out as Placement[];
+}

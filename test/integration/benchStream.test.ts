@@ -1,0 +1,73 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dropStreamDataset } from '../../src/bench/stream/prepareStreamDataset.js';
+import { resolveStreamBenchOptions } from '../../src/bench/stream/resolveStreamBenchOptions.js';
+import { runStreamBench } from '../../src/bench/stream/runStreamBench.js';
+import type { StreamBenchReport } from '../../src/bench/stream/StreamBenchReport.js';
+import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
+import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
+import { isProcessAlive } from '../../src/devdb/processAlive.js';
+import { createDbClient } from '../../src/server/db/createDbClient.js';
+import { testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+
+const dataset = uniqueKeyspace();
+let outDir: string | undefined;
+
+afterAll(async () => {
+  const client = await createDbClient(testDbConfig());
+  try {
+    await dropStreamDataset(client, dataset);
+  } finally {
+    await client.shutdown();
+  }
+  if (outDir) await rm(outDir, { recursive: true, force: true });
+});
+
+describe('bench stream --quick', () => {
+  // Figures only: speed is measured by the benchmark, never asserted here.
+  it('measures every scenario and leaves no process behind', { timeout: 90_000 }, async () => {
+    outDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-stream-'));
+    const local = process.env.SCYLLA_LOADER_CONTACT_POINTS
+      ? undefined
+      : (await localClusterStatus(defaultStateDir())).nodes;
+    const dbPid = local?.length === 1 ? (local[0]!.pid ?? undefined) : undefined;
+    const report: StreamBenchReport = await runStreamBench(
+      resolveStreamBenchOptions({
+        db: testDbConfig(),
+        dbPid,
+        stateRoot: path.dirname(defaultStateDir()),
+        quick: true,
+        dataset,
+        outDir,
+      }),
+    );
+
+    expect(report.dataset.samples).toBe(300);
+    expect(report.dataset.meanBytes).toBeGreaterThan(0);
+    expect(report.summary.map((r) => r.scenario).sort()).toEqual([
+      'service',
+      'service-in-order-p2',
+      'tight-loop',
+    ]);
+    for (const row of report.summary) {
+      expect(row.samplesPerSecond).toBeGreaterThan(0);
+      expect(row.megabytesPerSecond).toBeGreaterThan(0);
+      expect(row.cpuSeconds.client).toBeGreaterThan(0);
+      if (dbPid !== undefined) expect(row.cpuSeconds.db).toBeGreaterThan(0);
+      if (row.scenario !== 'tight-loop') {
+        expect(row.cpuSeconds.loader).toBeGreaterThan(0);
+        expect(row.loaderCpuSecondsPerGB).toBeGreaterThan(0);
+        expect(row.waitMs?.p99).toBeGreaterThan(0);
+      }
+    }
+    for (const layout of report.layout.results) {
+      expect(layout.encodeMs).toBeGreaterThan(0);
+      expect(layout.decodeMs).toBeGreaterThan(0);
+    }
+    // One tight loop, one serve, two SDK clients.
+    expect(report.childPids.length).toBe(4);
+    expect(report.childPids.filter(isProcessAlive)).toEqual([]);
+  });
+});
