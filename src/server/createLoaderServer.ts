@@ -5,6 +5,7 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { LoaderServiceDefinition } from '../generated/scylla_loader/v1/LoaderService.js';
 import type { StreamBatchesRequest__Output } from '../generated/scylla_loader/v1/StreamBatchesRequest.js';
 import type { StreamBatchesResponse } from '../generated/scylla_loader/v1/StreamBatchesResponse.js';
 import { loadLoaderProto, loaderPackageDefinition } from '../proto/loadLoaderProto.js';
@@ -82,7 +83,8 @@ export async function createLoaderServer(
   });
   const makeStreamHandler = opts.streamBatchesHandler ?? createStreamBatchesHandler;
   const loaderDefinition = loaderPackageDefinition();
-  server.addService(loadLoaderProto(loaderDefinition).scylla_loader.v1.LoaderService.service, {
+  const loaderService = loadLoaderProto(loaderDefinition).scylla_loader.v1.LoaderService.service;
+  server.addService(withPreEncodedStreamBatches(loaderService), {
     StreamBatches: admission.wrap(makeStreamHandler(context)),
     DescribeDataset: createDescribeDatasetHandler(context),
     CreateSplits: createCreateSplitsHandler(context),
@@ -149,6 +151,26 @@ export async function createLoaderServer(
     metricsPort: metricsServer.port,
     context,
     shutdown: (reason = 'shutdown requested') => (stopping ??= shutdownLoader(parts, reason)),
+  };
+}
+
+/**
+ * The service with a StreamBatches serializer that sends a Buffer as it is: the handler writes
+ * responses already encoded by `encodeBatchResponse`, which copies each sample once, where
+ * protobufjs would copy the whole batch again. A response object (a handler passed in
+ * {@link LoaderServerOptions.streamBatchesHandler} may write one) still goes through the
+ * generated serializer. The loaded definition itself is left alone.
+ */
+function withPreEncodedStreamBatches(service: LoaderServiceDefinition): LoaderServiceDefinition {
+  const method = service.StreamBatches;
+  const serialize = method.responseSerialize;
+  return {
+    ...service,
+    StreamBatches: {
+      ...method,
+      responseSerialize: (value: StreamBatchesResponse | Buffer): Buffer =>
+        Buffer.isBuffer(value) ? value : serialize(value),
+    },
   };
 }
 

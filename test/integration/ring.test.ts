@@ -95,7 +95,8 @@ describe('a two-node local ring', () => {
       const during = await localClusterStatus(stateDir);
       expect(during.nodes.map((n) => n.running)).toEqual([true, false]);
 
-      const one = { prepare: true, consistency: consistencies.one };
+      // Idempotent, so a request that was on its way to the killed node goes to the other one.
+      const one = { prepare: true, consistency: consistencies.one, isIdempotent: true };
       await client.execute(`INSERT INTO ${ks}.kv (k, v) VALUES (?, ?)`, ['while-down', 1], one);
 
       const again = await startLocalCluster({ stateDir, timeoutMs: 240_000 });

@@ -31,6 +31,12 @@ export async function createDbClient(
       },
     },
     socketOptions: { readTimeout: config.requestTimeoutMs, connectTimeout: 10_000 },
+    // Blobs (and uuids) as views of the received frame instead of copies: saves one copy of
+    // every sample's bytes, which the batch encoder copies into the message anyway. A sample
+    // read is a single-row response, so its blob keeps alive only the frame it came in (or,
+    // for a frame shorter than one socket read, that read's chunk of at most 64 KiB) and only
+    // until its batch is encoded. Whoever keeps such values longer should copy them.
+    encoding: { copyBuffer: false },
   });
   try {
     await client.connect();

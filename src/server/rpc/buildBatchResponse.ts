@@ -1,18 +1,16 @@
-import { status } from '@grpc/grpc-js';
 import type { StreamBatchesResponse } from '../../generated/scylla_loader/v1/StreamBatchesResponse.js';
-import { LoaderError } from '../errors/LoaderError.js';
 import type { AssembledBatch } from '../fetch/BatchFetcher.js';
-
-/** Bytes kept free under the message limit for each sample's id, label, sizes and framing. */
-const OVERHEAD_PER_SAMPLE = 64;
-/** And for the batch's own fields (epoch, index, flags, field headers). */
-const OVERHEAD_PER_BATCH = 256;
+import { assertBatchFits } from './assertBatchFits.js';
 
 /**
  * Lays a batch out for the wire: ids packed 16 bytes each, sample bytes concatenated with
  * their sizes (one large field encodes and decodes faster than thousands of small ones, and
  * the client slices it without copying), label blobs likewise when the batch has any.
  * A batch over the message limit is INVALID_ARGUMENT, naming the limit.
+ *
+ * The server sends `encodeBatchResponse`'s bytes instead, which skip this object's
+ * copies; this form remains the reference that encoder is tested against, and the layout
+ * benchmark's input.
  */
 export function buildBatchResponse(
   batch: AssembledBatch,
@@ -35,17 +33,7 @@ export function buildBatchResponse(
     blobSizes[i] = s.labelBlob?.length ?? 0;
     blobBytes += blobSizes[i]!;
   }
-  const total =
-    dataBytes + blobBytes + n * OVERHEAD_PER_SAMPLE + OVERHEAD_PER_BATCH + resumeToken.length;
-  if (total > maxMessageBytes) {
-    // INVALID_ARGUMENT, not RESOURCE_EXHAUSTED: the remedy is a smaller batch_size, and
-    // clients retry RESOURCE_EXHAUSTED (the admission limit) by themselves.
-    throw new LoaderError(
-      status.INVALID_ARGUMENT,
-      `a batch of ${n} samples is ${total} bytes, over the message limit of ${maxMessageBytes} ` +
-        'bytes (SCYLLA_LOADER_MAX_MESSAGE_BYTES); ask for a smaller batch_size',
-    );
-  }
+  assertBatchFits(n, dataBytes + blobBytes, resumeToken, maxMessageBytes);
   const data = Buffer.concat(
     batch.samples.map((s) => s.data),
     dataBytes,

@@ -6,7 +6,7 @@ import { BoundedCache } from '../cache/BoundedCache.js';
 import { LoaderError } from '../errors/LoaderError.js';
 import { toGrpcStatus } from '../errors/toGrpcStatus.js';
 import { BatchFetcher } from '../fetch/BatchFetcher.js';
-import { buildBatchResponse } from './buildBatchResponse.js';
+import { encodeBatchResponse } from './encodeBatchResponse.js';
 import {
   decodeResumeToken,
   encodeResumeToken,
@@ -119,13 +119,14 @@ async function runStream(
       // writing after the call ended would lose the status the client must see.
       abort.signal.throwIfAborted();
       const token = encodeResumeToken(ctx.resumeKey, fingerprint, batch.resume);
-      const { response, bytes } = buildBatchResponse(batch, token, ctx.config.maxMessageBytes);
+      const { message, bytes } = encodeBatchResponse(batch, token, ctx.config.maxMessageBytes);
       await settle();
       abort.signal.throwIfAborted();
       if (Number.isFinite(batch.firstArrivalAt)) {
         ctx.metrics.batchAssemblySeconds.observe((performance.now() - batch.firstArrivalAt) / 1000);
       }
-      previous = writeMessage(call, response, abort.signal);
+      // Already encoded: the service's serializer passes a Buffer through (createLoaderServer).
+      previous = writeMessage(call, message, abort.signal);
       previous.catch(() => undefined); // awaited by settle(); never an unhandled rejection
       figures.batches++;
       figures.samples += batch.samples.length;

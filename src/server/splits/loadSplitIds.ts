@@ -20,7 +20,9 @@ export async function loadSplitIds(client: cassandra.Client, dataset: string): P
     table: 'metadata',
     columns: ['id'],
     onRows: (rows) => {
-      for (const r of rows) chunks.push((r['id'] as cassandra.types.Uuid).getBuffer());
+      // A copy: the driver's buffers view whole response pages (copyBuffer: false), and
+      // keeping 16-byte views would keep every page alive.
+      for (const r of rows) chunks.push(Buffer.from((r['id'] as cassandra.types.Uuid).getBuffer()));
     },
   });
   chunks.sort(Buffer.compare);

@@ -51,7 +51,8 @@ export async function readSplitInput(
     onRows: (page) => {
       for (const r of page) {
         if (!predicates.every((p) => p.test(r[p.column]))) continue;
-        const id = (r['id'] as cassandra.types.Uuid).getBuffer();
+        // A copy: a view would keep the driver's whole response page alive (copyBuffer: false).
+        const id = Buffer.from((r['id'] as cassandra.types.Uuid).getBuffer());
         const group =
           options.groupBy.length === 0
             ? ''
