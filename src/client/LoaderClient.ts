@@ -1,4 +1,5 @@
 import { credentials as grpcCredentials } from '@grpc/grpc-js';
+import type { DescribeDatasetResponse__Output } from '../generated/scylla_loader/v1/DescribeDatasetResponse.js';
 import type { CreateSplitsResponse__Output } from '../generated/scylla_loader/v1/CreateSplitsResponse.js';
 import type { GetSplitResponse__Output } from '../generated/scylla_loader/v1/GetSplitResponse.js';
 import type { ListSplitsResponse__Output } from '../generated/scylla_loader/v1/ListSplitsResponse.js';
@@ -13,7 +14,6 @@ import { resumableBatches } from './resumableBatches.js';
 import type { SplitSet } from './SplitSet.js';
 import type { StreamBatchesOptions } from './StreamBatchesOptions.js';
 import type { CallOptions, StreamCallOptions } from './StreamCallOptions.js';
-import { toClientError } from './toClientError.js';
 import { toCreateSplitsRequest } from './toCreateSplitsRequest.js';
 import { toDatasetDescription } from './toDatasetDescription.js';
 import { toProtoRequest } from './toProtoRequest.js';
@@ -130,29 +130,12 @@ export class LoaderClient {
    *   the signal's reason when `signal` aborts.
    */
   describeDataset(dataset: string, callOptions: CallOptions = {}): Promise<DatasetDescription> {
-    const { signal, deadline } = callOptions;
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const onAbort = (): void => call.cancel();
-      const call = this.#client.describeDataset(
-        { dataset },
-        deadline === undefined ? {} : { deadline },
-        (error, response) => {
-          signal?.removeEventListener('abort', onAbort);
-          if (signal?.aborted) {
-            reject(signal.reason);
-          } else if (error || !response) {
-            reject(toClientError(error, this.#describeDatasetPath));
-          } else {
-            resolve(toDatasetDescription(response));
-          }
-        },
-      );
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return unaryCall<DescribeDatasetResponse__Output, DatasetDescription>(
+      (options, callback) => this.#client.describeDataset({ dataset }, options, callback),
+      this.#describeDatasetPath,
+      callOptions,
+      toDatasetDescription,
+    );
   }
 
   /**
