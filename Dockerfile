@@ -1,0 +1,58 @@
+# scylla-loader: the gRPC loader, run as `serve` by default.
+#
+#   docker build -t scylla-loader .
+#   docker run --read-only --user 10001:10001 -p 50051:50051 -p 9464:9464 \
+#     -e SCYLLA_LOADER_CONTACT_POINTS=scylla-0,scylla-1 -e SCYLLA_LOADER_RESUME_KEY=... scylla-loader
+#
+# Stages: probe (grpc_health_probe for HEALTHCHECK), build (dev dependencies, tsc), prod-deps
+# (production dependencies only) and the runtime image, which holds dist/, proto/, the
+# production node_modules, package.json and the probe, owned by root and run as UID 10001.
+
+# grpc_health_probe, built by the same script the tests install it with (see that script for why
+# it is built from grpc-go rather than go-installed from grpc-ecosystem/grpc-health-probe).
+FROM golang:1.24-bookworm AS probe
+ENV CGO_ENABLED=0 SCYLLA_LOADER_TOOLS=/opt/tools
+COPY scripts/tools/grpc-health-probe.sh /src/grpc-health-probe.sh
+RUN bash /src/grpc-health-probe.sh
+
+# One pin of Node for every Node stage: the runtime must match what built node_modules.
+FROM node:20.20-bookworm-slim AS node-base
+WORKDIR /app
+
+# Build: all dependencies (install scripts off, as in development: nothing needs one), the
+# generated proto types and tsc into dist/.
+FROM node-base AS build
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY proto ./proto
+COPY src ./src
+RUN npm run build
+
+# Production dependencies only.
+FROM node-base AS prod-deps
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+FROM node-base AS runtime
+# Nothing is written at run time (logs go to stdout), so the root filesystem can be read-only;
+# /tmp is the only place a library may write to.
+ENV NODE_ENV=production \
+    SCYLLA_LOADER_GRPC_PORT=50051 \
+    SCYLLA_LOADER_METRICS_PORT=9464
+RUN groupadd --system --gid 10001 loader \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
+       --shell /usr/sbin/nologin loader
+COPY --from=probe /opt/tools/bin/grpc_health_probe /usr/local/bin/grpc_health_probe
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY proto ./proto
+COPY package.json ./
+USER 10001:10001
+# gRPC (with the standard health service) and Prometheus /metrics.
+EXPOSE 50051 9464
+# The health check follows SCYLLA_LOADER_GRPC_PORT when a deployment moves the port (sh expands it).
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["/bin/sh", "-c", "exec grpc_health_probe -addr=127.0.0.1:${SCYLLA_LOADER_GRPC_PORT:-50051} -connect-timeout=2s -rpc-timeout=2s"]
+ENTRYPOINT ["node", "dist/src/cli/main.js"]
+CMD ["serve"]

@@ -1,0 +1,419 @@
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { toolPath } from '../support/toolPath.js';
+import { testDbConfig } from './dbHelpers.js';
+
+/**
+ * The Dockerfile, checked without a container engine: hadolint, the files its COPY lines take
+ * from the build context, and its exact ENTRYPOINT/CMD run from a production-only install laid
+ * out as the runtime image holds it, until the health check that HEALTHCHECK runs says SERVING.
+ */
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const dockerfilePath = path.join(repo, 'Dockerfile');
+
+interface Instruction {
+  keyword: string;
+  args: string;
+  line: number;
+}
+
+interface Stage {
+  name: string | undefined;
+  image: string;
+  instructions: Instruction[];
+}
+
+/** Instructions of a Dockerfile: comments dropped, continuation lines joined. */
+function parseDockerfile(text: string): Instruction[] {
+  const out: Instruction[] = [];
+  let pending = '';
+  let start = 0;
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.trimEnd();
+    if (pending === '' && (line.trim() === '' || line.trimStart().startsWith('#'))) return;
+    if (pending !== '' && line.trimStart().startsWith('#')) return; // comment inside a continuation
+    if (pending === '') start = i + 1;
+    if (line.endsWith('\\')) {
+      pending += `${line.slice(0, -1)} `;
+      return;
+    }
+    const full = (pending + line).trim();
+    pending = '';
+    const keyword = full.split(/\s+/)[0]!;
+    out.push({
+      keyword: keyword.toUpperCase(),
+      args: full.slice(keyword.length).trim(),
+      line: start,
+    });
+  });
+  return out;
+}
+
+function stagesOf(instructions: Instruction[]): Stage[] {
+  const stages: Stage[] = [];
+  for (const ins of instructions) {
+    if (ins.keyword === 'FROM') {
+      const words = ins.args.split(/\s+/).filter((w) => !w.startsWith('--'));
+      const as = words.findIndex((w) => w.toUpperCase() === 'AS');
+      stages.push({
+        image: words[0]!,
+        name: as >= 0 ? words[as + 1] : undefined,
+        instructions: [],
+      });
+    } else {
+      stages.at(-1)?.instructions.push(ins);
+    }
+  }
+  return stages;
+}
+
+/** `--flag=value` options and the remaining words (JSON array form or whitespace separated). */
+function splitFlags(args: string): { flags: Record<string, string>; words: string[] } {
+  const flags: Record<string, string> = {};
+  let rest = args;
+  for (
+    let m = /^--([a-z-]+)(?:=(\S*))?\s+/.exec(rest);
+    m;
+    m = /^--([a-z-]+)(?:=(\S*))?\s+/.exec(rest)
+  ) {
+    flags[m[1]!] = m[2] ?? '';
+    rest = rest.slice(m[0].length);
+  }
+  const words = rest.startsWith('[') ? (JSON.parse(rest) as string[]) : rest.split(/\s+/);
+  return { flags, words };
+}
+
+/** The exec-form array of CMD/ENTRYPOINT/HEALTHCHECK CMD; the shell form is refused. */
+function execForm(args: string, what: string): string[] {
+  if (!args.startsWith('[')) throw new Error(`${what} must use the JSON (exec) form: ${args}`);
+  const parsed = JSON.parse(args) as unknown;
+  if (!Array.isArray(parsed) || !parsed.every((a) => typeof a === 'string')) {
+    throw new Error(`${what} is not an array of strings: ${args}`);
+  }
+  return parsed as string[];
+}
+
+/**
+ * Whether `.dockerignore` keeps a context path out of the build, by its rules (later rules win,
+ * `!` re-includes, `*` and `?` stay within one path element, `**` spans any number, and a rule
+ * that matches a parent folder covers everything below it).
+ */
+function dockerIgnored(rel: string, rules: string[]): boolean {
+  const toRegex = (pattern: string): RegExp => {
+    let re = '';
+    for (let i = 0; i < pattern.length; i++) {
+      const c = pattern[i]!;
+      if (c === '*' && pattern[i + 1] === '*') {
+        re += '.*';
+        i++;
+        if (pattern[i + 1] === '/') i++;
+      } else if (c === '*') re += '[^/]*';
+      else if (c === '?') re += '[^/]';
+      else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+    }
+    return new RegExp(`^${re}$`);
+  };
+  const parts = path.posix.normalize(rel).split('/');
+  let ignored = false;
+  for (const raw of rules) {
+    const negate = raw.startsWith('!');
+    const pattern = path.posix
+      .normalize((negate ? raw.slice(1) : raw).replace(/^\/+/, ''))
+      .replace(/\/+$/, '');
+    const re = toRegex(pattern);
+    for (let n = 1; n <= parts.length; n++) {
+      if (re.test(parts.slice(0, n).join('/'))) {
+        ignored = !negate;
+        break;
+      }
+    }
+  }
+  return ignored;
+}
+
+function dockerignoreRules(): string[] {
+  const file = path.join(repo, '.dockerignore');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
+}
+
+const instructions = parseDockerfile(readFileSync(dockerfilePath, 'utf8'));
+const stages = stagesOf(instructions);
+const runtime = stages.at(-1)!;
+
+function runtimeInstruction(keyword: string): Instruction | undefined {
+  return runtime.instructions.findLast((i) => i.keyword === keyword);
+}
+
+describe('Dockerfile', () => {
+  it('passes hadolint with no findings', () => {
+    const result = spawnSync(toolPath('hadolint'), ['--no-color', dockerfilePath], {
+      encoding: 'utf8',
+    });
+    expect(result.error).toBeUndefined();
+    expect(`${result.stdout}${result.stderr}`).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it('copies only files that exist and that .dockerignore lets into the context', () => {
+    const rules = dockerignoreRules();
+    const names = new Set<string>();
+    let copies = 0;
+    for (const stage of stages) {
+      for (const ins of stage.instructions.filter((i) => ['COPY', 'ADD'].includes(i.keyword))) {
+        const { flags, words } = splitFlags(ins.args);
+        const sources = words.slice(0, -1);
+        expect(sources.length, `line ${ins.line}: ${ins.keyword} without a source`).toBeGreaterThan(
+          0,
+        );
+        if (flags.from !== undefined) {
+          expect(names, `line ${ins.line}: --from=${flags.from} names no earlier stage`).toContain(
+            flags.from,
+          );
+          continue;
+        }
+        for (const source of sources) {
+          copies++;
+          expect(source, `line ${ins.line}: globs are not checked`).not.toMatch(/[*?[]/);
+          expect(
+            existsSync(path.join(repo, source)),
+            `line ${ins.line}: ${source} is missing`,
+          ).toBe(true);
+          expect(
+            dockerIgnored(source, rules),
+            `line ${ins.line}: ${source} is excluded by .dockerignore`,
+          ).toBe(false);
+        }
+      }
+      if (stage.name) names.add(stage.name);
+    }
+    expect(copies).toBeGreaterThan(0);
+    // Secrets and local state never reach the build context.
+    for (const kept of ['node_modules', 'dist', '.state', '.git', 'test', '.env']) {
+      expect(dockerIgnored(kept, rules), `${kept} must be in .dockerignore`).toBe(true);
+    }
+  });
+
+  it('builds a runtime stage that is Node 20 slim, non-root, and exposes both ports', () => {
+    expect(runtime.image.startsWith('node:') || stages.some((s) => s.name === runtime.image)).toBe(
+      true,
+    );
+    const base = stages.find((s) => s.name === runtime.image)?.image ?? runtime.image;
+    expect(base).toMatch(/^node:20(\.\d+)*-.*slim$/);
+    const user = runtimeInstruction('USER')?.args ?? '';
+    expect(user).toMatch(/^[1-9]\d*(:\d+)?$/);
+    const exposed = (runtimeInstruction('EXPOSE')?.args ?? '').split(/\s+/);
+    expect(exposed).toEqual(expect.arrayContaining(['50051', '9464']));
+    expect(runtimeInstruction('HEALTHCHECK')?.args).toContain('grpc_health_probe');
+    const copied = runtime.instructions
+      .filter((i) => i.keyword === 'COPY')
+      .map((i) =>
+        splitFlags(i.args)
+          .words.slice(0, -1)
+          .map((s) => path.posix.basename(s)),
+      )
+      .flat()
+      .sort();
+    expect(copied).toEqual(['dist', 'grpc_health_probe', 'node_modules', 'package.json', 'proto']);
+  });
+
+  describe('its CMD, run from a production-only install', () => {
+    let work: string | undefined;
+    let child: ChildProcess | undefined;
+
+    afterAll(async () => {
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (work) await rm(work, { recursive: true, force: true });
+    });
+
+    it(
+      'serves the gRPC health check and /metrics, then exits 0 on SIGTERM',
+      { timeout: 300_000 },
+      async () => {
+        const entrypoint = execForm(runtimeInstruction('ENTRYPOINT')?.args ?? '[]', 'ENTRYPOINT');
+        const cmd = execForm(runtimeInstruction('CMD')?.args ?? '[]', 'CMD');
+        const command = [...entrypoint, ...cmd];
+        expect(command.length).toBeGreaterThan(0);
+        const healthCmd = execForm(
+          /\bCMD\s+(.*)$/.exec(runtimeInstruction('HEALTHCHECK')?.args ?? '')?.[1] ?? '',
+          'HEALTHCHECK CMD',
+        );
+
+        await ensureBuilt();
+        work = await mkdtemp(path.join(os.tmpdir(), 'sl-dockerfile-'));
+        for (const f of ['package.json', 'package-lock.json']) {
+          await cp(path.join(repo, f), path.join(work, f));
+        }
+        await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], work);
+        // What the build stage's tsc -p tsconfig.build.json writes: dist/src only.
+        await cp(path.join(repo, 'dist/src'), path.join(work, 'dist/src'), { recursive: true });
+        await cp(path.join(repo, 'proto'), path.join(work, 'proto'), { recursive: true });
+        expect(existsSync(path.join(work, 'node_modules/typescript'))).toBe(false);
+        const before = await snapshot(work);
+
+        const [grpcPort, metricsPort] = await freePorts(2);
+        const db = testDbConfig();
+        const env: NodeJS.ProcessEnv = {
+          // The image's environment: its ENV lines, no HOME to write to, node on PATH.
+          PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
+          HOME: '/nonexistent',
+          ...runtimeEnv(),
+          SCYLLA_LOADER_GRPC_PORT: String(grpcPort),
+          SCYLLA_LOADER_METRICS_PORT: String(metricsPort),
+          SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
+          SCYLLA_LOADER_CQL_PORT: String(db.port),
+          SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+          SCYLLA_LOADER_RESUME_KEY: randomBytes(32).toString('hex'),
+          ...(db.username ? { SCYLLA_LOADER_DB_USERNAME: db.username } : {}),
+          ...(db.password ? { SCYLLA_LOADER_DB_PASSWORD: db.password } : {}),
+        };
+        let output = '';
+        const started = spawn(command[0]!, command.slice(1), {
+          cwd: work,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        child = started;
+        started.stdout.on('data', (d: Buffer) => (output += d.toString()));
+        started.stderr.on('data', (d: Buffer) => (output += d.toString()));
+        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+          (resolve, reject) => {
+            started.on('error', reject);
+            started.on('exit', (code, signal) => resolve({ code, signal }));
+          },
+        );
+
+        const probe = toolPath('grpc_health_probe');
+        const deadline = Date.now() + 90_000;
+        let last: { code: number | null; output: string };
+        for (;;) {
+          if (started.exitCode !== null || started.signalCode !== null) {
+            throw new Error(`the server exited before answering the health check:\n${output}`);
+          }
+          last = await run(probe, [`-addr=127.0.0.1:${grpcPort}`], repo, {}, false);
+          if (last.code === 0) break;
+          if (Date.now() > deadline) {
+            throw new Error(
+              `no SERVING within 90 s (${last.output.trim()}); server output:\n${output}`,
+            );
+          }
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        expect(last.output).toContain('SERVING');
+
+        // The HEALTHCHECK line itself, as Docker runs it (with the image's environment).
+        const viaHealthcheck = await run(
+          healthCmd[0]!,
+          healthCmd.slice(1),
+          work,
+          {
+            PATH: `${path.dirname(probe)}${path.delimiter}${process.env.PATH ?? ''}`,
+            SCYLLA_LOADER_GRPC_PORT: String(grpcPort),
+          },
+          false,
+        );
+        expect(viaHealthcheck, viaHealthcheck.output).toMatchObject({ code: 0 });
+
+        const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+        expect(metrics.status).toBe(200);
+        expect(await metrics.text()).toMatch(/^# HELP /m);
+
+        started.kill('SIGTERM');
+        const result = await exited;
+        expect(result, output).toEqual({ code: 0, signal: null });
+        // Nothing was written next to the code: the image's root filesystem can be read-only.
+        expect(await snapshot(work)).toEqual(before);
+      },
+    );
+  });
+});
+
+/** ENV of the runtime stage (`KEY=value` pairs; quotes around values removed). */
+function runtimeEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const ins of runtime.instructions.filter((i) => i.keyword === 'ENV')) {
+    for (const m of ins.args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g)) {
+      env[m[1]!] = m[2]!.replace(/^"(.*)"$/, '$1');
+    }
+  }
+  return env;
+}
+
+/** Builds dist/ when it is missing or older than a source or proto file. */
+async function ensureBuilt(): Promise<void> {
+  const main = path.join(repo, 'dist/src/cli/main.js');
+  const built = existsSync(main) ? statSync(main).mtimeMs : 0;
+  const newest = Math.max(
+    await newestMtime(
+      path.join(repo, 'src'),
+      (p) => !p.includes(`${path.sep}generated${path.sep}`),
+    ),
+    await newestMtime(path.join(repo, 'proto'), () => true),
+  );
+  if (built < newest) await run('npm', ['run', 'build'], repo);
+}
+
+async function newestMtime(dir: string, keep: (p: string) => boolean): Promise<number> {
+  let newest = 0;
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    const p = path.join(entry.parentPath, entry.name);
+    if (entry.isFile() && keep(p)) newest = Math.max(newest, (await stat(p)).mtimeMs);
+  }
+  return newest;
+}
+
+/** Every file and folder below `dir` with its size and modification time. */
+async function snapshot(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    const p = path.join(entry.parentPath, entry.name);
+    const s = await stat(p);
+    out.push(`${path.relative(dir, p)} ${s.size} ${s.mtimeMs}`);
+  }
+  return out.sort();
+}
+
+function freePorts(n: number): Promise<number[]> {
+  const servers = Array.from({ length: n }, () => net.createServer());
+  return Promise.all(
+    servers.map(
+      (s) =>
+        new Promise<number>((resolve, reject) => {
+          s.once('error', reject);
+          s.listen(0, '127.0.0.1', () => resolve((s.address() as net.AddressInfo).port));
+        }),
+    ),
+  ).finally(() => servers.forEach((s) => s.close()));
+}
+
+/** Runs a command; with `check`, a non-zero exit fails with its output. */
+function run(
+  file: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+  check = true,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(file, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const output = `${stdout}${stderr}`;
+      const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
+      if (err && (check || typeof err.code !== 'number')) {
+        reject(new Error(`${file} ${args.join(' ')} failed (${err.message}):\n${output}`));
+        return;
+      }
+      resolve({ code, output });
+    });
+  });
+}
