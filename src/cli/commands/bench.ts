@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { z } from 'zod';
 import { formatIngestBench, runIngestBench } from '../../bench/ingest/runIngestBench.js';
 import { runSplitBench } from '../../bench/splits/runSplitBench.js';
+import { addBenchLatencyCommand } from './benchLatency.js';
 import { addBenchStreamCommand } from './benchStream.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
@@ -121,5 +122,6 @@ export function registerBenchCommand(program: Command): Command {
     ),
   );
   addBenchStreamCommand(bench);
+  addBenchLatencyCommand(bench);
   return bench;
 }

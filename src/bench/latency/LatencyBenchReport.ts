@@ -1,0 +1,90 @@
+import type { BenchEnvironment } from '../stream/benchEnvironment.js';
+import type { StreamDataset } from '../stream/prepareStreamDataset.js';
+import type { CongestedRoute } from './routeToxics.js';
+
+/** B: the classic loader (IN_ORDER, prefetch 2); C: the service's defaults (OUT_OF_ORDER). */
+export type LatencyScenario = 'B' | 'C';
+
+/** The database routes of a run: the main route only, or with the congested route added. */
+export type RouteSet = 'main' | 'main+congested';
+
+/** One measured run. */
+export interface LatencyRun {
+  scenario: LatencyScenario;
+  ordering: 'in-order' | 'out-of-order';
+  /** Absent: the server's default. */
+  prefetch?: number;
+  routes: RouteSet;
+  /** Round trip injected on the main route, ms. */
+  rttMs: number;
+  /** 0-based index of the round of runs. */
+  run: number;
+  seed: number;
+  samples: number;
+  bytes: number;
+  wallSeconds: number;
+  samplesPerSecond: number;
+  megabytesPerSecond: number;
+  /** Time between batches after warm-up, as the trainer saw them, ms. */
+  waitMs: { p50: number; p99: number; max: number };
+  firstBatchMs: number;
+  warmupBatches: number;
+  cpuSeconds: { loader?: number; db?: number; client: number };
+  loaderCpuSecondsPerGB?: number;
+  /** Loader's peak RSS during the run (or its life, see `peakRssPerRun`). */
+  loaderPeakRssBytes?: number;
+}
+
+/** Medians of the runs of one scenario, route set and round trip. */
+export interface LatencySummaryRow {
+  scenario: LatencyScenario;
+  routes: RouteSet;
+  rttMs: number;
+  runs: number;
+  samplesPerSecond: number;
+  megabytesPerSecond: number;
+  waitMs: { p50: number; p99: number };
+  loaderCpuSecondsPerGB?: number;
+  loaderPeakRssBytes?: number;
+}
+
+/** Ratios the issue asks to report (medians of the paired runs' ratios); absent: not run. */
+export interface LatencyRatios {
+  /** C at the largest round trip over C at 0 ms (main route). */
+  cHighOverC0?: { highRttMs: number; ratio: number };
+  /** C over B with the congested route added. */
+  cOverBCongested?: number;
+}
+
+/** Everything `bench latency` measured, as written to its JSON file. */
+export interface LatencyBenchReport {
+  startedAt: string;
+  seconds: number;
+  environment: BenchEnvironment & { toxiproxy: string };
+  settings: {
+    samples: number;
+    runs: number;
+    batchSize: number;
+    rttsMs: number[];
+    congestedAtRttMs: number | undefined;
+    congested: CongestedRoute;
+    jitter: string;
+    warmupFraction: number;
+    connectionsPerHost: number;
+    serverDefaultPrefetch: number;
+    serverMaxInFlightPerStream: number;
+    /** Whether the loader's peak RSS could be reset before each run. */
+    peakRssPerRun: boolean;
+    /** How the congested route was given to the loader. */
+    extraPath?: string;
+  };
+  dataset: StreamDataset;
+  runs: LatencyRun[];
+  summary: LatencySummaryRow[];
+  ratios: LatencyRatios;
+  /** Every process started (loaders, clients, toxiproxy), all ended by the time this returns. */
+  childPids: number[];
+  toxiproxyPid: number;
+  jsonPath: string;
+  svgPath: string;
+}

@@ -1,0 +1,95 @@
+import path from 'node:path';
+import { Command } from 'commander';
+import { formatLatencyReport } from '../../bench/latency/formatLatencyReport.js';
+import { resolveLatencyBenchOptions } from '../../bench/latency/LatencyBenchOptions.js';
+import { runLatencyBench } from '../../bench/latency/runLatencyBench.js';
+import { toxiproxyBinary } from '../../bench/latency/toxiproxyBinary.js';
+import { defaultStateDir } from '../../devdb/defaultStateDir.js';
+import { startLocalCluster } from '../../devdb/localCluster.js';
+import { localClusterStatus } from '../../devdb/localClusterStatus.js';
+import { invalidArgument } from '../../server/errors/LoaderError.js';
+import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { createProgress } from '../progress.js';
+import { runAction } from '../runAction.js';
+
+/** Flags of `bench latency`. */
+export interface BenchLatencyFlags extends DbFlags {
+  quick: boolean;
+  samples?: string;
+  runs?: string;
+  batchSize?: string;
+  rtts?: string;
+  dataset?: string;
+}
+
+/**
+ * Adds `latency` to a `bench` command: B (IN_ORDER, prefetch 2) and C (OUT_OF_ORDER) through
+ * toxiproxy at injected round trips of 0, 20 and 150 ms, and with a congested second route.
+ * Prints a Markdown table; writes JSON and an SVG chart under `.state/bench/`.
+ */
+export function addBenchLatencyCommand(bench: Command): void {
+  const cmd = bench
+    .command('latency')
+    .description(
+      'throughput and batch waits of the loader in order (prefetch 2) and out of order ' +
+        '(defaults) with round trips of 0, 20 and 150 ms injected by toxiproxy between loader ' +
+        'and database, and with a congested second route; Markdown table, JSON and SVG chart',
+    )
+    .option('--quick', 'about a minute: 300 samples, 1 run, round trips 0 and 20 ms only', false)
+    .option('--samples <n>', 'distinct ~100 kB JPEG samples in the dataset (default 3000)')
+    .option('--runs <k>', 'runs of every scenario, interleaved; medians reported (default 3)')
+    .option('--batch-size <n>', 'samples per batch (default 64, quick 32)')
+    .option('--rtts <list>', 'injected round trips in ms (default 0,20,150; quick 0,20)')
+    .option('--dataset <name>', 'dataset name (default that of bench stream for --samples)');
+  addDbOptions(cmd).action(
+    runAction(async (flags: BenchLatencyFlags) => {
+      const db = dbConfigFromFlags(flags);
+      let dbPid: number | undefined;
+      if (!flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS) {
+        const cluster = await startLocalCluster({
+          stateDir: defaultStateDir(),
+          log: (line) => process.stderr.write(`  ${line}\n`),
+        });
+        db.contactPoints = cluster.contactPoints;
+        db.port = cluster.port;
+        const { nodes } = await localClusterStatus(defaultStateDir());
+        if (nodes.length === 1) dbPid = nodes[0]!.pid ?? undefined;
+      }
+      const abort = new AbortController();
+      const onSignal = (): void => abort.abort();
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        const report = await runLatencyBench(
+          resolveLatencyBenchOptions({
+            db,
+            dbPid,
+            toxiproxy: toxiproxyBinary(),
+            stateRoot: path.dirname(defaultStateDir()),
+            quick: flags.quick,
+            ...(flags.samples ? { samples: int('--samples', flags.samples) } : {}),
+            ...(flags.runs ? { runs: int('--runs', flags.runs) } : {}),
+            ...(flags.batchSize ? { batchSize: int('--batch-size', flags.batchSize) } : {}),
+            ...(flags.rtts ? { rttsMs: flags.rtts.split(',').map((r) => int('--rtts', r)) } : {}),
+            ...(flags.dataset ? { dataset: flags.dataset } : {}),
+            progress: (label, total, unit) => createProgress(label, total, { unit }),
+            log: (line) => process.stderr.write(`${line}\n`),
+            signal: abort.signal,
+          }),
+        );
+        process.stdout.write(formatLatencyReport(report));
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    }),
+  );
+}
+
+function int(flag: string, text: string): number {
+  const n = Number(text.trim());
+  if (text.trim() === '' || !Number.isInteger(n)) {
+    throw invalidArgument(`${flag} ${JSON.stringify(text)}: expected a whole number`);
+  }
+  return n;
+}
