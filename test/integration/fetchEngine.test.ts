@@ -356,6 +356,39 @@ describe('fetch engine against the real node', () => {
     expect(batches.slice(0, -1).every((b) => b.samples.length === 10)).toBe(true);
   });
 
+  it('reads a stuck sample a second time and uses whichever answer comes first', async () => {
+    const spec: Spec = { batchSize: 10, prefetch: 2 };
+    const slowId = expectedOrder(spec)[3]!;
+    let firstReadDone = false;
+    let reads = 0;
+    // The real client; the first read of one sample is held back 2 s, later reads are not.
+    const stuckOnce = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop !== 'execute') return Reflect.get(target, prop, receiver);
+        return async (query: string, params: unknown[], opts: unknown) => {
+          if (String(params[0]) === slowId && reads++ === 0) {
+            await new Promise((r) => setTimeout(r, 2000));
+            firstReadDone = true;
+          }
+          return target.execute(query, params as never, opts as never);
+        };
+      },
+    });
+    const metrics = createLoaderMetrics();
+    let deliveredBeforeFirstRead: boolean | undefined;
+    const batches: AssembledBatch[] = [];
+    for await (const b of new BatchFetcher(
+      options(spec, { paths: [{ name: 'one', client: stuckOnce }] }, metrics),
+    ).batches()) {
+      batches.push(b);
+      if (b.samples.some((x) => uuidOf(x.id) === slowId)) deliveredBeforeFirstRead = !firstReadDone;
+    }
+    expect(deliveredBeforeFirstRead).toBe(true);
+    expect((await metrics.dbHedgedReads.get()).values[0]!.value).toBeGreaterThanOrEqual(1);
+    expect(new Set(idsOf(batches)).size).toBe(N);
+    expect(idsOf(batches)).toHaveLength(N);
+  });
+
   it('retries timeouts with backoff, and ends with UNAVAILABLE once attempts run out', async () => {
     const failFirst = new Map<string, number>();
     const flaky = (failuresPerId: number): cassandra.Client =>

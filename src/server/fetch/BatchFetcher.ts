@@ -64,6 +64,15 @@ interface Pending {
   path?: PathState;
 }
 
+/** A read older than this many times the fastest route's mean latency gets a second read. */
+const HEDGE_FACTOR = 4;
+/** ... but never younger than this (local reads vary by a few milliseconds). */
+const HEDGE_MIN_MS = 20;
+/** Second reads in flight per stream at most, so hedging cannot double a loaded database's work. */
+const MAX_HEDGES = 8;
+/** How often stuck reads are looked for. */
+const HEDGE_CHECK_MS = 10;
+
 /** Requests issued for every one completed while the window fills: five for four. */
 const RAMP_CREDIT = 1.25;
 const RAMP_START = 32;
@@ -94,6 +103,13 @@ export class BatchFetcher {
   private wake: (() => void) | undefined;
   private credits = RAMP_START;
   private closed = false;
+  /** First reads in flight by position, oldest first: the candidates for a second read. */
+  private readonly outstanding = new Map<
+    number,
+    { started: number; path: PathState; hedged: boolean }
+  >();
+  private hedges = 0;
+  private readonly hedgeTimer: NodeJS.Timeout;
 
   // Per-epoch state.
   private epoch = 0;
@@ -117,6 +133,8 @@ export class BatchFetcher {
     this.span = 2 * this.window;
     this.credits = Math.min(RAMP_START, opts.maxInFlight);
     opts.signal.addEventListener('abort', () => this.notify(), { once: true });
+    this.hedgeTimer = setInterval(() => this.hedgeStragglers(), HEDGE_CHECK_MS);
+    this.hedgeTimer.unref();
   }
 
   /** Yields the rank's batches, epoch after epoch, starting where `resume` says. */
@@ -145,6 +163,7 @@ export class BatchFetcher {
   /** Stops issuing reads and clears retry timers. */
   close(): void {
     this.closed = true;
+    clearInterval(this.hedgeTimer);
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     this.opts.metrics.dbRequestsInFlight.dec(this.retrying);
@@ -209,44 +228,101 @@ export class BatchFetcher {
 
   private read(pending: Pending): void {
     const path = this.selector.pick(pending.path);
-    const stored = this.plan.storedPosition(pending.position);
-    const id = this.opts.ids.subarray(stored * 16, stored * 16 + 16);
+    const position = pending.position;
     const epoch = this.epoch;
     const started = performance.now();
-    path.inFlight++;
     this.inFlight++;
+    this.outstanding.set(position, { started, path, hedged: false });
+    this.execute(position, path).then(
+      ({ id, row }) => {
+        this.inFlight--;
+        this.outstanding.delete(position);
+        if (this.closed || epoch !== this.epoch) return;
+        this.credits = Math.min(this.credits + RAMP_CREDIT, this.opts.maxInFlight);
+        this.onRow(position, id, row);
+      },
+      (err: unknown) => {
+        this.inFlight--;
+        this.outstanding.delete(position);
+        if (this.closed || epoch !== this.epoch || this.isResolved(position)) return;
+        this.onError({ ...pending, path }, err);
+      },
+    );
+  }
+
+  /**
+   * Reads a stuck sample a second time, over another route when there is one (DESIGN: a
+   * straggler can be re-requested from another replica): whichever answer comes first is
+   * used, the other dropped. Bounded per stream, and only for reads far slower than usual.
+   */
+  private hedgeStragglers(): void {
+    if (this.closed || this.outstanding.size === 0) return;
+    const fastest = Math.min(...this.selector.states.map((s) => s.latencyMs));
+    const after = Math.max(HEDGE_MIN_MS, HEDGE_FACTOR * fastest);
+    const now = performance.now();
+    const epoch = this.epoch;
+    for (const [position, first] of this.outstanding) {
+      if (this.hedges >= MAX_HEDGES) return;
+      if (now - first.started < after) return; // oldest first: the rest are younger
+      if (first.hedged) continue;
+      first.hedged = true;
+      this.hedges++;
+      const path = this.selector.pick(first.path);
+      this.opts.metrics.dbHedgedReads.inc({ path: path.path.name });
+      this.execute(position, path).then(
+        ({ id, row }) => {
+          this.hedges--;
+          if (this.closed || epoch !== this.epoch) return;
+          this.onRow(position, id, row);
+        },
+        () => {
+          this.hedges--; // the first read carries on, with its own retries
+        },
+      );
+    }
+  }
+
+  /** One read of a sample's row over a route, with the route's and the metrics' accounting. */
+  private async execute(
+    position: number,
+    path: PathState,
+  ): Promise<{ id: Buffer; row: cassandra.types.Row | null }> {
+    const stored = this.plan.storedPosition(position);
+    const id = this.opts.ids.subarray(stored * 16, stored * 16 + 16);
+    const started = performance.now();
+    path.inFlight++;
     this.opts.metrics.dbRequestsInFlight.inc();
-    path.path.client
-      .execute(this.query, [new cassandra.types.Uuid(id)], {
+    try {
+      const rs = await path.path.client.execute(this.query, [new cassandra.types.Uuid(id)], {
         prepare: true,
         isIdempotent: true,
         consistency: cassandra.types.consistencies.localOne,
-      })
-      .then(
-        (rs) => {
-          const ms = performance.now() - started;
-          this.selector.observe(path, ms);
-          this.opts.metrics.dbReadSeconds.observe({ path: path.path.name }, ms / 1000);
-          this.settle(path);
-          if (this.closed || epoch !== this.epoch) return;
-          this.credits = Math.min(this.credits + RAMP_CREDIT, this.opts.maxInFlight);
-          this.onRow(pending.position, id, rs.first());
-        },
-        (err: unknown) => {
-          this.settle(path);
-          if (this.closed || epoch !== this.epoch) return;
-          this.onError({ ...pending, path }, err);
-        },
-      );
+      });
+      const ms = performance.now() - started;
+      this.selector.observe(path, ms);
+      this.opts.metrics.dbReadSeconds.observe({ path: path.path.name }, ms / 1000);
+      return { id, row: rs.first() };
+    } catch (err) {
+      this.selector.penalize(path);
+      throw err;
+    } finally {
+      path.inFlight--;
+      this.opts.metrics.dbRequestsInFlight.dec();
+    }
   }
 
-  private settle(path: PathState): void {
-    path.inFlight--;
-    this.inFlight--;
-    this.opts.metrics.dbRequestsInFlight.dec();
+  /** True once a position arrived, was skipped, or was delivered (a second answer is dropped). */
+  private isResolved(position: number): boolean {
+    return this.arrivalTimes.has(position) || this.tracker.isDelivered(position);
   }
 
   private onRow(position: number, id: Buffer, row: cassandra.types.Row | null): void {
+    if (this.isResolved(position)) {
+      // The other read of a hedged pair came first; this one only freed a place.
+      this.pump();
+      this.notify();
+      return;
+    }
     const now = performance.now();
     if (!row) {
       if (this.opts.missing === 'fail') {
@@ -278,7 +354,6 @@ export class BatchFetcher {
   }
 
   private onError(pending: Required<Pending>, err: unknown): void {
-    this.selector.penalize(pending.path);
     if (!isRetryable(err)) {
       this.failure ??= err; // not the database's passing trouble: reported as it is (INTERNAL)
       this.notify();

@@ -15,6 +15,8 @@ export interface LoaderMetrics {
   dbRequestsInFlight: Gauge;
   activeStreams: Gauge;
   dbRetries: Counter<'path'>;
+  /** Second reads of stuck samples, by the route they went to. */
+  dbHedgedReads: Counter<'path'>;
   missingSamples: Counter;
   /** Streams that ended with an error, by gRPC status name. */
   streamErrors: Counter<'code'>;
@@ -75,6 +77,12 @@ export function createLoaderMetrics(): LoaderMetrics {
     dbRetries: new Counter({
       name: 'scylla_loader_db_retries_total',
       help: 'Sample reads retried after a timeout or a retryable error.',
+      labelNames: ['path'],
+      registers: [registry],
+    }),
+    dbHedgedReads: new Counter({
+      name: 'scylla_loader_db_hedged_reads_total',
+      help: 'Second reads of samples whose first read was far slower than usual.',
       labelNames: ['path'],
       registers: [registry],
     }),
