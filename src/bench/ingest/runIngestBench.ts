@@ -1,143 +1,263 @@
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
+import type { Progress } from '../../cli/progress.js';
 import { prepareMnist } from '../../datasets/prepareMnist.js';
-import { defaultStateDir } from '../../devdb/defaultStateDir.js';
-import { localClusterStatus } from '../../devdb/localClusterStatus.js';
-import { startLocalCluster } from '../../devdb/localCluster.js';
-import { stopLocalCluster } from '../../devdb/stopLocalCluster.js';
-import { ingestDataset } from '../../server/ingest/ingestDataset.js';
+import { createDbClient } from '../../server/db/createDbClient.js';
 import type { IngestSource } from '../../server/ingest/IngestSource.js';
 import { readImageFolder } from '../../server/ingest/readImageFolder.js';
 import { readManifest } from '../../server/ingest/readManifest.js';
+import { benchEnvironment } from '../stream/benchEnvironment.js';
 import { median } from '../stream/stats.js';
-import { processCpuSeconds } from '../stream/procCpu.js';
-import { benchImageIndex, writeBenchJpegs } from '../stream/writeBenchJpegs.js';
+import {
+  BENCH_IMAGE,
+  benchImageIndex,
+  benchImagePath,
+  writeBenchJpegs,
+} from '../stream/writeBenchJpegs.js';
+import type { IngestBenchOptions } from './IngestBenchOptions.js';
+import type {
+  IngestBenchReport,
+  IngestBenchSource,
+  IngestRunRecord,
+  IngestSourceInfo,
+} from './IngestBenchReport.js';
+import { localDatabasePids } from './localDatabasePids.js';
+import { measureColdStarts } from './measureColdStarts.js';
+import { measureIngestRun } from './measureIngestRun.js';
+import { summarizeIngestRuns } from './summarizeIngestRuns.js';
 
-/** One timed ingest. */
-export interface IngestBenchRun {
-  source: string;
-  concurrency: number;
-  samples: number;
-  bytes: number;
-  seconds: number;
-  /** CPU seconds of this (the ingesting) process and of the database over the run. */
-  ingestCpuSeconds: number;
-  databaseCpuSeconds: number | undefined;
-}
-
-/** Options of {@link runIngestBench}. */
-export interface IngestBenchOptions {
-  /** ~100 kB JPEGs to ingest as they are. */
-  images: number;
-  runs: number;
-  concurrencies: number[];
-  mnistLimit?: number;
-  coldStarts: number;
-  log: (line: string) => void;
-}
+/** Other processes busier than this during a run make the figures suspect. */
+const DISTURBED_CORES = 0.25;
 
 /**
- * The ingest benchmark: stored-as-is ~100 kB JPEGs and MNIST PNGs, each ingested `runs` times
- * into a fresh keyspace per concurrency (dropped before and after), with the CPU time of this
- * process and of the local database, and optionally the cold start of the local node.
+ * The ingest benchmark of the issue: distinct ~100 kB JPEGs stored as they are, and MNIST,
+ * each ingested `runs` times at every concurrency into a fresh keyspace (rounds interleave the
+ * sources and concurrencies, so a noisy minute on the shared machine spreads over all of them
+ * instead of spoiling one), with samples/s, MB/s and the CPU seconds of this process, of the
+ * database and of the rest of the machine. Then, if asked, the local node's cold start. Every
+ * keyspace used is dropped at the end, failure or not, and the local node is left running.
+ * Writes the whole report as JSON to `outDir/ingest-<timestamp>.json`.
  */
-export async function runIngestBench(
-  client: cassandra.Client,
-  options: IngestBenchOptions,
-): Promise<{ runs: IngestBenchRun[]; coldStartSeconds: number[] }> {
-  const state = path.dirname(defaultStateDir());
-  const imageRoot = path.join(state, 'bench', 'stream-100k');
-  options.log(`making ${options.images} ~100 kB JPEGs in ${imageRoot} (once)`);
-  await writeBenchJpegs(imageRoot, options.images);
-  const jpegs = await readImageFolder(imageRoot);
-  jpegs.entries = jpegs.entries.filter(
-    (e) => (benchImageIndex(e.filePath) ?? Infinity) < options.images,
-  );
-  const mnistDir = path.join(state, options.mnistLimit ? `mnist-${options.mnistLimit}` : 'mnist');
-  const mnist = await prepareMnist({
-    outDir: mnistDir,
-    ...(options.mnistLimit ? { limit: options.mnistLimit } : {}),
-  });
-  const mnistSource = await readManifest(mnist.manifest);
+export async function runIngestBench(options: IngestBenchOptions): Promise<IngestBenchReport> {
+  const log = options.log ?? (() => undefined);
+  const signal = options.signal;
+  const startedAt = new Date();
+  const started = performance.now();
+  const notes: string[] = [];
 
-  const dbPid = (await localClusterStatus(defaultStateDir())).nodes[0]?.pid ?? undefined;
-  const runs: IngestBenchRun[] = [];
-  const once = async (label: string, source: IngestSource, concurrency: number): Promise<void> => {
-    const dataset = `bench_ingest_${label}`;
-    await client.execute(`DROP KEYSPACE IF EXISTS ${dataset}`);
-    const cpu0 = process.cpuUsage();
-    const db0 = dbPid ? processCpuSeconds(dbPid) : undefined;
-    const t0 = performance.now();
-    const summary = await ingestDataset(client, {
-      dataset,
-      source,
-      replication: { class: 'SimpleStrategy', replicationFactor: 1 },
-      concurrency,
-      strict: true,
+  const sources: Array<{ info: IngestSourceInfo; ingest: IngestSource }> = [];
+  const jpegs = await prepareJpegs(options);
+  sources.push({
+    info: await describeSource('jpeg100k', jpegs, `${options.keyspacePrefix}${options.images}`),
+    ingest: jpegs,
+  });
+  if (options.mnist) {
+    const mnist = await prepareMnistSource(options);
+    sources.push({
+      info: await describeSource('mnist', mnist, `${options.keyspacePrefix}mnist`),
+      ingest: mnist,
     });
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    const db1 = dbPid ? processCpuSeconds(dbPid) : undefined;
-    const run: IngestBenchRun = {
-      source: label,
-      concurrency,
-      samples: summary.written,
-      bytes: summary.bytesWritten,
-      seconds,
-      ingestCpuSeconds: (cpu.user + cpu.system) / 1e6,
-      databaseCpuSeconds: db0 !== undefined && db1 !== undefined ? db1 - db0 : undefined,
-    };
-    runs.push(run);
-    options.log(
-      `${label} c=${concurrency}: ${(run.samples / seconds).toFixed(0)} samples/s, ` +
-        `${(run.bytes / 1e6 / seconds).toFixed(1)} MB/s, CPU s ingest ${run.ingestCpuSeconds.toFixed(1)} ` +
-        `database ${run.databaseCpuSeconds?.toFixed(1) ?? '?'} over ${seconds.toFixed(1)} s`,
+  }
+  for (const { info } of sources) {
+    log(
+      `${info.source}: ${info.samples} files, ${(info.bytes / 1e6).toFixed(1)} MB, mean ` +
+        `${info.meanBytes.toFixed(0)} B (${info.minBytes} to ${info.maxBytes} B)`,
     );
-    await client.execute(`DROP KEYSPACE IF EXISTS ${dataset}`);
-  };
-  for (let r = 0; r < options.runs; r++) {
-    for (const c of options.concurrencies) {
-      await once('jpeg100k', jpegs, c);
-      await once('mnist', mnistSource, c);
+  }
+
+  const runs: IngestRunRecord[] = [];
+  const keyspaces = sources.map((s) => s.info.keyspace);
+  let client: cassandra.Client | undefined;
+  let environment: IngestBenchReport['environment'];
+  try {
+    client = await createDbClient(options.db);
+    const pids = await localDatabasePids(options.localStateDir);
+    environment = {
+      ...(await benchEnvironment(client)),
+      databaseNodes: pids.length,
+      databaseIsLocalNode: pids.length > 0,
+    };
+    if (pids.length === 0) {
+      notes.push('the database is not the local node: its CPU seconds were not measured');
+    }
+    for (let run = 1; run <= options.runs; run++) {
+      for (const concurrency of options.concurrencies) {
+        for (const { info, ingest } of sources) {
+          signal?.throwIfAborted();
+          const record = await measureIngestRun(client, {
+            source: info.source,
+            ingest,
+            keyspace: info.keyspace,
+            concurrency,
+            run,
+            dbPids: await localDatabasePids(options.localStateDir),
+            settleMaxMs: options.settleMaxMs,
+            ...(options.progress ? { progress: options.progress } : {}),
+            ...(signal ? { signal } : {}),
+          });
+          runs.push(record);
+          log(describeRun(record, options.runs));
+        }
+      }
+    }
+  } finally {
+    if (client) {
+      // Best effort: an interrupted run must not leave hundreds of MB behind.
+      for (const ks of keyspaces) {
+        await client.execute(`DROP KEYSPACE IF EXISTS ${ks}`).catch(() => undefined);
+      }
+      await client.shutdown();
     }
   }
 
-  const coldStartSeconds: number[] = [];
-  for (let i = 0; i < options.coldStarts; i++) {
-    await stopLocalCluster(defaultStateDir());
-    const t0 = performance.now();
-    await startLocalCluster({ stateDir: defaultStateDir() });
-    coldStartSeconds.push((performance.now() - t0) / 1000);
-    options.log(`cold start ${i + 1}: ${coldStartSeconds.at(-1)!.toFixed(1)} s`);
+  let coldStart: IngestBenchReport['coldStart'] = null;
+  if (options.coldStarts > 0 && options.localStateDir !== undefined) {
+    log(
+      `stopping and starting the local node ${options.coldStarts} time(s): anything else ` +
+        'using it (a test run) loses its database meanwhile',
+    );
+    const coldRuns = await measureColdStarts(options.localStateDir, options.coldStarts, {
+      log,
+      ...(signal ? { signal } : {}),
+    });
+    coldStart = {
+      runs: coldRuns,
+      medianStartSeconds: median(coldRuns.map((r) => r.startSeconds)),
+      medianStopSeconds: median(coldRuns.map((r) => r.stopSeconds)),
+    };
   }
-  return { runs, coldStartSeconds };
+
+  const disturbed = runs.filter((r) => (r.cores.rest ?? 0) > DISTURBED_CORES);
+  if (disturbed.length > 0) {
+    const worst = Math.max(...disturbed.map((r) => r.cores.rest ?? 0));
+    notes.push(
+      `other processes used more than ${DISTURBED_CORES} cores in ${disturbed.length} of ` +
+        `${runs.length} runs (up to ${worst.toFixed(2)}): those figures are disturbed; ` +
+        'rerun when the machine is quieter',
+    );
+  }
+  const unsettled = runs.filter((r) => r.settleSeconds * 1000 >= options.settleMaxMs);
+  if (unsettled.length > 0) {
+    notes.push(
+      `the database was still busy after ${options.settleMaxMs / 1000} s before ` +
+        `${unsettled.length} run(s) (compaction, or another client)`,
+    );
+  }
+
+  const report: IngestBenchReport = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    seconds: (performance.now() - started) / 1000,
+    settings: {
+      images: options.images,
+      runs: options.runs,
+      concurrencies: options.concurrencies,
+      mnist: options.mnist,
+      mnistLimit: options.mnistLimit ?? null,
+      coldStarts: options.coldStarts,
+    },
+    environment,
+    sources: sources.map((s) => s.info),
+    runs,
+    summary: summarizeIngestRuns(runs),
+    coldStart,
+    keyspaces,
+    notes,
+    jsonPath: path.join(
+      options.outDir,
+      `ingest-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`,
+    ),
+  };
+  await mkdir(options.outDir, { recursive: true });
+  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  return report;
 }
 
-/** Markdown table of medians per source and concurrency. */
-export function formatIngestBench(result: {
-  runs: IngestBenchRun[];
-  coldStartSeconds: number[];
-}): string {
-  const keys = [...new Set(result.runs.map((r) => `${r.source}|${r.concurrency}`))];
-  const lines = [
-    '| source | concurrency | samples | samples/s | MB/s | ingest CPU s | database CPU s | wall s |',
-    '|---|---|---|---|---|---|---|---|',
-  ];
-  for (const key of keys) {
-    const rs = result.runs.filter((r) => `${r.source}|${r.concurrency}` === key);
-    const m = (f: (r: IngestBenchRun) => number): number => median(rs.map(f));
-    lines.push(
-      `| ${rs[0]!.source} | ${rs[0]!.concurrency} | ${rs[0]!.samples} | ${m((r) => r.samples / r.seconds).toFixed(0)} | ` +
-        `${m((r) => r.bytes / 1e6 / r.seconds).toFixed(1)} | ${m((r) => r.ingestCpuSeconds).toFixed(1)} | ` +
-        `${m((r) => r.databaseCpuSeconds ?? NaN).toFixed(1)} | ${m((r) => r.seconds).toFixed(1)} |`,
-    );
+/** Images 0..N-1 of the shared tree (written once), as an ImageFolder source. */
+async function prepareJpegs(options: IngestBenchOptions): Promise<IngestSource> {
+  const { width, height, quality } = BENCH_IMAGE;
+  let missing = 0;
+  for (let i = 0; i < options.images; i++) {
+    if (!(await stat(benchImagePath(options.imageRoot, i)).catch(() => null))) missing++;
   }
-  if (result.coldStartSeconds.length > 0) {
-    lines.push(
-      '',
-      `local node cold start (jars cached), median of ${result.coldStartSeconds.length}: ` +
-        `${median(result.coldStartSeconds).toFixed(1)} s`,
+  if (missing === 0) {
+    options.log?.(`${options.images} JPEGs already in ${options.imageRoot}`);
+  } else {
+    const progress = options.progress?.(
+      `prepare ${missing} ${width}x${height} JPEGs (q${quality}) in ${options.imageRoot}`,
+      options.images,
+      'images',
     );
+    try {
+      await writeBenchJpegs(
+        options.imageRoot,
+        options.images,
+        (done, bytes) => progress?.update(done, bytes),
+        options.signal,
+      );
+    } finally {
+      progress?.stop();
+    }
   }
-  return `${lines.join('\n')}\n`;
+  const source = await readImageFolder(options.imageRoot);
+  // The tree may hold more images, made for a larger count by this or `bench stream`.
+  source.entries = source.entries.filter(
+    (e) => (benchImageIndex(e.filePath) ?? Infinity) < options.images,
+  );
+  return source;
+}
+
+async function prepareMnistSource(options: IngestBenchOptions): Promise<IngestSource> {
+  let progress: Progress | undefined;
+  try {
+    const prepared = await prepareMnist({
+      outDir: options.mnistDir,
+      ...(options.mnistLimit ? { limit: options.mnistLimit } : {}),
+      onProgress: (done, total) => {
+        progress ??= options.progress?.('prepare MNIST', total, 'images');
+        progress?.update(done);
+      },
+    });
+    return await readManifest(prepared.manifest);
+  } finally {
+    progress?.stop();
+  }
+}
+
+async function describeSource(
+  source: IngestBenchSource,
+  ingest: IngestSource,
+  keyspace: string,
+): Promise<IngestSourceInfo> {
+  const sizes: number[] = [];
+  // In slices: stat-ing 70,000 files at once would open as many requests at once.
+  for (let i = 0; i < ingest.entries.length; i += 512) {
+    const slice = ingest.entries.slice(i, i + 512);
+    sizes.push(...(await Promise.all(slice.map(async (e) => (await stat(e.filePath)).size))));
+  }
+  const bytes = sizes.reduce((a, b) => a + b, 0);
+  // Not Math.min(...sizes): 70,000 arguments come close to V8's limit on a call's arguments.
+  const minBytes = sizes.reduce((a, b) => Math.min(a, b), Infinity);
+  const maxBytes = sizes.reduce((a, b) => Math.max(a, b), 0);
+  return {
+    source,
+    description: ingest.description,
+    keyspace,
+    samples: sizes.length,
+    bytes,
+    meanBytes: sizes.length > 0 ? bytes / sizes.length : 0,
+    minBytes: sizes.length > 0 ? minBytes : 0,
+    maxBytes,
+  };
+}
+
+function describeRun(r: IngestRunRecord, runs: number): string {
+  const db = r.cpuSeconds.database === null ? '?' : r.cpuSeconds.database.toFixed(1);
+  const rest = r.cpuSeconds.rest === null ? '?' : r.cpuSeconds.rest.toFixed(1);
+  return (
+    `${r.source} c=${r.concurrency} run ${r.run}/${runs}: ${r.samplesPerSecond.toFixed(0)} ` +
+    `samples/s, ${r.megabytesPerSecond.toFixed(1)} MB/s, ${r.wallSeconds.toFixed(2)} s; CPU s ` +
+    `loader ${r.cpuSeconds.loader.toFixed(1)}, database ${db}, rest ${rest}`
+  );
 }

@@ -3,13 +3,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { z } from 'zod';
-import { formatIngestBench, runIngestBench } from '../../bench/ingest/runIngestBench.js';
+import { formatIngestBenchReport } from '../../bench/ingest/formatIngestBenchReport.js';
+import { INGEST_BENCH_DEFAULTS } from '../../bench/ingest/IngestBenchOptions.js';
+import { resolveIngestBenchOptions } from '../../bench/ingest/resolveIngestBenchOptions.js';
+import { runIngestBench } from '../../bench/ingest/runIngestBench.js';
 import { runSplitBench } from '../../bench/splits/runSplitBench.js';
+import { addBenchCeilingCommand } from './benchCeiling.js';
 import { addBenchLatencyCommand } from './benchLatency.js';
 import { addBenchStreamCommand } from './benchStream.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
+import { startLocalCluster } from '../../devdb/localCluster.js';
+import { invalidArgument } from '../../server/errors/LoaderError.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { createProgress } from '../progress.js';
 import { runAction } from '../runAction.js';
 
 /** Registers `bench` and its benchmarks. Figures are printed, never asserted. */
@@ -66,62 +73,104 @@ export function registerBenchCommand(program: Command): Command {
       }
     }),
   );
-  const ingest = bench
-    .command('ingest')
-    .description(
-      'ingest ~100 kB JPEGs (stored as they are) and MNIST into fresh keyspaces: samples/s, ' +
-        'MB/s, CPU seconds of the ingest and of the local database; optionally the cold start',
-    )
-    .option('--images <n>', 'number of ~100 kB JPEGs', '3000')
-    .option('--runs <n>', 'runs per source and concurrency', '3')
-    .option('--concurrency <list>', 'ingest concurrencies to try', '32,128')
-    .option('--mnist-limit <n>', 'only the first n MNIST images of each subset')
-    .option('--cold-starts <n>', 'stop and start the local node this many times', '0');
-  addDbOptions(ingest).action(
-    runAction(
-      async (
-        flags: DbFlags & {
-          images: string;
-          runs: string;
-          concurrency: string;
-          mnistLimit?: string;
-          coldStarts: string;
-        },
-      ) => {
-        const client = await createDbClient(dbConfigFromFlags(flags));
-        let result;
-        try {
-          result = await runIngestBench(client, {
-            images: z.coerce.number().int().min(1).parse(flags.images),
-            runs: z.coerce.number().int().min(1).max(20).parse(flags.runs),
-            concurrencies: flags.concurrency
-              .split(',')
-              .map((c) => z.coerce.number().int().min(1).max(4096).parse(c)),
-            ...(flags.mnistLimit
-              ? { mnistLimit: z.coerce.number().int().min(1).parse(flags.mnistLimit) }
-              : {}),
-            coldStarts: z.coerce.number().int().min(0).max(10).parse(flags.coldStarts),
-            log: (line) => process.stderr.write(`${line}\n`),
-          });
-        } finally {
-          await client.shutdown();
-        }
-        process.stdout.write(formatIngestBench(result));
-        const out = path.join(
-          path.dirname(defaultStateDir()),
-          'bench',
-          `ingest-${Date.now()}.json`,
-        );
-        await mkdir(path.dirname(out), { recursive: true });
-        await writeFile(
-          out,
-          JSON.stringify({ cores: os.cpus().length, node: process.version, ...result }, null, 2),
-        );
-        process.stdout.write(`figures: ${out}\n`);
-      },
-    ),
-  );
+  addBenchIngestCommand(bench);
   addBenchStreamCommand(bench);
   addBenchLatencyCommand(bench);
+  addBenchCeilingCommand(bench);
   return bench;
+}
+
+/** Flags of `bench ingest`. */
+interface BenchIngestFlags extends DbFlags {
+  quick: boolean;
+  images?: string;
+  runs?: string;
+  concurrency?: string;
+  mnist: boolean;
+  mnistLimit?: string;
+  coldStart: boolean;
+  coldStarts?: string;
+}
+
+/**
+ * Adds `ingest` to a `bench` command: ingest rate of stored-as-is ~100 kB JPEGs and of MNIST
+ * with the CPU seconds of the ingest, the database and the rest of the machine, and the local
+ * node's cold start. Prints Markdown and writes JSON under `.state/bench/`.
+ */
+function addBenchIngestCommand(bench: Command): void {
+  const d = INGEST_BENCH_DEFAULTS;
+  const cmd = bench
+    .command('ingest')
+    .description(
+      'ingest ~100 kB JPEGs (stored as they are) and MNIST into fresh bench_ keyspaces: ' +
+        'samples/s, MB/s, CPU seconds of the ingest, the database and the rest of the ' +
+        "machine; optionally the local node's cold start",
+    )
+    .option('--quick', 'well under a minute: 200 images, 1 run, C=128, MNIST 500+500', false)
+    .option('--images <n>', `distinct ~100 kB JPEGs (default ${d.images})`)
+    .option('--runs <k>', `timed runs of each source and concurrency (default ${d.runs})`)
+    .option(
+      '--concurrency <list>',
+      `ingest concurrencies to try (default ${d.concurrencies.join(',')})`,
+    )
+    .option('--no-mnist', 'skip MNIST')
+    .option('--mnist-limit <n>', 'only the first n MNIST images of each subset (default all)')
+    .option(
+      '--cold-start',
+      'also stop and start the local node as many times as --runs, timing the start',
+      false,
+    )
+    .option('--cold-starts <n>', 'stop and start the local node this many times');
+  addDbOptions(cmd).action(
+    runAction(async (flags: BenchIngestFlags) => {
+      const ownCluster = !flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS;
+      const db = dbConfigFromFlags(flags);
+      if (ownCluster) {
+        const cluster = await startLocalCluster({
+          stateDir: defaultStateDir(),
+          log: (line) => process.stderr.write(`  ${line}\n`),
+        });
+        db.contactPoints = cluster.contactPoints;
+        db.port = cluster.port;
+      }
+      const options = resolveIngestBenchOptions({
+        db,
+        localStateDir: ownCluster ? defaultStateDir() : undefined,
+        stateRoot: path.dirname(defaultStateDir()),
+        quick: flags.quick,
+        ...(flags.images ? { images: int('--images', flags.images) } : {}),
+        ...(flags.runs ? { runs: int('--runs', flags.runs) } : {}),
+        ...(flags.concurrency
+          ? { concurrencies: flags.concurrency.split(',').map((c) => int('--concurrency', c)) }
+          : {}),
+        mnist: flags.mnist,
+        ...(flags.mnistLimit ? { mnistLimit: int('--mnist-limit', flags.mnistLimit) } : {}),
+        coldStart: flags.coldStart,
+        ...(flags.coldStarts ? { coldStarts: int('--cold-starts', flags.coldStarts) } : {}),
+        progress: (label, total, unit) => createProgress(label, total, { unit }),
+        log: (line) => process.stderr.write(`${line}\n`),
+      });
+      // `on`, not `once`: tsx relays a Ctrl-C as a second SIGINT, which without a listener
+      // would kill the process before the keyspaces are dropped.
+      const abort = new AbortController();
+      const onSignal = (): void => abort.abort();
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        const report = await runIngestBench({ ...options, signal: abort.signal });
+        process.stdout.write(formatIngestBenchReport(report));
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    }),
+  );
+}
+
+function int(flag: string, text: string): number {
+  const n = Number(text.trim());
+  if (text.trim() === '' || !Number.isInteger(n)) {
+    throw invalidArgument(`${flag} ${JSON.stringify(text)}: expected a whole number`);
+  }
+  return n;
 }
