@@ -17,7 +17,7 @@ import type {
   LatencyScenario,
   RouteSet,
 } from './LatencyBenchReport.js';
-import type { LatencyClientConfig, LatencyClientResult } from './latencyClientChild.js';
+import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { latencyChartSvg } from './latencyChartSvg.js';
 import { peakRssBytes, resetPeakRss } from './peakRss.js';
 import { congestedToxics, latencyToxics } from './routeToxics.js';
@@ -33,11 +33,8 @@ const SCENARIOS: Record<
   C: { ordering: 'out-of-order' },
 };
 
-/**
- * `startBenchChild` runs scripts of `src/bench/stream/`; the latency client lives next door.
- * Internal: a path relative to that folder, which `path.join` resolves.
- */
-const CLIENT_SCRIPT = '../latency/latencyClientChild';
+/** The client child is `bench stream`'s, with waits of the first batches left out. */
+const CLIENT_SCRIPT = 'sdkClientChild';
 
 /**
  * The latency benchmark of issue 5: the ~100 kB JPEG dataset of `bench stream`, streamed
@@ -218,7 +215,7 @@ async function runClient(
   },
 ): Promise<LatencyRun> {
   const how = SCENARIOS[place.scenario];
-  const config: LatencyClientConfig = {
+  const config: SdkClientConfig = {
     address: serve.address,
     dataset: options.dataset,
     batchSize: options.batchSize,
@@ -228,12 +225,12 @@ async function runClient(
     warmupWorldSize: 10,
     warmupFraction: options.warmupFraction,
   };
-  const child = startBenchChild<LatencyClientResult>(CLIENT_SCRIPT, config, {
+  const child = startBenchChild<SdkClientResult>(CLIENT_SCRIPT, config, {
     onSpawn: place.onSpawn,
   });
   const onAbort = (): void => void child.stop();
   options.signal?.addEventListener('abort', onAbort, { once: true });
-  let result: LatencyClientResult;
+  let result: SdkClientResult;
   let cpu: Record<string, number | undefined>;
   let rss: number | undefined;
   try {
