@@ -9,6 +9,7 @@ import { resolveIngestBenchOptions } from '../../bench/ingest/resolveIngestBench
 import { runIngestBench } from '../../bench/ingest/runIngestBench.js';
 import { runSplitBench } from '../../bench/splits/runSplitBench.js';
 import { addBenchCeilingCommand } from './benchCeiling.js';
+import { addBenchConcurrencyCommand } from './benchConcurrency.js';
 import { addBenchLatencyCommand } from './benchLatency.js';
 import { addBenchStreamCommand } from './benchStream.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
@@ -77,6 +78,7 @@ export function registerBenchCommand(program: Command): Command {
   addBenchStreamCommand(bench);
   addBenchLatencyCommand(bench);
   addBenchCeilingCommand(bench);
+  addBenchConcurrencyCommand(bench);
   return bench;
 }
 

@@ -1,0 +1,89 @@
+import type { BenchEnvironment } from '../stream/benchEnvironment.js';
+import type { StreamDataset } from '../stream/prepareStreamDataset.js';
+import type { ExactlyOnceCheck } from './checkExactlyOnce.js';
+
+/** CPU seconds of the processes involved in a run (absent: not measurable here). */
+export interface ConcurrencyCpuSeconds {
+  loader?: number;
+  db?: number;
+  client: number;
+}
+
+/** One measured run: k ranks of one job streaming their shares at once. */
+export interface ConcurrencyRun {
+  /** Ranks streaming at once (the job's world size). */
+  streams: number;
+  /** Round (0-based); every k runs once per round. */
+  run: number;
+  seed: number;
+  /** Samples and bytes of all ranks together. */
+  samples: number;
+  bytes: number;
+  /** From the first rank's start to the last rank's last batch. */
+  wallSeconds: number;
+  samplesPerSecond: number;
+  megabytesPerSecond: number;
+  /** Each rank's samples over its own time from the common start to its last batch. */
+  perStreamSamplesPerSecond: number[];
+  /** Time between batches, pooled over all ranks, ms. */
+  waitMs: { p50: number; p99: number; max: number };
+  /** Slowest rank's time to its first batch, ms. */
+  firstBatchMsMax: number;
+  cpuSeconds: ConcurrencyCpuSeconds;
+  loaderCpuSecondsPerGB?: number;
+  /** Loader's peak RSS during the run (absent when its peak could not be reset). */
+  loaderPeakRssBytes?: number;
+  /** Every epoch of the run together: the ranks' ids against the dataset's. */
+  exactlyOnce: ExactlyOnceCheck;
+}
+
+/** Medians over the runs of one k. */
+export interface ConcurrencySummaryRow {
+  streams: number;
+  runs: number;
+  samplesPerSecond: number;
+  megabytesPerSecond: number;
+  /** Per run the slowest rank's and the median rank's samples/s, then the median over runs. */
+  perStreamSamplesPerSecond: { min: number; median: number };
+  waitMs: { p50: number; p99: number };
+  cpuSeconds: ConcurrencyCpuSeconds;
+  loaderCpuSecondsPerGB?: number;
+  loaderPeakRssBytes?: number;
+  /** Aggregate samples/s over that of the smallest k measured (1 by default). */
+  scaling: number;
+  /** True when every epoch of every run delivered the dataset exactly once across the ranks. */
+  exactlyOnce: boolean;
+}
+
+/** Everything `bench concurrency` measured, as written to its JSON file. */
+export interface ConcurrencyBenchReport {
+  startedAt: string;
+  seconds: number;
+  environment: BenchEnvironment;
+  settings: {
+    samples: number;
+    streams: number[];
+    runs: number;
+    batchSize: number;
+    epochs: number;
+    /** How the ranks are hosted (see `ranksClientChild.ts`). */
+    clients: string;
+    /** The loader's defaults the streams run with. */
+    serverDefaultPrefetch: number;
+    serverMaxInFlightPerStream: number;
+    serverMaxConcurrentStreams: number;
+    connectionsPerHost: number;
+    peakRssPerRun: boolean;
+    /** Folder of the loader's CPU profile, when asked for. */
+    cpuProfileDir?: string;
+  };
+  dataset: StreamDataset;
+  runs: ConcurrencyRun[];
+  summary: ConcurrencySummaryRow[];
+  /** The k the scaling ratios are relative to. */
+  scalingBase: number;
+  servePid: number;
+  /** Every process started (the loader and one client per run), all ended. */
+  childPids: number[];
+  jsonPath: string;
+}

@@ -1,0 +1,105 @@
+import path from 'node:path';
+import { Command } from 'commander';
+import { resolveConcurrencyBenchOptions } from '../../bench/concurrency/ConcurrencyBenchOptions.js';
+import { formatConcurrencyReport } from '../../bench/concurrency/formatConcurrencyReport.js';
+import { runConcurrencyBench } from '../../bench/concurrency/runConcurrencyBench.js';
+import { defaultStateDir } from '../../devdb/defaultStateDir.js';
+import { startLocalCluster } from '../../devdb/localCluster.js';
+import { localClusterStatus } from '../../devdb/localClusterStatus.js';
+import { invalidArgument } from '../../server/errors/LoaderError.js';
+import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { createProgress } from '../progress.js';
+import { runAction } from '../runAction.js';
+
+/** Flags of `bench concurrency`. */
+export interface BenchConcurrencyFlags extends DbFlags {
+  quick: boolean;
+  streams?: string;
+  runs?: string;
+  batchSize?: string;
+  samples?: string;
+  epochs?: string;
+  dataset?: string;
+  outDir?: string;
+  cpuProf?: string;
+}
+
+/**
+ * Adds `concurrency` to a `bench` command (scenario F): 1, 2, 4, 8 and 16 ranks of one job
+ * streaming from one loader at once; aggregate and per-stream throughput, CPU, batch waits,
+ * the loader's peak RSS and an exactly-once check across the ranks. Prints a Markdown table;
+ * writes JSON under `.state/bench/`.
+ */
+export function addBenchConcurrencyCommand(bench: Command): void {
+  const cmd = bench
+    .command('concurrency')
+    .description(
+      'k = 1, 2, 4, 8, 16 ranks of one job streaming from one loader at once: aggregate ' +
+        'samples/s and MB/s, per-stream rates, CPU, batch waits, loader peak RSS, scaling ' +
+        'against k=1, and a check that the ranks together got every sample exactly once',
+    )
+    .option('--quick', 'well under a minute: 300 samples, 1 and 4 streams, 1 run', false)
+    .option('--streams <list>', 'numbers of concurrent streams (default 1,2,4,8,16; quick 1,4)')
+    .option('--runs <k>', 'runs of every k, interleaved; medians reported (default 3, quick 1)')
+    .option('--batch-size <n>', 'samples per batch (default 32)')
+    .option('--samples <n>', 'distinct ~100 kB JPEG samples in the dataset (default 3000)')
+    .option('--epochs <n>', 'epochs every rank streams per run (default 2)')
+    .option('--dataset <name>', 'dataset name (default that of bench stream for --samples)')
+    .option('--out-dir <dir>', 'folder of the JSON report (default .state/bench)')
+    .option('--cpu-prof <dir>', 'write a CPU profile of the loader (node --cpu-prof) into dir');
+  addDbOptions(cmd).action(
+    runAction(async (flags: BenchConcurrencyFlags) => {
+      const db = dbConfigFromFlags(flags);
+      let dbPid: number | undefined;
+      if (!flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS) {
+        const cluster = await startLocalCluster({
+          stateDir: defaultStateDir(),
+          log: (line) => process.stderr.write(`  ${line}\n`),
+        });
+        db.contactPoints = cluster.contactPoints;
+        db.port = cluster.port;
+        const { nodes } = await localClusterStatus(defaultStateDir());
+        if (nodes.length === 1) dbPid = nodes[0]!.pid ?? undefined;
+      }
+      const abort = new AbortController();
+      const onSignal = (): void => abort.abort();
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        const report = await runConcurrencyBench(
+          resolveConcurrencyBenchOptions({
+            db,
+            dbPid,
+            stateRoot: path.dirname(defaultStateDir()),
+            quick: flags.quick,
+            ...(flags.streams
+              ? { streams: flags.streams.split(',').map((k) => int('--streams', k)) }
+              : {}),
+            ...(flags.runs ? { runs: int('--runs', flags.runs) } : {}),
+            ...(flags.batchSize ? { batchSize: int('--batch-size', flags.batchSize) } : {}),
+            ...(flags.samples ? { samples: int('--samples', flags.samples) } : {}),
+            ...(flags.epochs ? { epochs: int('--epochs', flags.epochs) } : {}),
+            ...(flags.dataset ? { dataset: flags.dataset } : {}),
+            ...(flags.outDir ? { outDir: path.resolve(flags.outDir) } : {}),
+            ...(flags.cpuProf ? { cpuProfileDir: path.resolve(flags.cpuProf) } : {}),
+            progress: (label, total, unit) => createProgress(label, total, { unit }),
+            log: (line) => process.stderr.write(`${line}\n`),
+            signal: abort.signal,
+          }),
+        );
+        process.stdout.write(formatConcurrencyReport(report));
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    }),
+  );
+}
+
+function int(flag: string, text: string): number {
+  const n = Number(text.trim());
+  if (text.trim() === '' || !Number.isInteger(n)) {
+    throw invalidArgument(`${flag} ${JSON.stringify(text)}: expected a whole number`);
+  }
+  return n;
+}
