@@ -30,6 +30,13 @@ export interface SdkClientConfig {
    * filling the prefetch window, a cost paid once per stream (`bench latency` uses 0.1).
    */
   warmupFraction?: number;
+  /** Split to stream (default `all`). */
+  split?: string;
+  /**
+   * Split of the warm-up stream (default: the measured one); another one leaves loading the
+   * measured split's ids to the measured stream (`bench scale`).
+   */
+  warmupSplit?: string;
 }
 
 /** What an SDK client child measured. @internal */
@@ -52,14 +59,18 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
   try {
     const request: StreamBatchesOptions = {
       dataset: config.dataset,
-      split: 'all',
+      split: config.split ?? 'all',
       batchSize: config.batchSize,
       seed: config.seed,
       epochs: 1,
       ordering: config.ordering,
       ...(config.prefetch === undefined ? {} : { prefetch: config.prefetch }),
     };
-    const warmup = { ...request, seed: config.seed + 1_000_000 };
+    const warmup = {
+      ...request,
+      split: config.warmupSplit ?? request.split,
+      seed: config.seed + 1_000_000,
+    };
     for await (const batch of client.streamBatches({
       ...warmup,
       worldSize: config.warmupWorldSize,

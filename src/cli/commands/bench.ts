@@ -11,6 +11,7 @@ import { runSplitBench } from '../../bench/splits/runSplitBench.js';
 import { addBenchCeilingCommand } from './benchCeiling.js';
 import { addBenchConcurrencyCommand } from './benchConcurrency.js';
 import { addBenchLatencyCommand } from './benchLatency.js';
+import { addBenchScaleCommand } from './benchScale.js';
 import { addBenchStreamCommand } from './benchStream.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
@@ -78,6 +79,7 @@ export function registerBenchCommand(program: Command): Command {
   addBenchStreamCommand(bench);
   addBenchLatencyCommand(bench);
   addBenchCeilingCommand(bench);
+  addBenchScaleCommand(bench);
   addBenchConcurrencyCommand(bench);
   return bench;
 }

@@ -117,7 +117,7 @@ export async function ingestDataset(
     let data: Buffer;
     let labelBlob: Buffer | undefined;
     try {
-      data = await readFile(entry.filePath);
+      data = entry.data ?? (await readFile(entry.filePath));
       if (options.preprocess) data = await preprocessImage(data, options.preprocess);
       if (entry.labelBlobPath) labelBlob = await readFile(entry.labelBlobPath);
     } catch (err) {

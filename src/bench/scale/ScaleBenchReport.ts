@@ -1,0 +1,81 @@
+import type { BenchEnvironment } from '../stream/benchEnvironment.js';
+import type { ScaleDataset } from './prepareScaleDataset.js';
+import type { ScaleSplit } from './prepareScaleSplits.js';
+
+/** One stream of one split size, through a fresh loader. */
+export interface ScaleRun {
+  /** The split's cap (10^4, ...). */
+  size: number;
+  split: string;
+  run: number;
+  seed: number;
+  /** Samples the part holds, and what the trainer and the loader counted. */
+  splitSamples: number;
+  samples: number;
+  loaderSamples?: number;
+  batches: number;
+  bytes: number;
+  wallSeconds: number;
+  samplesPerSecond: number;
+  /** Time to the first batch as the trainer saw it (includes loading the split's ids), ms. */
+  firstBatchMs: number;
+  /** Loader CPU seconds over the stream, and per batch (ms). */
+  loaderCpuSeconds?: number;
+  loaderCpuMsPerBatch?: number;
+  clientCpuSeconds: number;
+  /** Loader resident set size after the warm-up, before the stream (bytes). */
+  loaderRssBeforeBytes?: number;
+  /** Loader peak resident set size during the stream (`VmHWM` reset before it), bytes. */
+  loaderPeakRssBytes?: number;
+  /** Loader resident set size after the stream (bytes). */
+  loaderRssAfterBytes?: number;
+}
+
+/** Medians of one size's runs. */
+export interface ScaleSummaryRow {
+  size: number;
+  splitSamples: number;
+  runs: number;
+  loaderPeakRssMiB?: number;
+  loaderRssBeforeMiB?: number;
+  /** Peak less the RSS before the stream, MiB. */
+  loaderRssGrowthMiB?: number;
+  loaderCpuMsPerBatch?: number;
+  firstBatchMs: number;
+  samplesPerSecond: number;
+}
+
+/** The largest size's peak RSS against the smallest's, and the target. */
+export interface ScaleRssVerdict {
+  smallest: number;
+  largest: number;
+  /** Median peak RSS of the largest size over that of the smallest. */
+  ratio: number;
+  /** The target: at most 1.10 (flat within 10%). */
+  target: number;
+  met: boolean;
+}
+
+/** Everything `bench scale` measured. */
+export interface ScaleBenchReport {
+  startedAt: string;
+  seconds: number;
+  environment: BenchEnvironment;
+  settings: {
+    sizes: number[];
+    runs: number;
+    batchSize: number;
+    ordering: 'out-of-order';
+    warmupSplit: string;
+    warmupSamples: number;
+    sampleBytes: number;
+  };
+  dataset: ScaleDataset;
+  splits: ScaleSplit[];
+  runs: ScaleRun[];
+  summary: ScaleSummaryRow[];
+  rss?: ScaleRssVerdict;
+  /** Pids of every child started (serve, clients), all ended before the report. */
+  childPids: number[];
+  jsonPath: string;
+}

@@ -1,0 +1,66 @@
+import { median } from '../stream/stats.js';
+import type { ScaleRssVerdict, ScaleRun, ScaleSummaryRow } from './ScaleBenchReport.js';
+
+const MIB = 2 ** 20;
+
+/** The target of issue E: peak RSS flat within 10% from the smallest split to the largest. */
+export const RSS_FLAT_TARGET = 1.1;
+
+/**
+ * Medians of the runs of each size, ascending by size; a figure some run lacks (no `/proc`)
+ * is left out of its row.
+ *
+ * @internal
+ */
+export function summarizeScaleRuns(runs: readonly ScaleRun[]): ScaleSummaryRow[] {
+  const sizes = [...new Set(runs.map((r) => r.size))].sort((a, b) => a - b);
+  return sizes.map((size) => {
+    const these = runs.filter((r) => r.size === size);
+    const optional = (pick: (r: ScaleRun) => number | undefined): number | undefined => {
+      const values = these.map(pick).filter((v): v is number => v !== undefined);
+      return values.length === these.length ? median(values) : undefined;
+    };
+    const peak = optional((r) => r.loaderPeakRssBytes);
+    const before = optional((r) => r.loaderRssBeforeBytes);
+    const growth = optional((r) =>
+      r.loaderPeakRssBytes === undefined || r.loaderRssBeforeBytes === undefined
+        ? undefined
+        : r.loaderPeakRssBytes - r.loaderRssBeforeBytes,
+    );
+    const cpu = optional((r) => r.loaderCpuMsPerBatch);
+    return {
+      size,
+      splitSamples: these[0]!.splitSamples,
+      runs: these.length,
+      ...(peak === undefined ? {} : { loaderPeakRssMiB: peak / MIB }),
+      ...(before === undefined ? {} : { loaderRssBeforeMiB: before / MIB }),
+      ...(growth === undefined ? {} : { loaderRssGrowthMiB: growth / MIB }),
+      ...(cpu === undefined ? {} : { loaderCpuMsPerBatch: cpu }),
+      firstBatchMs: median(these.map((r) => r.firstBatchMs)),
+      samplesPerSecond: median(these.map((r) => r.samplesPerSecond)),
+    };
+  });
+}
+
+/**
+ * The largest size's median peak RSS over the smallest's, against {@link RSS_FLAT_TARGET};
+ * undefined with fewer than two sizes or without peak figures.
+ *
+ * @internal
+ */
+export function rssVerdict(rows: readonly ScaleSummaryRow[]): ScaleRssVerdict | undefined {
+  if (rows.length < 2) return undefined;
+  const small = rows[0]!;
+  const large = rows[rows.length - 1]!;
+  if (small.loaderPeakRssMiB === undefined || large.loaderPeakRssMiB === undefined) {
+    return undefined;
+  }
+  const ratio = large.loaderPeakRssMiB / small.loaderPeakRssMiB;
+  return {
+    smallest: small.size,
+    largest: large.size,
+    ratio,
+    target: RSS_FLAT_TARGET,
+    met: ratio <= RSS_FLAT_TARGET,
+  };
+}
