@@ -45,14 +45,26 @@ describe('bench latency --quick', () => {
       );
 
       // B and C at 0 and 20 ms on the main route, and at 20 ms with the congested route.
-      expect(report.summary.map((r) => `${r.scenario} ${r.routes} ${r.rttMs}`).sort()).toEqual([
-        'B main 0',
-        'B main 20',
-        'B main+congested 20',
-        'C main 0',
-        'C main 20',
-        'C main+congested 20',
+      expect(
+        report.summary.map((r) => `${r.placement} ${r.scenario} ${r.routes} ${r.rttMs}`).sort(),
+      ).toEqual([
+        'unpinned B main 0',
+        'unpinned B main 20',
+        'unpinned B main+congested 20',
+        'unpinned C main 0',
+        'unpinned C main 20',
+        'unpinned C main+congested 20',
       ]);
+      // Every row has a full-speed run and a paced-trainer run (a step of 32 / 1000 s).
+      expect(report.settings.trainer).toEqual({ samplesPerSecond: 1000, stepMs: 32 });
+      expect(report.runs.filter((r) => r.pace === 'trainer').length).toBe(6);
+      for (const run of report.runs.filter((r) => r.pace === 'trainer')) {
+        expect(run.stepMs).toBe(32);
+        // A trainer paced at 1000 samples/s cannot consume faster than that.
+        expect(run.samplesPerSecond).toBeLessThan(1000 * 1.05);
+        expect(run.stallFraction).toBeGreaterThanOrEqual(0);
+        expect(run.stallFraction).toBeLessThan(1);
+      }
       for (const row of report.summary) {
         expect(row.samplesPerSecond).toBeGreaterThan(0);
         expect(row.megabytesPerSecond).toBeGreaterThan(0);
@@ -60,16 +72,18 @@ describe('bench latency --quick', () => {
         expect(row.waitMs.p99).toBeGreaterThan(0);
         expect(row.loaderCpuSecondsPerGB).toBeGreaterThan(0);
         expect(row.loaderPeakRssBytes).toBeGreaterThan(0);
+        expect(row.trainer?.waitMs.p99).toBeGreaterThanOrEqual(0);
       }
+      expect(report.ratios.unpinned?.cCongestedTrainerP99Ms).toBeGreaterThanOrEqual(0);
       const svg = await readFile(report.svgPath, 'utf8');
       expect(svg.startsWith('<svg')).toBe(true);
       expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
       expect(JSON.parse(await readFile(report.jsonPath, 'utf8'))).toMatchObject({
         toxiproxyPid: report.toxiproxyPid,
       });
-      // Toxiproxy, two loaders and six trainer children, all gone.
+      // Toxiproxy, two loaders and twelve trainer children, all gone.
       expect(report.childPids).toContain(report.toxiproxyPid);
-      expect(report.childPids.length).toBe(9);
+      expect(report.childPids.length).toBe(15);
       expect(report.childPids.filter(isProcessAlive)).toEqual([]);
     },
   );

@@ -5,6 +5,7 @@ import {
   DEFAULT_SAMPLES,
   defaultDatasetName,
   type BenchProgressFactory,
+  type Placement,
 } from '../stream/StreamBenchOptions.js';
 import { DEFAULT_CONGESTED, type CongestedRoute } from './routeToxics.js';
 
@@ -21,6 +22,16 @@ export interface LatencyBenchOptions {
   /** Measured runs of every scenario, interleaved; the table shows medians. */
   runs: number;
   batchSize: number;
+  /**
+   * Pinned: the database node and toxiproxy on one core, loaders and trainers on the other;
+   * unpinned: wherever the OS puts them. Pinned is skipped (with a note) where it cannot run.
+   */
+  placements: Placement[];
+  /**
+   * Rate of the paced trainer (a simulated training step of batch / rate per batch) whose
+   * waits are the stalls reported next to the full-speed figures; absent: no paced runs.
+   */
+  trainerSamplesPerSecond: number | undefined;
   /** Round trips injected on the main route, ms. */
   rttsMs: number[];
   /** Main route's round trip when the congested route is added (absent: not run). */
@@ -48,12 +59,21 @@ export interface LatencyBenchInput {
   runs?: number;
   batchSize?: number;
   rttsMs?: number[];
+  placements?: Placement[];
+  /** 0: no paced runs. */
+  trainerSamplesPerSecond?: number;
   dataset?: string;
   outDir?: string;
   progress?: BenchProgressFactory;
   log?: (line: string) => void;
   signal?: AbortSignal;
 }
+
+/**
+ * Default rate of the paced trainer, samples/s: below what the loader streams here at 0 ms
+ * (about 1,500-2,000 samples/s of ~110 kB), as a trainer the loader should keep fed.
+ */
+export const DEFAULT_TRAINER_SAMPLES_PER_SECOND = 1000;
 
 /** Round trips of the full mode, ms. */
 export const DEFAULT_RTTS_MS = [0, 20, 150];
@@ -82,6 +102,12 @@ export function resolveLatencyBenchOptions(input: LatencyBenchInput): LatencyBen
   check('--batch-size', batchSize, 1, 8192);
   if (rttsMs.length === 0) throw invalidArgument('at least one round trip is needed');
   for (const rtt of rttsMs) check('round trip (ms)', rtt, 0, 10_000);
+  const trainerRate = input.trainerSamplesPerSecond ?? DEFAULT_TRAINER_SAMPLES_PER_SECOND;
+  check('--trainer-rate', trainerRate, 0, 1_000_000);
+  const placements = [
+    ...new Set<Placement>(input.placements ?? (quick ? ['unpinned'] : ['pinned', 'unpinned'])),
+  ];
+  if (placements.length === 0) throw invalidArgument('at least one placement is needed');
   const paths = benchPaths(input.stateRoot);
   return {
     db: input.db,
@@ -91,6 +117,8 @@ export function resolveLatencyBenchOptions(input: LatencyBenchInput): LatencyBen
     dataset: input.dataset ?? defaultDatasetName(samples),
     runs,
     batchSize,
+    placements,
+    trainerSamplesPerSecond: trainerRate === 0 ? undefined : trainerRate,
     rttsMs,
     congestedAtRttMs: rttsMs.includes(20) ? 20 : rttsMs[0],
     congested: DEFAULT_CONGESTED,

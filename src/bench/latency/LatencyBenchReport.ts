@@ -1,5 +1,7 @@
 import type { BenchEnvironment } from '../stream/benchEnvironment.js';
+import type { Pinning } from '../stream/pinning.js';
 import type { StreamDataset } from '../stream/prepareStreamDataset.js';
+import type { Placement } from '../stream/StreamBenchOptions.js';
 import type { CongestedRoute } from './routeToxics.js';
 
 /** B: the classic loader (IN_ORDER, prefetch 2); C: the service's defaults (OUT_OF_ORDER). */
@@ -8,8 +10,18 @@ export type LatencyScenario = 'B' | 'C';
 /** The database routes of a run: the main route only, or with the congested route added. */
 export type RouteSet = 'main' | 'main+congested';
 
+/**
+ * How the trainer consumes: `max` takes every batch at once (throughput); `trainer` spends a
+ * simulated training step on each batch, so its waits are the stalls a real trainer sees.
+ */
+export type LatencyPace = 'max' | 'trainer';
+
 /** One measured run. */
 export interface LatencyRun {
+  placement: Placement;
+  pace: LatencyPace;
+  /** The simulated training step per batch (pace `trainer`), ms. */
+  stepMs?: number;
   scenario: LatencyScenario;
   ordering: 'in-order' | 'out-of-order';
   /** Absent: the server's default. */
@@ -29,21 +41,27 @@ export interface LatencyRun {
   waitMs: { p50: number; p99: number; max: number };
   firstBatchMs: number;
   warmupBatches: number;
+  /** Share of the wall time after warm-up spent waiting for batches. */
+  stallFraction: number;
   cpuSeconds: { loader?: number; db?: number; client: number };
   loaderCpuSecondsPerGB?: number;
   /** Loader's peak RSS during the run (or its life, see `peakRssPerRun`). */
   loaderPeakRssBytes?: number;
 }
 
-/** Medians of the runs of one scenario, route set and round trip. */
+/** Medians of the runs of one placement, scenario, route set and round trip. */
 export interface LatencySummaryRow {
+  placement: Placement;
   scenario: LatencyScenario;
   routes: RouteSet;
   rttMs: number;
   runs: number;
   samplesPerSecond: number;
   megabytesPerSecond: number;
+  /** Waits of the `max` runs: the time between batches at full speed. */
   waitMs: { p50: number; p99: number };
+  /** Waits and stalled share of the `trainer` runs; absent: none ran. */
+  trainer?: { waitMs: { p50: number; p99: number }; stallFraction: number };
   loaderCpuSecondsPerGB?: number;
   loaderPeakRssBytes?: number;
 }
@@ -54,6 +72,8 @@ export interface LatencyRatios {
   cHighOverC0?: { highRttMs: number; ratio: number };
   /** C over B with the congested route added. */
   cOverBCongested?: number;
+  /** C's batch-wait p99 with the congested route, as the paced trainer saw it, ms. */
+  cCongestedTrainerP99Ms?: number;
 }
 
 /** Everything `bench latency` measured, as written to its JSON file. */
@@ -65,6 +85,11 @@ export interface LatencyBenchReport {
     samples: number;
     runs: number;
     batchSize: number;
+    placements: Placement[];
+    /** CPUs of the pinned placement (toxiproxy runs with the database). */
+    pinning?: Pinning;
+    /** The paced trainer's rate and the step that gives it (absent: no paced runs). */
+    trainer?: { samplesPerSecond: number; stepMs: number };
     rttsMs: number[];
     congestedAtRttMs: number | undefined;
     congested: CongestedRoute;
@@ -81,7 +106,9 @@ export interface LatencyBenchReport {
   dataset: StreamDataset;
   runs: LatencyRun[];
   summary: LatencySummaryRow[];
-  ratios: LatencyRatios;
+  ratios: Partial<Record<Placement, LatencyRatios>>;
+  /** What could not run as asked (e.g. pinning without taskset). */
+  notes: string[];
   /** Every process started (loaders, clients, toxiproxy), all ended by the time this returns. */
   childPids: number[];
   toxiproxyPid: number;

@@ -5,44 +5,73 @@ export function latencyScenarioLabel(row: Pick<LatencySummaryRow, 'scenario'>): 
   return row.scenario === 'B' ? 'B in-order, prefetch 2' : 'C out-of-order, defaults';
 }
 
+const fixed = (x: number | undefined, digits: number): string =>
+  x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits);
+
 /**
- * The report as Markdown: a table of medians, the ratios the issue asks for, and where the
- * JSON and the chart went.
+ * The summary as a Markdown table: throughput and waits at full speed, the paced trainer's
+ * waits and stalled share, the loader's CPU per GB and peak RSS.
+ *
+ * @internal
+ */
+export function latencyTable(rows: readonly LatencySummaryRow[]): string[] {
+  return [
+    '| placement | scenario | routes | RTT ms | samples/s | MB/s | wait p50 / p99 ms | paced trainer wait p50 / p99 ms | trainer stalled | loader CPU s/GB | loader peak RSS MiB |',
+    '|---|---|---|---:|---:|---:|---|---|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${r.placement} | ${latencyScenarioLabel(r)} | ${r.routes === 'main' ? 'main' : 'main + congested'} | ${r.rttMs} | ` +
+        `${Math.round(r.samplesPerSecond)} | ${r.megabytesPerSecond.toFixed(1)} | ` +
+        `${r.waitMs.p50.toFixed(1)} / ${r.waitMs.p99.toFixed(1)} | ` +
+        `${r.trainer ? `${r.trainer.waitMs.p50.toFixed(1)} / ${r.trainer.waitMs.p99.toFixed(1)}` : '-'} | ` +
+        `${r.trainer ? `${(100 * r.trainer.stallFraction).toFixed(1)}%` : '-'} | ` +
+        `${fixed(r.loaderCpuSecondsPerGB, 1)} | ` +
+        `${fixed(r.loaderPeakRssBytes === undefined ? undefined : r.loaderPeakRssBytes / 2 ** 20, 0)} |`,
+    ),
+  ];
+}
+
+/**
+ * The report as Markdown: a table of medians, the ratios the issue asks for per placement,
+ * and where the JSON and the chart went.
  *
  * @internal
  */
 export function formatLatencyReport(report: LatencyBenchReport): string {
   const { settings } = report;
-  const fixed = (x: number | undefined, digits: number): string =>
-    x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits);
   const lines = [
     `bench latency: ${report.dataset.samples} samples of ${(report.dataset.meanBytes / 1e3).toFixed(0)} kB, ` +
       `batches of ${settings.batchSize}, median of ${settings.runs} run(s), every route through toxiproxy ` +
       `(${settings.jitter}); congested route: ${settings.congested.rttMs} ms round trip, ` +
-      `${settings.congested.megabytesPerSecond} MB/s`,
+      `${settings.congested.megabytesPerSecond} MB/s` +
+      (settings.trainer
+        ? `; paced trainer: ${settings.trainer.samplesPerSecond} samples/s (a ${settings.trainer.stepMs.toFixed(0)} ms step per batch)`
+        : '') +
+      (settings.pinning
+        ? `; pinned: database and toxiproxy on CPU ${settings.pinning.database}, loaders and trainers on CPU ${settings.pinning.loaderAndClient}`
+        : ''),
     '',
-    '| scenario | routes | RTT ms | samples/s | MB/s | batch wait p50 ms | p99 ms | loader CPU s/GB | loader peak RSS MiB |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...report.summary.map(
-      (r) =>
-        `| ${latencyScenarioLabel(r)} | ${r.routes === 'main' ? 'main' : 'main + congested'} | ${r.rttMs} | ` +
-        `${Math.round(r.samplesPerSecond)} | ${r.megabytesPerSecond.toFixed(1)} | ` +
-        `${r.waitMs.p50.toFixed(1)} | ${r.waitMs.p99.toFixed(1)} | ${fixed(r.loaderCpuSecondsPerGB, 1)} | ` +
-        `${fixed(r.loaderPeakRssBytes === undefined ? undefined : r.loaderPeakRssBytes / 2 ** 20, 0)} |`,
-    ),
+    ...latencyTable(report.summary),
     '',
   ];
-  const { ratios } = report;
-  if (ratios.cHighOverC0) {
-    lines.push(
-      `C(${ratios.cHighOverC0.highRttMs} ms) / C(0 ms): ${ratios.cHighOverC0.ratio.toFixed(2)} (target >= 0.9)`,
-    );
+  for (const [placement, ratios] of Object.entries(report.ratios)) {
+    if (ratios.cHighOverC0) {
+      lines.push(
+        `${placement}: C(${ratios.cHighOverC0.highRttMs} ms) / C(0 ms): ${ratios.cHighOverC0.ratio.toFixed(2)} (target >= 0.9)`,
+      );
+    }
+    if (ratios.cOverBCongested !== undefined) {
+      lines.push(
+        `${placement}: C / B with the congested route: ${ratios.cOverBCongested.toFixed(2)} (target >= 2)`,
+      );
+    }
+    if (ratios.cCongestedTrainerP99Ms !== undefined) {
+      lines.push(
+        `${placement}: C's paced-trainer batch wait p99 with the congested route: ${ratios.cCongestedTrainerP99Ms.toFixed(1)} ms (target <= 30)`,
+      );
+    }
   }
-  if (ratios.cOverBCongested !== undefined) {
-    lines.push(
-      `C / B with the congested route: ${ratios.cOverBCongested.toFixed(2)} (target >= 2)`,
-    );
-  }
+  for (const note of report.notes) lines.push(`note: ${note}`);
   lines.push(`figures: ${report.jsonPath}`, `chart: ${report.svgPath}`, '');
   return lines.join('\n');
 }

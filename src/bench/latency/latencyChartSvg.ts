@@ -8,7 +8,8 @@ const COLORS = { B: '#1f77b4', C: '#d62728' } as const;
 /**
  * A line chart of samples/s versus injected round trip for B and C on the main route, with
  * the runs with the congested route added as hollow markers, as a standalone SVG document
- * (written by hand: a few lines do not need a charting library).
+ * (written by hand: a few lines do not need a charting library). The pinned placement's
+ * lines are solid, the unpinned ones dashed.
  *
  * @internal
  */
@@ -47,35 +48,40 @@ export function latencyChartSvg(rows: readonly LatencySummaryRow[], title: strin
     `<text transform="translate(18 ${MARGIN.top + plotH / 2}) rotate(-90)" text-anchor="middle">samples/s</text>`,
   );
   let legendY = MARGIN.top + 10;
-  for (const scenario of ['B', 'C'] as const) {
-    const color = COLORS[scenario];
-    const main = rows
-      .filter((r) => r.scenario === scenario && r.routes === 'main')
-      .sort((a, b) => a.rttMs - b.rttMs);
-    if (main.length > 0) {
-      const points = main.map((r) => `${f(x(r.rttMs))},${f(y(r.samplesPerSecond))}`).join(' ');
-      out.push(`<polyline points="${points}" fill="none" stroke="${color}" stroke-width="2"/>`);
-      for (const r of main) {
+  const placements = [...new Set(rows.map((r) => r.placement))];
+  for (const placement of placements) {
+    const dash = placement === 'pinned' ? '' : ' stroke-dasharray="6 4"';
+    for (const scenario of ['B', 'C'] as const) {
+      const color = COLORS[scenario];
+      const these = rows.filter((r) => r.scenario === scenario && r.placement === placement);
+      const main = these.filter((r) => r.routes === 'main').sort((a, b) => a.rttMs - b.rttMs);
+      if (main.length > 0) {
+        const points = main.map((r) => `${f(x(r.rttMs))},${f(y(r.samplesPerSecond))}`).join(' ');
         out.push(
-          `<circle cx="${f(x(r.rttMs))}" cy="${f(y(r.samplesPerSecond))}" r="4" fill="${color}"/>`,
+          `<polyline points="${points}" fill="none" stroke="${color}" stroke-width="2"${dash}/>`,
+        );
+        for (const r of main) {
+          out.push(
+            `<circle cx="${f(x(r.rttMs))}" cy="${f(y(r.samplesPerSecond))}" r="4" fill="${color}"/>`,
+          );
+        }
+      }
+      for (const r of these.filter((r) => r.routes !== 'main')) {
+        out.push(
+          `<circle cx="${f(x(r.rttMs))}" cy="${f(y(r.samplesPerSecond))}" r="6" fill="white" stroke="${color}" stroke-width="2"/>`,
         );
       }
-    }
-    for (const r of rows.filter((r) => r.scenario === scenario && r.routes !== 'main')) {
+      const lx = MARGIN.left + plotW + 16;
+      const label = `${scenario === 'B' ? 'B in-order' : 'C out-of-order'}, ${placement}`;
       out.push(
-        `<circle cx="${f(x(r.rttMs))}" cy="${f(y(r.samplesPerSecond))}" r="6" fill="white" stroke="${color}" stroke-width="2"/>`,
+        `<line x1="${lx}" x2="${lx + 20}" y1="${legendY}" y2="${legendY}" stroke="${color}" stroke-width="2"${dash}/>`,
+        `<circle cx="${lx + 10}" cy="${legendY}" r="4" fill="${color}"/>`,
+        `<text x="${lx + 26}" y="${legendY + 4}">${label}</text>`,
+        `<circle cx="${lx + 10}" cy="${legendY + 20}" r="6" fill="white" stroke="${color}" stroke-width="2"/>`,
+        `<text x="${lx + 26}" y="${legendY + 24}">+ congested route</text>`,
       );
+      legendY += 50;
     }
-    const lx = MARGIN.left + plotW + 16;
-    const label = scenario === 'B' ? 'B: in-order, prefetch 2' : 'C: out-of-order';
-    out.push(
-      `<line x1="${lx}" x2="${lx + 20}" y1="${legendY}" y2="${legendY}" stroke="${color}" stroke-width="2"/>`,
-      `<circle cx="${lx + 10}" cy="${legendY}" r="4" fill="${color}"/>`,
-      `<text x="${lx + 26}" y="${legendY + 4}">${label}</text>`,
-      `<circle cx="${lx + 10}" cy="${legendY + 20}" r="6" fill="white" stroke="${color}" stroke-width="2"/>`,
-      `<text x="${lx + 26}" y="${legendY + 24}">${scenario} + congested route</text>`,
-    );
-    legendY += 50;
   }
   out.push('</svg>', '');
   return out.join('\n');

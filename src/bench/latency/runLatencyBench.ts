@@ -13,11 +13,14 @@ import { startBenchChild } from '../stream/startBenchChild.js';
 import type { LatencyBenchOptions } from './LatencyBenchOptions.js';
 import type {
   LatencyBenchReport,
+  LatencyPace,
   LatencyRun,
   LatencyScenario,
   RouteSet,
 } from './LatencyBenchReport.js';
+import { pinProcess, resolvePlacements } from '../stream/pinning.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
+import type { Placement } from '../stream/StreamBenchOptions.js';
 import { latencyChartSvg } from './latencyChartSvg.js';
 import { peakRssBytes, resetPeakRss } from './peakRss.js';
 import { congestedToxics, latencyToxics } from './routeToxics.js';
@@ -76,67 +79,106 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
     `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,
   );
 
+  const { placements, pinning, notes } = await resolvePlacements(
+    options.placements,
+    options.dbPid,
+    log,
+  );
+  const stepMs =
+    options.trainerSamplesPerSecond === undefined
+      ? undefined
+      : (1000 * options.batchSize) / options.trainerSamplesPerSecond;
+  const paces: LatencyPace[] = stepMs === undefined ? ['max'] : ['max', 'trainer'];
   const upstream = `${options.db.contactPoints[0] ?? '127.0.0.1'}:${options.db.port}`;
   const toxiproxy = await startToxiproxy(options.toxiproxy, { onSpawn });
-  const serves: ServeProcess[] = [];
   const runs: LatencyRun[] = [];
   let peakRssPerRun = true;
   let extraPath: string | undefined;
   const withCongested = options.congestedAtRttMs !== undefined;
-  const perRound = options.rttsMs.length * 2 + (withCongested ? 2 : 0);
-  const bar = progress('bench latency', perRound * options.runs, 'runs');
+  const perRound = (options.rttsMs.length + (withCongested ? 1 : 0)) * 2 * paces.length;
+  const bar = progress('bench latency', perRound * options.runs * placements.length, 'runs');
   try {
     const mainPort = await toxiproxy.createProxy('main', upstream);
     await toxiproxy.setToxics('main', latencyToxics(0));
     const viaMain: DbConfig = { ...options.db, contactPoints: ['127.0.0.1'], port: mainPort };
-    serves.push(await startServeProcess({ db: viaMain, onSpawn }));
     if (withCongested) {
       const congestedPort = await toxiproxy.createProxy('congested', upstream);
       await toxiproxy.setToxics('congested', congestedToxics(options.congested));
       extraPath = `congested=127.0.0.1:${congestedPort}`;
-      serves.push(
-        await startServeProcess({
-          db: viaMain,
-          onSpawn,
-          env: { SCYLLA_LOADER_EXTRA_PATHS: extraPath },
-        }),
-      );
     }
-    for (const serve of serves) await warmUpLoader(serve, options);
+    for (const placement of placements) {
+      const restore: (() => Promise<void>)[] = [];
+      const serves: ServeProcess[] = [];
+      try {
+        let cpus: string | undefined;
+        if (placement === 'pinned' && pinning && options.dbPid !== undefined) {
+          // Toxiproxy stands for the network: it runs on the database's core.
+          restore.push(await pinProcess(options.dbPid, pinning.database));
+          restore.push(await pinProcess(toxiproxy.pid, pinning.database));
+          cpus = pinning.loaderAndClient;
+        }
+        const placed = { onSpawn, ...(cpus === undefined ? {} : { cpus }) };
+        serves.push(await startServeProcess({ db: viaMain, ...placed }));
+        if (extraPath !== undefined) {
+          serves.push(
+            await startServeProcess({
+              db: viaMain,
+              ...placed,
+              env: { SCYLLA_LOADER_EXTRA_PATHS: extraPath },
+            }),
+          );
+        }
+        for (const serve of serves) await warmUpLoader(serve, options);
 
-    const measureOn = async (
-      serve: ServeProcess,
-      routes: RouteSet,
-      rttMs: number,
-      run: number,
-    ): Promise<void> => {
-      const order: LatencyScenario[] = run % 2 === 0 ? ['B', 'C'] : ['C', 'B'];
-      for (const scenario of order) {
-        signal?.throwIfAborted();
-        const r = await runClient(options, serve, { scenario, routes, rttMs, run, onSpawn });
-        if (r.loaderPeakRssBytes === undefined) peakRssPerRun = false;
-        runs.push(r);
-        bar.update(runs.length);
-        bar.log(
-          `run ${run + 1} ${scenario} ${routes} RTT ${rttMs} ms: ${Math.round(r.samplesPerSecond)} samples/s, ` +
-            `${r.megabytesPerSecond.toFixed(1)} MB/s, batch wait p50 ${r.waitMs.p50.toFixed(1)} / ` +
-            `p99 ${r.waitMs.p99.toFixed(1)} ms`,
-        );
-      }
-    };
-    for (let run = 0; run < options.runs; run++) {
-      for (const rttMs of options.rttsMs) {
-        await toxiproxy.setToxics('main', latencyToxics(rttMs));
-        await measureOn(serves[0]!, 'main', rttMs, run);
-      }
-      if (options.congestedAtRttMs !== undefined) {
-        await toxiproxy.setToxics('main', latencyToxics(options.congestedAtRttMs));
-        await measureOn(serves[1]!, 'main+congested', options.congestedAtRttMs, run);
+        const measureOn = async (
+          serve: ServeProcess,
+          routes: RouteSet,
+          rttMs: number,
+          run: number,
+        ): Promise<void> => {
+          const order: LatencyScenario[] = run % 2 === 0 ? ['B', 'C'] : ['C', 'B'];
+          for (const pace of paces) {
+            for (const scenario of order) {
+              signal?.throwIfAborted();
+              const r = await runClient(options, serve, {
+                placement,
+                pace,
+                ...(pace === 'trainer' && stepMs !== undefined ? { stepMs } : {}),
+                scenario,
+                routes,
+                rttMs,
+                run,
+                placed,
+              });
+              if (r.loaderPeakRssBytes === undefined) peakRssPerRun = false;
+              runs.push(r);
+              bar.update(runs.length);
+              bar.log(
+                `${placement} run ${run + 1} ${scenario} ${routes} RTT ${rttMs} ms` +
+                  `${pace === 'trainer' ? ' paced trainer' : ''}: ` +
+                  `${Math.round(r.samplesPerSecond)} samples/s, ${r.megabytesPerSecond.toFixed(1)} MB/s, ` +
+                  `batch wait p50 ${r.waitMs.p50.toFixed(1)} / p99 ${r.waitMs.p99.toFixed(1)} ms`,
+              );
+            }
+          }
+        };
+        for (let run = 0; run < options.runs; run++) {
+          for (const rttMs of options.rttsMs) {
+            await toxiproxy.setToxics('main', latencyToxics(rttMs));
+            await measureOn(serves[0]!, 'main', rttMs, run);
+          }
+          if (options.congestedAtRttMs !== undefined) {
+            await toxiproxy.setToxics('main', latencyToxics(options.congestedAtRttMs));
+            await measureOn(serves[1]!, 'main+congested', options.congestedAtRttMs, run);
+          }
+        }
+      } finally {
+        await Promise.allSettled(serves.map((s) => s.stop()));
+        for (const undo of restore.reverse()) await undo();
       }
     }
   } finally {
     bar.stop();
-    await Promise.allSettled(serves.map((s) => s.stop()));
     await toxiproxy.stop();
   }
 
@@ -151,6 +193,11 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
       samples: options.samples,
       runs: options.runs,
       batchSize: options.batchSize,
+      placements,
+      ...(pinning && placements.includes('pinned') ? { pinning } : {}),
+      ...(stepMs === undefined || options.trainerSamplesPerSecond === undefined
+        ? {}
+        : { trainer: { samplesPerSecond: options.trainerSamplesPerSecond, stepMs } }),
       rttsMs: options.rttsMs,
       congestedAtRttMs: options.congestedAtRttMs,
       congested: options.congested,
@@ -166,6 +213,7 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
     runs,
     summary,
     ratios: latencyRatios(runs),
+    notes,
     childPids,
     toxiproxyPid: toxiproxy.pid,
     jsonPath: path.join(options.outDir, `latency-${stamp}.json`),
@@ -207,11 +255,14 @@ async function runClient(
   options: LatencyBenchOptions,
   serve: ServeProcess,
   place: {
+    placement: Placement;
+    pace: LatencyPace;
+    stepMs?: number;
     scenario: LatencyScenario;
     routes: RouteSet;
     rttMs: number;
     run: number;
-    onSpawn: (pid: number) => void;
+    placed: { onSpawn: (pid: number) => void; cpus?: string };
   },
 ): Promise<LatencyRun> {
   const how = SCENARIOS[place.scenario];
@@ -224,10 +275,9 @@ async function runClient(
     ...(how.prefetch === undefined ? {} : { prefetch: how.prefetch }),
     warmupWorldSize: 10,
     warmupFraction: options.warmupFraction,
+    ...(place.stepMs === undefined ? {} : { stepMs: place.stepMs }),
   };
-  const child = startBenchChild<SdkClientResult>(CLIENT_SCRIPT, config, {
-    onSpawn: place.onSpawn,
-  });
+  const child = startBenchChild<SdkClientResult>(CLIENT_SCRIPT, config, place.placed);
   const onAbort = (): void => void child.stop();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   let result: SdkClientResult;
@@ -255,6 +305,9 @@ async function runClient(
   const loader = cpu['loader'];
   const db = cpu['db'];
   return {
+    placement: place.placement,
+    pace: place.pace,
+    ...(place.stepMs === undefined ? {} : { stepMs: place.stepMs }),
     scenario: place.scenario,
     ordering: how.ordering,
     ...(how.prefetch === undefined ? {} : { prefetch: how.prefetch }),
@@ -270,6 +323,7 @@ async function runClient(
     waitMs: result.waitMs,
     firstBatchMs: result.firstBatchMs,
     warmupBatches: result.warmupBatches,
+    stallFraction: result.steadyWallMs > 0 ? result.steadyWaitTotalMs / result.steadyWallMs : 0,
     cpuSeconds: {
       ...(loader === undefined ? {} : { loader }),
       ...(db === undefined ? {} : { db }),

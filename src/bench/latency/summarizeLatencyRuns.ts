@@ -1,4 +1,5 @@
 import { median } from '../stream/stats.js';
+import type { Placement } from '../stream/StreamBenchOptions.js';
 import type {
   LatencyRatios,
   LatencyRun,
@@ -7,37 +8,48 @@ import type {
   RouteSet,
 } from './LatencyBenchReport.js';
 
+/** A summary row's identity. */
+type RowKey = Pick<LatencyRun, 'placement' | 'routes' | 'rttMs' | 'scenario'>;
+
+const sameRow = (a: RowKey, b: RowKey): boolean =>
+  a.placement === b.placement &&
+  a.routes === b.routes &&
+  a.rttMs === b.rttMs &&
+  a.scenario === b.scenario;
+
 /**
- * Medians of the runs per route set, round trip and scenario (main route first, by round
- * trip, B before C).
+ * Medians of the runs per placement, route set, round trip and scenario (pinned first, main
+ * route first, by round trip, B before C). Throughput and its waits come from the `max`
+ * runs, the trainer's waits and stalled share from the `trainer` runs of the same row.
  *
  * @internal
  */
 export function summarizeLatencyRuns(runs: readonly LatencyRun[]): LatencySummaryRow[] {
-  const keys = new Map<string, { routes: RouteSet; rttMs: number; scenario: LatencyScenario }>();
-  for (const r of runs) {
-    keys.set(`${r.routes}/${r.rttMs}/${r.scenario}`, r);
-  }
+  const keys = new Map<string, RowKey>();
+  for (const r of runs) keys.set(`${r.placement}/${r.routes}/${r.rttMs}/${r.scenario}`, r);
   const order = [...keys.values()].sort(
     (a, b) =>
+      Number(a.placement !== 'pinned') - Number(b.placement !== 'pinned') ||
       Number(a.routes !== 'main') - Number(b.routes !== 'main') ||
       a.rttMs - b.rttMs ||
       a.scenario.localeCompare(b.scenario),
   );
-  return order.map(({ routes, rttMs, scenario }) => {
-    const these = runs.filter(
-      (r) => r.routes === routes && r.rttMs === rttMs && r.scenario === scenario,
-    );
+  const rows: LatencySummaryRow[] = [];
+  for (const key of order) {
+    const these = runs.filter((r) => sameRow(r, key) && r.pace === 'max');
+    const paced = runs.filter((r) => sameRow(r, key) && r.pace === 'trainer');
+    if (these.length === 0) continue;
     const optional = (pick: (r: LatencyRun) => number | undefined): number | undefined => {
       const values = these.map(pick).filter((v): v is number => v !== undefined);
       return values.length === these.length ? median(values) : undefined;
     };
     const perGB = optional((r) => r.loaderCpuSecondsPerGB);
     const rss = optional((r) => r.loaderPeakRssBytes);
-    return {
-      scenario,
-      routes,
-      rttMs,
+    rows.push({
+      placement: key.placement,
+      scenario: key.scenario,
+      routes: key.routes,
+      rttMs: key.rttMs,
       runs: these.length,
       samplesPerSecond: median(these.map((r) => r.samplesPerSecond)),
       megabytesPerSecond: median(these.map((r) => r.megabytesPerSecond)),
@@ -45,20 +57,43 @@ export function summarizeLatencyRuns(runs: readonly LatencyRun[]): LatencySummar
         p50: median(these.map((r) => r.waitMs.p50)),
         p99: median(these.map((r) => r.waitMs.p99)),
       },
+      ...(paced.length === 0
+        ? {}
+        : {
+            trainer: {
+              waitMs: {
+                p50: median(paced.map((r) => r.waitMs.p50)),
+                p99: median(paced.map((r) => r.waitMs.p99)),
+              },
+              stallFraction: median(paced.map((r) => r.stallFraction)),
+            },
+          }),
       ...(perGB === undefined ? {} : { loaderCpuSecondsPerGB: perGB }),
       ...(rss === undefined ? {} : { loaderPeakRssBytes: rss }),
-    };
-  });
+    });
+  }
+  return rows;
 }
 
 /**
- * The ratios of the issue, each the median over the rounds of the ratio within a round (runs
- * of one round ran minutes apart at most, so a drift of the shared machine cancels out).
+ * The ratios of the issue for each placement, each the median over the rounds of the ratio
+ * within a round (runs of one round ran minutes apart at most, so a drift of the shared
+ * machine cancels out), and the paced trainer's p99 wait for C with the congested route.
  *
  * @internal
  */
-export function latencyRatios(runs: readonly LatencyRun[]): LatencyRatios {
-  const rate = (
+export function latencyRatios(
+  runs: readonly LatencyRun[],
+): Partial<Record<Placement, LatencyRatios>> {
+  const out: Partial<Record<Placement, LatencyRatios>> = {};
+  for (const placement of [...new Set(runs.map((r) => r.placement))]) {
+    out[placement] = placementRatios(runs.filter((r) => r.placement === placement));
+  }
+  return out;
+}
+
+function placementRatios(runs: readonly LatencyRun[]): LatencyRatios {
+  const find = (
     run: number,
     scenario: LatencyScenario,
     routes: RouteSet,
@@ -66,6 +101,7 @@ export function latencyRatios(runs: readonly LatencyRun[]): LatencyRatios {
   ): number | undefined =>
     runs.find(
       (r) =>
+        r.pace === 'max' &&
         r.run === run &&
         r.scenario === scenario &&
         r.routes === routes &&
@@ -81,17 +117,21 @@ export function latencyRatios(runs: readonly LatencyRun[]): LatencyRatios {
   const out: LatencyRatios = {};
   if (mainRtts.includes(0) && high > 0) {
     const ratio = paired((run) => {
-      const c0 = rate(run, 'C', 'main', 0);
-      const ch = rate(run, 'C', 'main', high);
+      const c0 = find(run, 'C', 'main', 0);
+      const ch = find(run, 'C', 'main', high);
       return c0 === undefined || ch === undefined ? undefined : ch / c0;
     });
     if (ratio !== undefined) out.cHighOverC0 = { highRttMs: high, ratio };
   }
   const congested = paired((run) => {
-    const b = rate(run, 'B', 'main+congested');
-    const c = rate(run, 'C', 'main+congested');
+    const b = find(run, 'B', 'main+congested');
+    const c = find(run, 'C', 'main+congested');
     return b === undefined || c === undefined ? undefined : c / b;
   });
   if (congested !== undefined) out.cOverBCongested = congested;
+  const pacedP99 = runs
+    .filter((r) => r.pace === 'trainer' && r.scenario === 'C' && r.routes === 'main+congested')
+    .map((r) => r.waitMs.p99);
+  if (pacedP99.length > 0) out.cCongestedTrainerP99Ms = median(pacedP99);
   return out;
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { LoaderClient } from '../../client/LoaderClient.js';
 import { serverConfigSchema } from '../../server/config/serverConfig.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
-import { getAffinity, hasTaskset, parseCpuList, setAffinity } from './affinity.js';
+import { pinProcess, resolvePlacements } from './pinning.js';
 import { benchEnvironment } from './benchEnvironment.js';
 import { runLayoutBench } from './layoutBench.js';
 import { prepareStreamDataset } from './prepareStreamDataset.js';
@@ -15,12 +15,6 @@ import type { Placement, StreamBenchOptions } from './StreamBenchOptions.js';
 import type { RunRecord, ScenarioName, StreamBenchReport } from './StreamBenchReport.js';
 import { summarizeRuns } from './summarizeRuns.js';
 import type { TightLoopConfig, TightLoopResult } from './tightLoopChild.js';
-
-/** CPUs of the pinned placement. */
-interface Pinning {
-  database: string;
-  loaderAndClient: string;
-}
 
 /** A service scenario: how the SDK client asks for the stream. */
 interface ServiceScenario {
@@ -62,22 +56,9 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
     options.progress ??
     (() => ({ update: () => undefined, log: (line: string) => log(line), stop: () => undefined }));
 
-  const placements: Placement[] = [];
-  let pinning: Pinning | undefined;
-  for (const placement of options.placements) {
-    if (placement === 'unpinned') {
-      placements.push(placement);
-      continue;
-    }
-    const skip = await pinnedSkipReason(options.dbPid);
-    if (skip.reason) {
-      notes.push(`pinned placement skipped: ${skip.reason}`);
-      log(`pinned placement skipped: ${skip.reason}`);
-    } else {
-      pinning = skip.pinning;
-      placements.push(placement);
-    }
-  }
+  const resolved = await resolvePlacements(options.placements, options.dbPid, log);
+  const { placements, pinning } = resolved;
+  notes.push(...resolved.notes);
 
   const client = await createDbClient(options.db);
   let environment;
@@ -133,7 +114,7 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
       const cpus = placement === 'pinned' ? pinning?.loaderAndClient : undefined;
       const restore =
         placement === 'pinned' && pinning && options.dbPid !== undefined
-          ? await pinDatabase(options.dbPid, pinning.database)
+          ? await pinProcess(options.dbPid, pinning.database)
           : async () => undefined;
       try {
         let best = options.concurrencies[0]!;
@@ -236,30 +217,6 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
   await mkdir(options.outDir, { recursive: true });
   await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
   return report;
-}
-
-/** Why the pinned placement cannot run here, or the CPUs it uses. */
-async function pinnedSkipReason(
-  dbPid: number | undefined,
-): Promise<{ reason?: string; pinning?: Pinning }> {
-  if (dbPid === undefined) {
-    return { reason: 'the database is not the local node, so its process cannot be pinned' };
-  }
-  if (!(await hasTaskset())) {
-    return { reason: 'taskset (util-linux) is not installed' };
-  }
-  const cpus = parseCpuList(await getAffinity(process.pid));
-  if (cpus.length < 2) {
-    return { reason: `this process may use ${cpus.length} CPU only; pinning needs two` };
-  }
-  return { pinning: { database: String(cpus[0]), loaderAndClient: String(cpus[1]) } };
-}
-
-/** Pins every thread of the database to `cpus`; returns what restores its former affinity. */
-async function pinDatabase(pid: number, cpus: string): Promise<() => Promise<void>> {
-  const original = await getAffinity(pid);
-  await setAffinity(pid, cpus);
-  return () => setAffinity(pid, original);
 }
 
 /**

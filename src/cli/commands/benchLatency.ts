@@ -7,7 +7,7 @@ import { toxiproxyBinary } from '../../bench/latency/toxiproxyBinary.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
 import { localClusterStatus } from '../../devdb/localClusterStatus.js';
-import { invalidArgument } from '../../server/errors/LoaderError.js';
+import { placementsFlag, wholeNumberFlag } from '../benchFlags.js';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
 import { createProgress } from '../progress.js';
 import { runAction } from '../runAction.js';
@@ -19,6 +19,8 @@ export interface BenchLatencyFlags extends DbFlags {
   runs?: string;
   batchSize?: string;
   rtts?: string;
+  placements?: string;
+  trainerRate?: string;
   dataset?: string;
 }
 
@@ -40,6 +42,15 @@ export function addBenchLatencyCommand(bench: Command): void {
     .option('--runs <k>', 'runs of every scenario, interleaved; medians reported (default 3)')
     .option('--batch-size <n>', 'samples per batch (default 64, quick 32)')
     .option('--rtts <list>', 'injected round trips in ms (default 0,20,150; quick 0,20)')
+    .option(
+      '--placements <list>',
+      'unpinned, pinned (database and toxiproxy on one core, loaders and trainers on the other) ' +
+        'or both (default both; quick: unpinned)',
+    )
+    .option(
+      '--trainer-rate <n>',
+      'samples/s of the paced trainer whose stalls are reported (default 1000; 0: none)',
+    )
     .option('--dataset <name>', 'dataset name (default that of bench stream for --samples)');
   addDbOptions(cmd).action(
     runAction(async (flags: BenchLatencyFlags) => {
@@ -67,10 +78,18 @@ export function addBenchLatencyCommand(bench: Command): void {
             toxiproxy: toxiproxyBinary(),
             stateRoot: path.dirname(defaultStateDir()),
             quick: flags.quick,
-            ...(flags.samples ? { samples: int('--samples', flags.samples) } : {}),
-            ...(flags.runs ? { runs: int('--runs', flags.runs) } : {}),
-            ...(flags.batchSize ? { batchSize: int('--batch-size', flags.batchSize) } : {}),
-            ...(flags.rtts ? { rttsMs: flags.rtts.split(',').map((r) => int('--rtts', r)) } : {}),
+            ...(flags.samples ? { samples: wholeNumberFlag('--samples', flags.samples) } : {}),
+            ...(flags.runs ? { runs: wholeNumberFlag('--runs', flags.runs) } : {}),
+            ...(flags.batchSize
+              ? { batchSize: wholeNumberFlag('--batch-size', flags.batchSize) }
+              : {}),
+            ...(flags.rtts
+              ? { rttsMs: flags.rtts.split(',').map((r) => wholeNumberFlag('--rtts', r)) }
+              : {}),
+            ...(flags.placements ? { placements: placementsFlag(flags.placements) } : {}),
+            ...(flags.trainerRate
+              ? { trainerSamplesPerSecond: wholeNumberFlag('--trainer-rate', flags.trainerRate) }
+              : {}),
             ...(flags.dataset ? { dataset: flags.dataset } : {}),
             progress: (label, total, unit) => createProgress(label, total, { unit }),
             log: (line) => process.stderr.write(`${line}\n`),
@@ -84,12 +103,4 @@ export function addBenchLatencyCommand(bench: Command): void {
       }
     }),
   );
-}
-
-function int(flag: string, text: string): number {
-  const n = Number(text.trim());
-  if (text.trim() === '' || !Number.isInteger(n)) {
-    throw invalidArgument(`${flag} ${JSON.stringify(text)}: expected a whole number`);
-  }
-  return n;
 }
