@@ -37,6 +37,12 @@ export interface SdkClientConfig {
    * measured split's ids to the measured stream (`bench scale`).
    */
   warmupSplit?: string;
+  /**
+   * A simulated training step: ms spent (idle, as while a GPU computes) on every batch before
+   * asking for the next; absent or 0: the trainer takes the next batch at once. With a step,
+   * a wait is the time from the step's end to the next batch, i.e. the trainer's stall.
+   */
+  stepMs?: number;
 }
 
 /** What an SDK client child measured. @internal */
@@ -52,6 +58,10 @@ export interface SdkClientResult {
   firstBatchMs: number;
   /** Time between batches as the consumer saw them (the first from the call's start), ms. */
   waitMs: { p50: number; p99: number; max: number };
+  /** Sum of the waits after warm-up, ms (with a step: the trainer's stalled time). */
+  steadyWaitTotalMs: number;
+  /** Wall time after warm-up, ms. */
+  steadyWallMs: number;
 }
 
 runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
@@ -91,6 +101,10 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       last = now;
       for (const sample of batch.samples) bytes += sample.length;
       samples += batch.samples.length;
+      if (config.stepMs) {
+        await new Promise((resolve) => setTimeout(resolve, config.stepMs));
+        last = performance.now();
+      }
     }
     const wallSeconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
@@ -100,6 +114,9 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       Math.max(waits.length - 1, 0),
     );
     const steady = waits.slice(warmupBatches);
+    const warmupMs = waits
+      .slice(0, warmupBatches)
+      .reduce((sum, w) => sum + w + (config.stepMs ?? 0), 0);
     return {
       samples,
       bytes,
@@ -113,6 +130,8 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
         p99: quantile(steady, 0.99),
         max: Math.max(...steady),
       },
+      steadyWaitTotalMs: steady.reduce((sum, w) => sum + w, 0),
+      steadyWallMs: wallSeconds * 1000 - warmupMs,
     };
   } finally {
     client.close();
