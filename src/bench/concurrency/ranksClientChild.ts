@@ -1,8 +1,10 @@
 /**
  * Child process of `bench concurrency`: the ranks of one training job, each streaming the same
  * epochs and seed as rank r of k through its own {@link LoaderClient}, all started at once. It
- * reports each rank's figures and the sample ids it received, so the parent can check that the
- * ranks together got every sample of the dataset exactly once per epoch.
+ * reports each rank's figures, and writes the sample ids each rank received to a file (a
+ * result line of several hundred kB could arrive after the child's exit, which
+ * `startBenchChild` would take for an exit without a result), so the parent can check that
+ * the ranks together got every sample of the dataset exactly once per epoch.
  *
  * Why one process hosting k ranks rather than k processes: a real job's ranks run on other
  * machines, so what matters is what the loader sees, k calls on k HTTP/2 connections, and
@@ -15,6 +17,7 @@
  *
  * @internal
  */
+import { writeFile } from 'node:fs/promises';
 import { LoaderClient } from '../../client/LoaderClient.js';
 import type { StreamBatchesOptions } from '../../client/StreamBatchesOptions.js';
 import { runBenchChild } from '../stream/childProtocol.js';
@@ -29,7 +32,12 @@ export interface RanksClientConfig {
   epochs: number;
   /** Ranks (streams), the job's world size. */
   streams: number;
+  /** Where to write the ids received, as JSON {@link RanksIds}. */
+  idsFile: string;
 }
+
+/** The sample ids each rank received (by rank), one list per epoch from the first. @internal */
+export type RanksIds = string[][][];
 
 /** What one rank received. @internal */
 export interface RankResult {
@@ -40,8 +48,6 @@ export interface RankResult {
   /** From the common start to this rank's last batch. */
   wallSeconds: number;
   firstBatchMs: number;
-  /** Sample ids received, one list per epoch (from the first). */
-  idsByEpoch: string[][];
 }
 
 /** What a ranks client child measured. @internal */
@@ -90,8 +96,8 @@ runBenchChild<RanksClientConfig, RanksClientResult>(async (config, ready) => {
     const waits: number[] = [];
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const ranks = await Promise.all(
-      clients.map(async (client, rank): Promise<RankResult> => {
+    const received = await Promise.all(
+      clients.map(async (client, rank): Promise<{ figures: RankResult; ids: string[][] }> => {
         const idsByEpoch: string[][] = [];
         let samples = 0;
         let bytes = 0;
@@ -112,22 +118,26 @@ runBenchChild<RanksClientConfig, RanksClientResult>(async (config, ready) => {
           for (const id of batch.ids) ids.push(id);
         }
         return {
-          rank,
-          samples,
-          bytes,
-          batches,
-          wallSeconds: (last - t0) / 1000,
-          firstBatchMs: first,
-          idsByEpoch: Array.from({ length: config.epochs }, (_, e) => idsByEpoch[e] ?? []),
+          figures: {
+            rank,
+            samples,
+            bytes,
+            batches,
+            wallSeconds: (last - t0) / 1000,
+            firstBatchMs: first,
+          },
+          ids: Array.from({ length: config.epochs }, (_, e) => idsByEpoch[e] ?? []),
         };
       }),
     );
     const wallSeconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
+    const ids: RanksIds = received.map((r) => r.ids);
+    await writeFile(config.idsFile, JSON.stringify(ids));
     return {
       wallSeconds,
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
-      ranks,
+      ranks: received.map((r) => r.figures),
       waitMs: {
         p50: quantile(waits, 0.5),
         p99: quantile(waits, 0.99),

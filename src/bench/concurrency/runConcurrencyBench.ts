@@ -1,4 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { LoaderClient } from '../../client/LoaderClient.js';
 import { uuidFromBytes } from '../../client/uuidFromBytes.js';
@@ -15,7 +16,7 @@ import { checkExactlyOnce, combineExactlyOnce } from './checkExactlyOnce.js';
 import type { ConcurrencyBenchOptions } from './ConcurrencyBenchOptions.js';
 import type { ConcurrencyBenchReport, ConcurrencyRun } from './ConcurrencyBenchReport.js';
 import { interleavedSchedule } from './interleavedSchedule.js';
-import type { RanksClientConfig, RanksClientResult } from './ranksClientChild.js';
+import type { RanksClientConfig, RanksClientResult, RanksIds } from './ranksClientChild.js';
 import { summarizeConcurrencyRuns } from './summarizeConcurrencyRuns.js';
 
 /** The child script, relative to the folder `startBenchChild` runs scripts from. */
@@ -70,6 +71,7 @@ export async function runConcurrencyBench(
   const runs: ConcurrencyRun[] = [];
   let peakRssPerRun = true;
   let serve: ServeProcess | undefined;
+  const idsDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-concurrency-'));
   const bar = progress('bench concurrency', schedule.length, 'runs');
   try {
     if (options.cpuProfileDir) await mkdir(options.cpuProfileDir, { recursive: true });
@@ -83,7 +85,12 @@ export async function runConcurrencyBench(
     await warmUpLoader(serve, options);
     for (const { streams, run } of schedule) {
       signal?.throwIfAborted();
-      const r = await measureRun(options, serve, datasetIds, { streams, run, onSpawn });
+      const r = await measureRun(options, serve, datasetIds, {
+        streams,
+        run,
+        onSpawn,
+        idsFile: path.join(idsDir, `ids-${run}-${streams}.json`),
+      });
       if (r.loaderPeakRssBytes === undefined) peakRssPerRun = false;
       runs.push(r);
       bar.update(runs.length);
@@ -98,6 +105,7 @@ export async function runConcurrencyBench(
   } finally {
     bar.stop();
     await serve?.stop();
+    await rm(idsDir, { recursive: true, force: true });
   }
 
   const serverDefaults = serverConfigSchema.parse({ db: {} });
@@ -160,7 +168,7 @@ async function measureRun(
   options: ConcurrencyBenchOptions,
   serve: ServeProcess,
   datasetIds: readonly string[],
-  place: { streams: number; run: number; onSpawn: (pid: number) => void },
+  place: { streams: number; run: number; onSpawn: (pid: number) => void; idsFile: string },
 ): Promise<ConcurrencyRun> {
   const config: RanksClientConfig = {
     address: serve.address,
@@ -169,6 +177,7 @@ async function measureRun(
     seed: place.run,
     epochs: options.epochs,
     streams: place.streams,
+    idsFile: place.idsFile,
   };
   const child = startBenchChild<RanksClientResult>(CLIENT_SCRIPT, config, {
     onSpawn: place.onSpawn,
@@ -194,11 +203,13 @@ async function measureRun(
     options.signal?.removeEventListener('abort', onAbort);
     await child.stop();
   }
+  const ids = JSON.parse(await readFile(place.idsFile, 'utf8')) as RanksIds;
+  await rm(place.idsFile, { force: true });
   const exactlyOnce = combineExactlyOnce(
     Array.from({ length: options.epochs }, (_, epoch) =>
       checkExactlyOnce(
         datasetIds,
-        result.ranks.map((r) => r.idsByEpoch[epoch] ?? []),
+        ids.map((byEpoch) => byEpoch[epoch] ?? []),
       ),
     ),
   );
