@@ -1,10 +1,16 @@
+import path from 'node:path';
 import { Command } from 'commander';
 import { z } from 'zod';
 import { prepareMnist } from '../../datasets/prepareMnist.js';
+import { PHOTO_PRESET_NAMES, PHOTO_PRESETS } from '../../datasets/photos/PhotoPreset.js';
+import { writePhotoJpegs } from '../../datasets/photos/writePhotoJpegs.js';
 import { createProgress, type Progress } from '../progress.js';
 import { runAction } from '../runAction.js';
 
-/** Registers `prepare mnist`: writes the MNIST sample dataset as PNG files plus a manifest. */
+/**
+ * Registers `prepare mnist` (the MNIST sample dataset as PNG files plus a manifest) and
+ * `prepare photos` (JPEGs cropped from real photographs, the benchmarks' payloads).
+ */
 export function registerPrepareCommand(program: Command): void {
   const prepare = program.command('prepare').description('make sample datasets to ingest');
   prepare
@@ -31,6 +37,62 @@ export function registerPrepareCommand(program: Command): void {
             ? `MNIST already prepared: ${result.manifest}\n`
             : `wrote ${result.images} PNG images and ${result.manifest}\n`,
         );
+      }),
+    );
+
+  const photosFlags = z.object({
+    preset: z.enum(PHOTO_PRESET_NAMES),
+    count: z.coerce.number().int().min(1).max(10_000_000),
+    out: z.string().min(1),
+  });
+  prepare
+    .command('photos')
+    .description(
+      'write JPEGs cropped from real photographs (Debian opencv-doc and mate-backgrounds, ' +
+        'fetched with apt-get download) as an ImageFolder tree; only missing files are written',
+    )
+    .option(
+      '--preset <name>',
+      'imagenet (500-800 px, ~104 kB) or small (224x224, quality 90, ~15 kB)',
+      'imagenet',
+    )
+    .option('--count <n>', 'images 0..n-1 to make', '3000')
+    .requiredOption('--out <dir>', 'folder to write into')
+    .action(
+      runAction(async (raw: { preset: string; count: string; out: string }) => {
+        const flags = photosFlags.parse(raw);
+        const root = path.resolve(flags.out);
+        const preset = PHOTO_PRESETS[flags.preset];
+        const abort = new AbortController();
+        const onSignal = (): void => abort.abort();
+        process.once('SIGINT', onSignal);
+        // Made at the first image, so that the download and extraction stay out of its rate.
+        let progress: Progress | undefined;
+        try {
+          const result = await writePhotoJpegs({
+            root,
+            count: flags.count,
+            preset: preset.name,
+            onProgress: (done, bytes) => {
+              progress ??= createProgress(`prepare photos (${preset.name})`, flags.count, {
+                unit: 'images',
+              });
+              progress.update(done, bytes);
+            },
+            log: (line) => process.stderr.write(`${line}\n`),
+            signal: abort.signal,
+          });
+          progress?.stop();
+          progress = undefined;
+          process.stdout.write(
+            `${result.images} ${preset.name} JPEGs from ${result.sourcePhotos} photos in ${root} ` +
+              `(${result.written} written now), mean ${(result.meanBytes / 1000).toFixed(1)} kB\n` +
+              `ingest them with: npx tsx src/cli/main.ts ingest <dataset> --image-folder ${root}\n`,
+          );
+        } finally {
+          progress?.stop();
+          process.off('SIGINT', onSignal);
+        }
       }),
     );
 }
