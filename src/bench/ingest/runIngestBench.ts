@@ -2,19 +2,14 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
 import type { Progress } from '../../cli/progress.js';
+import { readPhotoFolder } from '../../datasets/photos/readPhotoFolder.js';
+import { writePhotoJpegs } from '../../datasets/photos/writePhotoJpegs.js';
 import { prepareMnist } from '../../datasets/prepareMnist.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
 import type { IngestSource } from '../../server/ingest/IngestSource.js';
-import { readImageFolder } from '../../server/ingest/readImageFolder.js';
 import { readManifest } from '../../server/ingest/readManifest.js';
 import { benchEnvironment } from '../stream/benchEnvironment.js';
 import { median } from '../stream/stats.js';
-import {
-  BENCH_IMAGE,
-  benchImageIndex,
-  benchImagePath,
-  writeBenchJpegs,
-} from '../stream/writeBenchJpegs.js';
 import type { IngestBenchOptions } from './IngestBenchOptions.js';
 import type {
   IngestBenchReport,
@@ -174,38 +169,29 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
   return report;
 }
 
-/** Images 0..N-1 of the shared tree (written once), as an ImageFolder source. */
+/** Images 0..N-1 of the shared imagenet-size photo tree (written once), as an ingest source. */
 async function prepareJpegs(options: IngestBenchOptions): Promise<IngestSource> {
-  const { width, height, quality } = BENCH_IMAGE;
-  let missing = 0;
-  for (let i = 0; i < options.images; i++) {
-    if (!(await stat(benchImagePath(options.imageRoot, i)).catch(() => null))) missing++;
-  }
-  if (missing === 0) {
-    options.log?.(`${options.images} JPEGs already in ${options.imageRoot}`);
-  } else {
-    const progress = options.progress?.(
-      `prepare ${missing} ${width}x${height} JPEGs (q${quality}) in ${options.imageRoot}`,
-      options.images,
-      'images',
-    );
-    try {
-      await writeBenchJpegs(
-        options.imageRoot,
-        options.images,
-        (done, bytes) => progress?.update(done, bytes),
-        options.signal,
-      );
-    } finally {
-      progress?.stop();
-    }
-  }
-  const source = await readImageFolder(options.imageRoot);
-  // The tree may hold more images, made for a larger count by this or `bench stream`.
-  source.entries = source.entries.filter(
-    (e) => (benchImageIndex(e.filePath) ?? Infinity) < options.images,
+  const progress = options.progress?.(
+    `prepare photo JPEGs (imagenet) in ${options.imageRoot}`,
+    options.images,
+    'images',
   );
-  return source;
+  try {
+    const made = await writePhotoJpegs({
+      root: options.imageRoot,
+      count: options.images,
+      preset: 'imagenet',
+      onProgress: (done, bytes) => progress?.update(done, bytes),
+      ...(options.log ? { log: options.log } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (made.written === 0) {
+      options.log?.(`${options.images} JPEGs already in ${options.imageRoot}`);
+    }
+  } finally {
+    progress?.stop();
+  }
+  return readPhotoFolder(options.imageRoot, options.images);
 }
 
 async function prepareMnistSource(options: IngestBenchOptions): Promise<IngestSource> {

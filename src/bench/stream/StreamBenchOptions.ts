@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Progress } from '../../cli/progress.js';
+import type { PhotoPresetName } from '../../datasets/photos/PhotoPreset.js';
 import type { DbConfig } from '../../server/config/dbConfig.js';
 
 /** Where the processes run: wherever the OS puts them, or database and loader on own cores. */
@@ -12,8 +13,10 @@ export type BenchProgressFactory = (label: string, total: number, unit: string) 
 export interface StreamBenchOptions {
   /** Database the loader, the tight loop and this process connect to. */
   db: DbConfig;
-  /** Samples (distinct ~100 kB JPEG files) in the dataset. */
+  /** Samples (distinct JPEGs cropped from real photographs) in the dataset. */
   samples: number;
+  /** Size of the samples: `imagenet` (~104 kB) or `small` (224x224, ~15 kB). */
+  payload: PhotoPresetName;
   /** Dataset (keyspace) name. */
   dataset: string;
   /** Measured runs of each scenario and placement, interleaved. */
@@ -40,26 +43,31 @@ export interface StreamBenchOptions {
   signal?: AbortSignal;
 }
 
-/** Default sample count, and the dataset name that goes with it. @internal */
+/** Default sample count of the benchmarks. @internal */
 export const DEFAULT_SAMPLES = 3000;
 
 /**
- * `bench_stream_100k` for the default sample count, `bench_stream_100k_n<N>` otherwise, so a
- * quick run never streams the full dataset and never spoils it.
+ * `bench_photo_<payload>_n<N>`: one dataset per payload and sample count, so a quick run
+ * never streams the full dataset and never spoils it. The payload is `imagenet` for every
+ * benchmark but `bench stream --payload small`.
  *
  * @internal
  */
-export function defaultDatasetName(samples: number): string {
-  return samples === DEFAULT_SAMPLES ? 'bench_stream_100k' : `bench_stream_100k_n${samples}`;
+export function defaultDatasetName(samples: number, payload: PhotoPresetName = 'imagenet'): string {
+  return `bench_photo_${payload}_n${samples}`;
 }
 
 /**
- * Everything the benchmark keeps under `<repo>/.state/bench`: the image tree (shared by every
- * sample count: a dataset of N samples takes images 0..N-1) and the JSON reports.
+ * Everything the benchmarks keep under `<repo>/.state/bench`: the image tree of a payload,
+ * `photos-<payload>` (shared by every sample count and benchmark: a dataset of N samples
+ * takes images 0..N-1), and the JSON reports.
  *
  * @internal
  */
-export function benchPaths(stateRoot: string): { imageRoot: string; outDir: string } {
+export function benchPaths(
+  stateRoot: string,
+  payload: PhotoPresetName = 'imagenet',
+): { imageRoot: string; outDir: string } {
   const outDir = path.join(stateRoot, 'bench');
-  return { imageRoot: path.join(outDir, 'stream-100k'), outDir };
+  return { imageRoot: path.join(outDir, `photos-${payload}`), outDir };
 }

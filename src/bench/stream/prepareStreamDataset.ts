@@ -1,12 +1,13 @@
 import type cassandra from 'cassandra-driver';
+import type { PhotoPresetName } from '../../datasets/photos/PhotoPreset.js';
+import { readPhotoFolder } from '../../datasets/photos/readPhotoFolder.js';
+import { writePhotoJpegs } from '../../datasets/photos/writePhotoJpegs.js';
 import { invalidArgument } from '../../server/errors/LoaderError.js';
 import { ingestDataset } from '../../server/ingest/ingestDataset.js';
-import { readImageFolder } from '../../server/ingest/readImageFolder.js';
 import { readDatasetInfo } from '../../server/schema/datasetInfo.js';
 import { datasetExists } from '../../server/schema/datasetSchema.js';
 import { validateIdentifier } from '../../server/schema/identifiers.js';
 import type { BenchProgressFactory } from './StreamBenchOptions.js';
-import { benchImageIndex, writeBenchJpegs } from './writeBenchJpegs.js';
 
 /** The benchmark's dataset as the database holds it. @internal */
 export interface StreamDataset {
@@ -22,9 +23,10 @@ export interface StreamDataset {
 
 /**
  * Makes sure dataset `name` holds exactly images 0..samples-1 of the benchmark's ImageFolder
- * tree: nothing is done when it already holds that many samples; otherwise the missing images
- * are written and the tree (those images only) goes through the real ingest, which skips the
- * samples already present. A dataset with more samples is refused (drop it first).
+ * tree of photo crops ({@link writePhotoJpegs}, preset `payload`, default `imagenet`): nothing
+ * is done when it already holds that many samples; otherwise the missing images are written
+ * and the tree (those images only) goes through the real ingest, which skips the samples
+ * already present. A dataset with more samples is refused (drop it first).
  *
  * @internal
  */
@@ -34,6 +36,8 @@ export async function prepareStreamDataset(
     name: string;
     samples: number;
     imageRoot: string;
+    /** Must match `imageRoot` (see `benchPaths`). */
+    payload?: PhotoPresetName;
     progress: BenchProgressFactory;
     signal?: AbortSignal;
   },
@@ -64,20 +68,18 @@ export async function prepareStreamDataset(
   const started = performance.now();
   const images = options.progress(`images ${options.imageRoot}`, samples, 'images');
   try {
-    await writeBenchJpegs(
-      options.imageRoot,
-      samples,
-      (done, bytes) => images.update(done, bytes),
-      options.signal,
-    );
+    await writePhotoJpegs({
+      root: options.imageRoot,
+      count: samples,
+      preset: options.payload ?? 'imagenet',
+      onProgress: (done, bytes) => images.update(done, bytes),
+      log: (line) => images.log(line),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   } finally {
     images.stop();
   }
-  const source = await readImageFolder(options.imageRoot);
-  source.entries = source.entries.filter((e) => {
-    const index = benchImageIndex(e.filePath);
-    return index !== undefined && index < samples;
-  });
+  const source = await readPhotoFolder(options.imageRoot, samples);
   const ingest = options.progress(`ingest ${name}`, source.entries.length, 'samples');
   let summary;
   try {

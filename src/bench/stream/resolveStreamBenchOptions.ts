@@ -1,3 +1,4 @@
+import type { PhotoPresetName } from '../../datasets/photos/PhotoPreset.js';
 import type { DbConfig } from '../../server/config/dbConfig.js';
 import { invalidArgument } from '../../server/errors/LoaderError.js';
 import {
@@ -24,6 +25,8 @@ export interface StreamBenchInput {
   /** With `quick`: run the pinned placement too. */
   pin?: boolean;
   samples?: number;
+  /** Default `imagenet`. */
+  payload?: PhotoPresetName;
   runs?: number;
   concurrencies?: number[];
   batchSize?: number;
@@ -40,8 +43,8 @@ export interface StreamBenchInput {
 export const DEFAULT_CONCURRENCIES = [32, 64, 128, 256];
 
 /**
- * Fills in the defaults of `bench stream` (N=3000, K=3, C in {32, 64, 128, 256}, batch 128,
- * both placements) or of its quick mode, and checks the numbers.
+ * Fills in the defaults of `bench stream` (N=3000 imagenet-size photos, K=3, C in {32, 64,
+ * 128, 256}, batch 128, both placements) or of its quick mode, and checks the numbers.
  */
 export function resolveStreamBenchOptions(input: StreamBenchInput): StreamBenchOptions {
   const quick = input.quick ?? false;
@@ -61,12 +64,14 @@ export function resolveStreamBenchOptions(input: StreamBenchInput): StreamBenchO
   check('--batch-size', batchSize, 1, 8192);
   if (concurrencies.length === 0) throw invalidArgument('--concurrency needs at least one value');
   for (const c of concurrencies) check('--concurrency', c, 1, 100_000);
-  const paths = benchPaths(input.stateRoot);
+  const payload = input.payload ?? 'imagenet';
+  const paths = benchPaths(input.stateRoot, payload);
   return {
     db: input.db,
     dbPid: input.dbPid,
     samples,
-    dataset: input.dataset ?? defaultDatasetName(samples),
+    payload,
+    dataset: input.dataset ?? defaultDatasetName(samples, payload),
     runs,
     concurrencies,
     batchSize,

@@ -69,6 +69,7 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
       name: options.dataset,
       samples: options.samples,
       imageRoot: options.imageRoot,
+      payload: options.payload,
       progress,
       ...(signal ? { signal } : {}),
     });

@@ -8,6 +8,7 @@ import {
   resolveStreamBenchOptions,
 } from '../../bench/stream/resolveStreamBenchOptions.js';
 import { defaultDatasetName, type Placement } from '../../bench/stream/StreamBenchOptions.js';
+import { PHOTO_PRESET_NAMES, type PhotoPresetName } from '../../datasets/photos/PhotoPreset.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
 import { localClusterStatus } from '../../devdb/localClusterStatus.js';
@@ -22,6 +23,7 @@ export interface BenchStreamFlags extends DbFlags {
   quick: boolean;
   pin: boolean;
   samples?: string;
+  payload: string;
   runs?: string;
   concurrency?: string;
   batchSize: string;
@@ -41,13 +43,22 @@ export function addBenchStreamCommand(bench: Command): void {
   const cmd = bench
     .command('stream')
     .description(
-      'throughput of ~100 kB samples through the loader and the SDK versus a tight loop on ' +
-        'the same driver, unpinned and with the database pinned to one core and the loader ' +
-        'and client to another; plus the batch-layout encode/decode micro-benchmark',
+      'throughput of photo samples (~104 kB, or 224x224 ~15 kB) through the loader and the ' +
+        'SDK versus a tight loop on the same driver, unpinned and with the database pinned to ' +
+        'one core and the loader and client to another; plus the batch-layout encode/decode ' +
+        'micro-benchmark',
     )
     .option('--quick', 'about a minute: 300 samples, 1 run, C=128, unpinned only', false)
     .option('--pin', 'with --quick: run the pinned placement too', false)
-    .option('--samples <n>', 'distinct ~100 kB JPEG samples in the dataset (default 3000)')
+    .option(
+      '--samples <n>',
+      'distinct JPEGs cropped from real photos in the dataset (default 3000)',
+    )
+    .addOption(
+      new Option('--payload <preset>', 'sample size: imagenet (~104 kB) or small (224x224, ~15 kB)')
+        .choices(PHOTO_PRESET_NAMES)
+        .default('imagenet'),
+    )
     .option('--runs <k>', 'timed runs of each scenario, interleaved (default 3)')
     .option(
       '--concurrency <list>',
@@ -55,7 +66,7 @@ export function addBenchStreamCommand(bench: Command): void {
     )
     .option('--batch-size <n>', 'samples per batch', '128')
     .option('--placements <list>', 'unpinned, pinned or unpinned,pinned (default both)')
-    .option('--dataset <name>', 'dataset name (default bench_stream_100k, or _n<N>)')
+    .option('--dataset <name>', 'dataset name (default bench_photo_<payload>_n<N>)')
     .addOption(
       new Option(
         '--connections-per-host <n>',
@@ -72,9 +83,10 @@ export function addBenchStreamCommand(bench: Command): void {
         db.connectionsPerHost = int('--connections-per-host', flags.connectionsPerHost);
       }
       const stateRoot = path.dirname(defaultStateDir());
+      const payload = flags.payload as PhotoPresetName;
       if (flags.drop) {
         const samples = flags.samples ? int('--samples', flags.samples) : flags.quick ? 300 : 3000;
-        const name = flags.dataset ?? defaultDatasetName(samples);
+        const name = flags.dataset ?? defaultDatasetName(samples, payload);
         const client = await createDbClient(db);
         try {
           const existed = await dropStreamDataset(client, name);
@@ -111,6 +123,7 @@ export function addBenchStreamCommand(bench: Command): void {
             stateRoot,
             quick: flags.quick,
             pin: flags.pin,
+            payload,
             ...(flags.samples ? { samples: int('--samples', flags.samples) } : {}),
             ...(flags.runs ? { runs: int('--runs', flags.runs) } : {}),
             ...(flags.concurrency
