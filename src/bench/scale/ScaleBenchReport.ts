@@ -23,6 +23,8 @@ export interface ScaleRun {
   loaderCpuSeconds?: number;
   loaderCpuMsPerBatch?: number;
   clientCpuSeconds: number;
+  /** CPU seconds of the local database node over the stream (absent for another cluster). */
+  dbCpuSeconds?: number;
   /** Loader resident set size after the warm-up, before the stream (bytes). */
   loaderRssBeforeBytes?: number;
   /** Loader peak resident set size during the stream (`VmHWM` reset before it), bytes. */

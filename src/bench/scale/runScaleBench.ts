@@ -155,7 +155,7 @@ async function measureOne(
       signal?.throwIfAborted();
       before = rssBytes(serve.pid);
       const reset = resetPeakRss(serve.pid);
-      const meter = cpuMeter({ loader: serve.pid });
+      const meter = cpuMeter({ loader: serve.pid, db: options.dbPid });
       child.go();
       result = await child.result;
       cpu = meter();
@@ -180,6 +180,7 @@ async function measureOne(
     }
     const loaderSamples = serve.streamEnds[1]?.['samples'];
     const loader = cpu['loader'];
+    const db = cpu['db'];
     return {
       size: split.cap,
       split: split.split,
@@ -197,6 +198,7 @@ async function measureOne(
         ? {}
         : { loaderCpuSeconds: loader, loaderCpuMsPerBatch: (loader * 1000) / result.batches }),
       clientCpuSeconds: result.cpuSeconds,
+      ...(db === undefined ? {} : { dbCpuSeconds: db }),
       ...(before === undefined ? {} : { loaderRssBeforeBytes: before }),
       ...(peak === undefined ? {} : { loaderPeakRssBytes: peak }),
       ...(after === undefined ? {} : { loaderRssAfterBytes: after }),

@@ -2,14 +2,10 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { formatScaleReport } from '../../bench/scale/formatScaleReport.js';
 import { runScaleBench } from '../../bench/scale/runScaleBench.js';
-import {
-  defaultScaleDatasetName,
-  FULL_SIZES,
-  QUICK_SIZES,
-  scaleOutDir,
-} from '../../bench/scale/ScaleBenchOptions.js';
+import { FULL_SIZES, resolveScaleBenchOptions } from '../../bench/scale/ScaleBenchOptions.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
+import { localClusterStatus } from '../../devdb/localClusterStatus.js';
 import { invalidArgument } from '../../server/errors/LoaderError.js';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
 import { createProgress } from '../progress.js';
@@ -20,7 +16,7 @@ interface BenchScaleFlags extends DbFlags {
   quick: boolean;
   sizes?: string;
   runs?: string;
-  batchSize: string;
+  batchSize?: string;
   dataset?: string;
   outDir?: string;
 }
@@ -40,12 +36,13 @@ export function addBenchScaleCommand(bench: Command): void {
     .option('--quick', 'well under a minute once the data exists: sizes 1000,10000, 1 run', false)
     .option('--sizes <list>', `split sizes (default ${FULL_SIZES.join(',')})`)
     .option('--runs <k>', 'runs of each size, each in a fresh loader (default 3)')
-    .option('--batch-size <n>', 'samples per batch', '256')
+    .option('--batch-size <n>', 'samples per batch (default 256)')
     .option('--dataset <name>', 'dataset name (default bench_scale_100b, or _n<N>)')
     .option('--out-dir <dir>', 'folder of the JSON report (default .state/bench)');
   addDbOptions(cmd).action(
     runAction(async (flags: BenchScaleFlags) => {
       const db = dbConfigFromFlags(flags);
+      let dbPid: number | undefined;
       if (!flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS) {
         const cluster = await startLocalCluster({
           stateDir: defaultStateDir(),
@@ -53,13 +50,9 @@ export function addBenchScaleCommand(bench: Command): void {
         });
         db.contactPoints = cluster.contactPoints;
         db.port = cluster.port;
+        const { nodes } = await localClusterStatus(defaultStateDir());
+        if (nodes.length === 1) dbPid = nodes[0]!.pid ?? undefined;
       }
-      const sizes = flags.sizes
-        ? flags.sizes.split(',').map((s) => int('--sizes', s, 1))
-        : flags.quick
-          ? QUICK_SIZES
-          : FULL_SIZES;
-      const runs = flags.runs ? int('--runs', flags.runs, 1) : flags.quick ? 1 : 3;
       // `on`, not `once`: tsx relays a Ctrl-C as a second SIGINT, which without a listener
       // would kill the process before its children are ended.
       const abort = new AbortController();
@@ -67,18 +60,22 @@ export function addBenchScaleCommand(bench: Command): void {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
-        const report = await runScaleBench({
-          db,
-          sizes,
-          dataset: flags.dataset ?? defaultScaleDatasetName(Math.max(...sizes)),
-          runs,
-          batchSize: int('--batch-size', flags.batchSize, 1),
-          warmupSamples: 5_000,
-          outDir: flags.outDir ?? scaleOutDir(path.dirname(defaultStateDir())),
-          progress: (label, total, unit) => createProgress(label, total, { unit }),
-          log: (line) => process.stderr.write(`${line}\n`),
-          signal: abort.signal,
-        });
+        const report = await runScaleBench(
+          resolveScaleBenchOptions({
+            db,
+            dbPid,
+            stateRoot: path.dirname(defaultStateDir()),
+            quick: flags.quick,
+            ...(flags.sizes ? { sizes: flags.sizes.split(',').map((s) => int('--sizes', s)) } : {}),
+            ...(flags.runs ? { runs: int('--runs', flags.runs) } : {}),
+            ...(flags.batchSize ? { batchSize: int('--batch-size', flags.batchSize) } : {}),
+            ...(flags.dataset ? { dataset: flags.dataset } : {}),
+            ...(flags.outDir ? { outDir: flags.outDir } : {}),
+            progress: (label, total, unit) => createProgress(label, total, { unit }),
+            log: (line) => process.stderr.write(`${line}\n`),
+            signal: abort.signal,
+          }),
+        );
         process.stdout.write(formatScaleReport(report));
       } finally {
         process.off('SIGINT', onSignal);
@@ -88,10 +85,10 @@ export function addBenchScaleCommand(bench: Command): void {
   );
 }
 
-function int(flag: string, text: string, min: number): number {
+function int(flag: string, text: string): number {
   const n = Number(text.trim());
-  if (text.trim() === '' || !Number.isInteger(n) || n < min) {
-    throw invalidArgument(`${flag} ${JSON.stringify(text)}: expected a whole number >= ${min}`);
+  if (text.trim() === '' || !Number.isInteger(n)) {
+    throw invalidArgument(`${flag} ${JSON.stringify(text)}: expected a whole number`);
   }
   return n;
 }
