@@ -6,7 +6,7 @@ import { runConcurrencyBench } from '../../bench/concurrency/runConcurrencyBench
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
 import { localClusterStatus } from '../../devdb/localClusterStatus.js';
-import { invalidArgument } from '../../server/errors/LoaderError.js';
+import { wholeNumberFlag } from '../benchFlags.js';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
 import { createProgress } from '../progress.js';
 import { runAction } from '../runAction.js';
@@ -73,12 +73,14 @@ export function addBenchConcurrencyCommand(bench: Command): void {
             stateRoot: path.dirname(defaultStateDir()),
             quick: flags.quick,
             ...(flags.streams
-              ? { streams: flags.streams.split(',').map((k) => int('--streams', k)) }
+              ? { streams: flags.streams.split(',').map((k) => wholeNumberFlag('--streams', k)) }
               : {}),
-            ...(flags.runs ? { runs: int('--runs', flags.runs) } : {}),
-            ...(flags.batchSize ? { batchSize: int('--batch-size', flags.batchSize) } : {}),
-            ...(flags.samples ? { samples: int('--samples', flags.samples) } : {}),
-            ...(flags.epochs ? { epochs: int('--epochs', flags.epochs) } : {}),
+            ...(flags.runs ? { runs: wholeNumberFlag('--runs', flags.runs) } : {}),
+            ...(flags.batchSize
+              ? { batchSize: wholeNumberFlag('--batch-size', flags.batchSize) }
+              : {}),
+            ...(flags.samples ? { samples: wholeNumberFlag('--samples', flags.samples) } : {}),
+            ...(flags.epochs ? { epochs: wholeNumberFlag('--epochs', flags.epochs) } : {}),
             ...(flags.dataset ? { dataset: flags.dataset } : {}),
             ...(flags.outDir ? { outDir: path.resolve(flags.outDir) } : {}),
             ...(flags.cpuProf ? { cpuProfileDir: path.resolve(flags.cpuProf) } : {}),
@@ -94,12 +96,4 @@ export function addBenchConcurrencyCommand(bench: Command): void {
       }
     }),
   );
-}
-
-function int(flag: string, text: string): number {
-  const n = Number(text.trim());
-  if (text.trim() === '' || !Number.isInteger(n)) {
-    throw invalidArgument(`${flag} ${JSON.stringify(text)}: expected a whole number`);
-  }
-  return n;
 }
