@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ScaleRun } from '../../src/bench/scale/ScaleBenchReport.js';
+import { resolveScaleBenchOptions } from '../../src/bench/scale/ScaleBenchOptions.js';
 import {
   SCALE_SAMPLE_BYTES,
   scaleIngestEntry,
@@ -88,5 +89,37 @@ describe('summarizeScaleRuns and rssVerdict', () => {
     const steep = rssVerdict(summarizeScaleRuns([run(10_000, 100, 90), run(1_000_000, 130, 90)]));
     expect(steep).toMatchObject({ met: false });
     expect(rssVerdict(summarizeScaleRuns([run(10_000, 100, 90)]))).toBeUndefined();
+  });
+});
+
+describe('resolveScaleBenchOptions', () => {
+  const db = { contactPoints: ['127.0.0.1'], port: 9042 } as Parameters<
+    typeof resolveScaleBenchOptions
+  >[0]['db'];
+
+  it('fills in the full run and the quick run', () => {
+    const full = resolveScaleBenchOptions({ db, stateRoot: '/repo/.state' });
+    expect(full).toMatchObject({
+      sizes: [10_000, 100_000, 1_000_000],
+      runs: 3,
+      batchSize: 256,
+      dataset: 'bench_scale_100b',
+      outDir: '/repo/.state/bench',
+    });
+    const quick = resolveScaleBenchOptions({ db, stateRoot: '/repo/.state', quick: true });
+    expect(quick).toMatchObject({
+      sizes: [1000, 10_000],
+      runs: 1,
+      dataset: 'bench_scale_100b_n10000',
+    });
+  });
+
+  it('sorts and deduplicates sizes and refuses bad numbers', () => {
+    const o = resolveScaleBenchOptions({ db, stateRoot: '/s', sizes: [500, 20, 500] });
+    expect(o.sizes).toEqual([20, 500]);
+    expect(o.dataset).toBe('bench_scale_100b_n500');
+    expect(() => resolveScaleBenchOptions({ db, stateRoot: '/s', sizes: [] })).toThrow(/--sizes/);
+    expect(() => resolveScaleBenchOptions({ db, stateRoot: '/s', sizes: [0] })).toThrow(/--sizes/);
+    expect(() => resolveScaleBenchOptions({ db, stateRoot: '/s', runs: 0 })).toThrow(/--runs/);
   });
 });

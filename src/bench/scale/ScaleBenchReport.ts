@@ -27,7 +27,11 @@ export interface ScaleRun {
   dbCpuSeconds?: number;
   /** Loader resident set size after the warm-up, before the stream (bytes). */
   loaderRssBeforeBytes?: number;
-  /** Loader peak resident set size during the stream (`VmHWM` reset before it), bytes. */
+  /**
+   * Loader peak resident set size during the stream (`VmHWM` reset before it), bytes. It
+   * includes garbage the JS heap has not collected yet, which grows with the stream's length
+   * until the heap's size settles, not only what the loader holds for the split.
+   */
   loaderPeakRssBytes?: number;
   /** Loader resident set size after the stream (bytes). */
   loaderRssAfterBytes?: number;
