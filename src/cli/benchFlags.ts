@@ -1,11 +1,13 @@
 import { invalidArgument } from '../server/errors/LoaderError.js';
 import type { Placement } from '../bench/stream/StreamBenchOptions.js';
 
-/** A flag's value as a whole number, or INVALID_ARGUMENT naming the flag. */
-export function wholeNumberFlag(flag: string, text: string): number {
+/** A flag's value as a whole number (at least `min` when given), or INVALID_ARGUMENT. */
+export function wholeNumberFlag(flag: string, text: string, min?: number): number {
   const n = Number(text.trim());
-  if (text.trim() === '' || !Number.isInteger(n)) {
-    throw invalidArgument(`${flag} ${JSON.stringify(text)}: expected a whole number`);
+  if (text.trim() === '' || !Number.isInteger(n) || (min !== undefined && n < min)) {
+    throw invalidArgument(
+      `${flag} ${JSON.stringify(text)}: expected a whole number${min === undefined ? '' : ` >= ${min}`}`,
+    );
   }
   return n;
 }

@@ -13,6 +13,7 @@ import { addBenchConcurrencyCommand } from './benchConcurrency.js';
 import { addBenchLatencyCommand } from './benchLatency.js';
 import { addBenchScaleCommand } from './benchScale.js';
 import { addBenchStreamCommand } from './benchStream.js';
+import { addBenchSuiteCommand } from './benchSuite.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
 import { invalidArgument } from '../../server/errors/LoaderError.js';
@@ -79,6 +80,7 @@ export function registerBenchCommand(program: Command): Command {
   addBenchStreamCommand(bench);
   addBenchLatencyCommand(bench);
   addBenchCeilingCommand(bench);
+  addBenchSuiteCommand(bench);
   addBenchScaleCommand(bench);
   addBenchConcurrencyCommand(bench);
   return bench;

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { formatCeilingReport, runCeilingBench } from '../../bench/ceiling/runCeilingBench.js';
-import { defaultStateDir } from '../../devdb/defaultStateDir.js';
-import { startLocalCluster } from '../../devdb/localCluster.js';
 import { invalidArgument } from '../../server/errors/LoaderError.js';
-import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { wholeNumberFlag } from '../benchFlags.js';
+import { withBenchContext } from '../benchContext.js';
+import { addDbOptions, type DbFlags } from '../dbOptions.js';
 import { runAction } from '../runAction.js';
 
 /** Flags of `bench ceiling`. */
@@ -38,39 +38,24 @@ export function addBenchCeilingCommand(bench: Command): void {
     .option('--sample-bytes <n>', 'bytes per sample', '100000');
   addDbOptions(cmd).action(
     runAction(async (flags: BenchCeilingFlags) => {
-      // `createLoaderServer` connects to a database even though these batches never touch it.
-      const db = dbConfigFromFlags(flags);
-      if (!flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS) {
-        const cluster = await startLocalCluster({
-          stateDir: defaultStateDir(),
-          log: (line) => process.stderr.write(`  ${line}\n`),
-        });
-        db.contactPoints = cluster.contactPoints;
-        db.port = cluster.port;
-      }
       const gigabytes = flags.gigabytes === undefined ? undefined : Number(flags.gigabytes);
       if (gigabytes !== undefined && !(gigabytes > 0)) {
         throw invalidArgument(`--gigabytes ${JSON.stringify(flags.gigabytes)}: expected > 0`);
       }
-      const report = await runCeilingBench({
-        db,
-        quick: flags.quick,
-        ...(flags.runs ? { runs: int('--runs', flags.runs, 1) } : {}),
-        ...(gigabytes === undefined ? {} : { bytesPerRun: gigabytes * 1e9 }),
-        batchSize: int('--batch-size', flags.batchSize, 1),
-        sampleBytes: int('--sample-bytes', flags.sampleBytes, 1),
-        outDir: path.join(path.dirname(defaultStateDir()), 'bench'),
-        log: (line) => process.stderr.write(`${line}\n`),
-      });
+      // `createLoaderServer` connects to a database even though these batches never touch it.
+      const report = await withBenchContext(flags, (context) =>
+        runCeilingBench({
+          db: context.db,
+          quick: flags.quick,
+          ...(flags.runs ? { runs: wholeNumberFlag('--runs', flags.runs, 1) } : {}),
+          ...(gigabytes === undefined ? {} : { bytesPerRun: gigabytes * 1e9 }),
+          batchSize: wholeNumberFlag('--batch-size', flags.batchSize, 1),
+          sampleBytes: wholeNumberFlag('--sample-bytes', flags.sampleBytes, 1),
+          outDir: path.join(context.stateRoot, 'bench'),
+          log: context.log,
+        }),
+      );
       process.stdout.write(formatCeilingReport(report));
     }),
   );
-}
-
-function int(flag: string, text: string, min: number): number {
-  const n = Number(text.trim());
-  if (text.trim() === '' || !Number.isInteger(n) || n < min) {
-    throw invalidArgument(`${flag} ${JSON.stringify(text)}: expected a whole number >= ${min}`);
-  }
-  return n;
 }

@@ -1,15 +1,11 @@
-import path from 'node:path';
 import { Command } from 'commander';
 import { formatLatencyReport } from '../../bench/latency/formatLatencyReport.js';
 import { resolveLatencyBenchOptions } from '../../bench/latency/LatencyBenchOptions.js';
 import { runLatencyBench } from '../../bench/latency/runLatencyBench.js';
 import { toxiproxyBinary } from '../../bench/latency/toxiproxyBinary.js';
-import { defaultStateDir } from '../../devdb/defaultStateDir.js';
-import { startLocalCluster } from '../../devdb/localCluster.js';
-import { localClusterStatus } from '../../devdb/localClusterStatus.js';
 import { placementsFlag, wholeNumberFlag } from '../benchFlags.js';
-import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
-import { createProgress } from '../progress.js';
+import { withBenchContext } from '../benchContext.js';
+import { addDbOptions, type DbFlags } from '../dbOptions.js';
 import { runAction } from '../runAction.js';
 
 /** Flags of `bench latency`. */
@@ -54,29 +50,11 @@ export function addBenchLatencyCommand(bench: Command): void {
     .option('--dataset <name>', 'dataset name (default that of bench stream for --samples)');
   addDbOptions(cmd).action(
     runAction(async (flags: BenchLatencyFlags) => {
-      const db = dbConfigFromFlags(flags);
-      let dbPid: number | undefined;
-      if (!flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS) {
-        const cluster = await startLocalCluster({
-          stateDir: defaultStateDir(),
-          log: (line) => process.stderr.write(`  ${line}\n`),
-        });
-        db.contactPoints = cluster.contactPoints;
-        db.port = cluster.port;
-        const { nodes } = await localClusterStatus(defaultStateDir());
-        if (nodes.length === 1) dbPid = nodes[0]!.pid ?? undefined;
-      }
-      const abort = new AbortController();
-      const onSignal = (): void => abort.abort();
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-      try {
+      await withBenchContext(flags, async (context) => {
         const report = await runLatencyBench(
           resolveLatencyBenchOptions({
-            db,
-            dbPid,
+            ...context,
             toxiproxy: toxiproxyBinary(),
-            stateRoot: path.dirname(defaultStateDir()),
             quick: flags.quick,
             ...(flags.samples ? { samples: wholeNumberFlag('--samples', flags.samples) } : {}),
             ...(flags.runs ? { runs: wholeNumberFlag('--runs', flags.runs) } : {}),
@@ -91,16 +69,10 @@ export function addBenchLatencyCommand(bench: Command): void {
               ? { trainerSamplesPerSecond: wholeNumberFlag('--trainer-rate', flags.trainerRate) }
               : {}),
             ...(flags.dataset ? { dataset: flags.dataset } : {}),
-            progress: (label, total, unit) => createProgress(label, total, { unit }),
-            log: (line) => process.stderr.write(`${line}\n`),
-            signal: abort.signal,
           }),
         );
         process.stdout.write(formatLatencyReport(report));
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
+      });
     }),
   );
 }

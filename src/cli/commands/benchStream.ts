@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { Command, Option } from 'commander';
 import { runStreamBench } from '../../bench/stream/runStreamBench.js';
 import { formatStreamReport } from '../../bench/stream/formatStreamReport.js';
@@ -7,15 +6,13 @@ import {
   DEFAULT_CONCURRENCIES,
   resolveStreamBenchOptions,
 } from '../../bench/stream/resolveStreamBenchOptions.js';
-import { defaultDatasetName, type Placement } from '../../bench/stream/StreamBenchOptions.js';
+import { defaultDatasetName } from '../../bench/stream/StreamBenchOptions.js';
 import { PHOTO_PRESET_NAMES, type PhotoPresetName } from '../../datasets/photos/PhotoPreset.js';
-import { defaultStateDir } from '../../devdb/defaultStateDir.js';
-import { startLocalCluster } from '../../devdb/localCluster.js';
-import { localClusterStatus } from '../../devdb/localClusterStatus.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
-import { invalidArgument } from '../../server/errors/LoaderError.js';
+import { placementsFlag, wholeNumberFlag } from '../benchFlags.js';
+import type { DbConfig } from '../../server/config/dbConfig.js';
+import { withBenchContext } from '../benchContext.js';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
-import { createProgress } from '../progress.js';
 import { runAction } from '../runAction.js';
 
 /** Flags of `bench stream`. */
@@ -77,15 +74,23 @@ export function addBenchStreamCommand(bench: Command): void {
     .option('--drop', 'drop the benchmark dataset (of --samples / --dataset) and exit', false);
   addDbOptions(cmd).action(
     runAction(async (flags: BenchStreamFlags) => {
-      const ownCluster = !flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS;
+      const adjustDb = (db: DbConfig): void => {
+        if (flags.connectionsPerHost !== undefined) {
+          db.connectionsPerHost = wholeNumberFlag(
+            '--connections-per-host',
+            flags.connectionsPerHost,
+          );
+        }
+      };
       const db = dbConfigFromFlags(flags);
-      if (flags.connectionsPerHost !== undefined) {
-        db.connectionsPerHost = int('--connections-per-host', flags.connectionsPerHost);
-      }
-      const stateRoot = path.dirname(defaultStateDir());
+      adjustDb(db);
       const payload = flags.payload as PhotoPresetName;
       if (flags.drop) {
-        const samples = flags.samples ? int('--samples', flags.samples) : flags.quick ? 300 : 3000;
+        const samples = flags.samples
+          ? wholeNumberFlag('--samples', flags.samples)
+          : flags.quick
+            ? 300
+            : 3000;
         const name = flags.dataset ?? defaultDatasetName(samples, payload);
         const client = await createDbClient(db);
         try {
@@ -97,72 +102,41 @@ export function addBenchStreamCommand(bench: Command): void {
         return;
       }
 
-      let dbPid: number | undefined;
-      if (ownCluster) {
-        const cluster = await startLocalCluster({
-          stateDir: defaultStateDir(),
-          log: (line) => process.stderr.write(`  ${line}\n`),
-        });
-        db.contactPoints = cluster.contactPoints;
-        db.port = cluster.port;
-        const { nodes } = await localClusterStatus(defaultStateDir());
-        if (nodes.length === 1) dbPid = nodes[0]!.pid ?? undefined;
-      }
-      // `on`, not `once`: a Ctrl-C reaches this process both from the terminal and relayed by
-      // a wrapper such as tsx, and a second SIGINT without a listener would kill it before the
-      // database's CPU affinity is restored.
-      const abort = new AbortController();
-      const onSignal = (): void => abort.abort();
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-      try {
-        const report = await runStreamBench(
-          resolveStreamBenchOptions({
-            db,
-            dbPid,
-            stateRoot,
-            quick: flags.quick,
-            pin: flags.pin,
-            payload,
-            ...(flags.samples ? { samples: int('--samples', flags.samples) } : {}),
-            ...(flags.runs ? { runs: int('--runs', flags.runs) } : {}),
-            ...(flags.concurrency
-              ? { concurrencies: flags.concurrency.split(',').map((c) => int('--concurrency', c)) }
-              : {}),
-            batchSize: int('--batch-size', flags.batchSize),
-            ...(flags.placements ? { placements: parsePlacements(flags.placements) } : {}),
-            ...(flags.dataset ? { dataset: flags.dataset } : {}),
-            ...(flags.layoutIterations
-              ? { layoutIterations: int('--layout-iterations', flags.layoutIterations) }
-              : {}),
-            progress: (label, total, unit) => createProgress(label, total, { unit }),
-            log: (line) => process.stderr.write(`${line}\n`),
-            signal: abort.signal,
-          }),
-        );
-        process.stdout.write(formatStreamReport(report));
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
+      await withBenchContext(
+        flags,
+        async (context) => {
+          const report = await runStreamBench(
+            resolveStreamBenchOptions({
+              ...context,
+              quick: flags.quick,
+              pin: flags.pin,
+              payload,
+              ...(flags.samples ? { samples: wholeNumberFlag('--samples', flags.samples) } : {}),
+              ...(flags.runs ? { runs: wholeNumberFlag('--runs', flags.runs) } : {}),
+              ...(flags.concurrency
+                ? {
+                    concurrencies: flags.concurrency
+                      .split(',')
+                      .map((c) => wholeNumberFlag('--concurrency', c)),
+                  }
+                : {}),
+              batchSize: wholeNumberFlag('--batch-size', flags.batchSize),
+              ...(flags.placements ? { placements: placementsFlag(flags.placements) } : {}),
+              ...(flags.dataset ? { dataset: flags.dataset } : {}),
+              ...(flags.layoutIterations
+                ? {
+                    layoutIterations: wholeNumberFlag(
+                      '--layout-iterations',
+                      flags.layoutIterations,
+                    ),
+                  }
+                : {}),
+            }),
+          );
+          process.stdout.write(formatStreamReport(report));
+        },
+        adjustDb,
+      );
     }),
   );
-}
-
-function int(flag: string, text: string): number {
-  const n = Number(text.trim());
-  if (text.trim() === '' || !Number.isInteger(n)) {
-    throw invalidArgument(`${flag} ${JSON.stringify(text)}: expected a whole number`);
-  }
-  return n;
-}
-
-function parsePlacements(text: string): Placement[] {
-  const out = text.split(',').map((p) => p.trim());
-  for (const p of out) {
-    if (p !== 'unpinned' && p !== 'pinned') {
-      throw invalidArgument(`--placements ${text}: use unpinned, pinned or unpinned,pinned`);
-    }
-  }
-  return out as Placement[];
 }

@@ -1,0 +1,114 @@
+import type { CeilingBenchReport } from '../ceiling/runCeilingBench.js';
+import type { LatencyBenchReport } from '../latency/LatencyBenchReport.js';
+import type { ScaleBenchReport } from '../scale/ScaleBenchReport.js';
+import type { Placement } from '../stream/StreamBenchOptions.js';
+import type { StreamBenchReport } from '../stream/StreamBenchReport.js';
+
+/** One of the issue's targets, as measured in each placement that ran. */
+export interface SuiteTarget {
+  /** What is compared, e.g. `C / A at 0 ms`. */
+  name: string;
+  /** The target, e.g. `>= 0.9`. */
+  target: string;
+  /** Where the figure comes from (a scenario of the suite). */
+  source: string;
+  /** The figure per placement (scale runs unpinned only). */
+  measured: Partial<Record<Placement, number>>;
+  /** Whether the pinned figure (else the unpinned one) meets the target; undefined: not run. */
+  met: boolean | undefined;
+}
+
+/** The reports the targets are read from; any may be missing (not run). */
+export interface SuiteReports {
+  /** `bench stream` with the ImageNet-size payload (scenarios A to C at 0 ms). */
+  stream?: StreamBenchReport;
+  latency?: LatencyBenchReport;
+  scale?: ScaleBenchReport;
+  ceiling?: CeilingBenchReport;
+}
+
+const PLACEMENTS: Placement[] = ['pinned', 'unpinned'];
+
+/**
+ * The issue's targets against the suite's figures: C >= 0.9 x A at 0 ms; C at 150 ms >=
+ * 0.9 x C at 0 ms; with the congested route C >= 2 x B and C's batch wait p99 <= 30 ms; loader
+ * RSS flat within 10% from 10^4 to 10^6 samples; >= 500 MB delivered per loader CPU second.
+ * A pure function of the reports.
+ */
+export function suiteTargets(reports: SuiteReports): SuiteTarget[] {
+  const out: SuiteTarget[] = [];
+  const perPlacement = (
+    name: string,
+    target: string,
+    source: string,
+    pick: (placement: Placement) => number | undefined,
+    meets: (value: number) => boolean,
+  ): void => {
+    const measured: Partial<Record<Placement, number>> = {};
+    for (const p of PLACEMENTS) {
+      const v = pick(p);
+      if (v !== undefined && Number.isFinite(v)) measured[p] = v;
+    }
+    const primary = measured.pinned ?? measured.unpinned;
+    out.push({
+      name,
+      target,
+      source,
+      measured,
+      met: primary === undefined ? undefined : meets(primary),
+    });
+  };
+  const streamC = (p: Placement) =>
+    reports.stream?.summary.find((r) => r.placement === p && r.scenario === 'service');
+  perPlacement(
+    'C / A at 0 ms (out-of-order service over the tight loop)',
+    '>= 0.9',
+    'bench stream',
+    (p) => streamC(p)?.pairedRatioToTightLoop,
+    (v) => v >= 0.9,
+  );
+  const ratios = (p: Placement) => reports.latency?.ratios[p];
+  perPlacement(
+    'C at 150 ms / C at 0 ms',
+    '>= 0.9',
+    'bench latency',
+    (p) => {
+      const r = ratios(p)?.cHighOverC0;
+      return r && r.highRttMs === 150 ? r.ratio : undefined;
+    },
+    (v) => v >= 0.9,
+  );
+  perPlacement(
+    'C / B with the congested route',
+    '>= 2',
+    'bench latency',
+    (p) => ratios(p)?.cOverBCongested,
+    (v) => v >= 2,
+  );
+  perPlacement(
+    "C's batch wait p99 with the congested route (paced trainer), ms",
+    '<= 30',
+    'bench latency',
+    (p) => ratios(p)?.cCongestedTrainerP99Ms,
+    (v) => v <= 30,
+  );
+  const rss = reports.scale?.rss;
+  out.push({
+    name: `loader peak RSS, largest split / smallest${rss ? ` (${rss.largest} / ${rss.smallest} samples)` : ''}`,
+    target: '<= 1.10',
+    source: 'bench scale',
+    measured: rss ? { unpinned: rss.ratio } : {},
+    met: rss ? rss.ratio <= 1.1 : undefined,
+  });
+  perPlacement(
+    'MB delivered per loader CPU second (C at 0 ms)',
+    '>= 500',
+    'bench stream',
+    (p) => {
+      const perGB = streamC(p)?.loaderCpuSecondsPerGB;
+      return perGB === undefined || perGB <= 0 ? undefined : 1000 / perGB;
+    },
+    (v) => v >= 500,
+  );
+  return out;
+}
