@@ -3,6 +3,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDbClient } from '../../src/server/db/createDbClient.js';
 import {
+  adaptiveWindowMax,
   BatchFetcher,
   type AssembledBatch,
   type FetchOptions,
@@ -452,6 +453,50 @@ describe('fetch engine against the real node', () => {
     );
     expect(byPath.get('congested')).toBeGreaterThan(0);
     expect(byPath.get('fast')!).toBeGreaterThan(4 * byPath.get('congested')!);
+  });
+
+  it('grows a window left to the server until slow reads fill the in-flight limit', async () => {
+    // Every read takes 40 ms: a window of 2 x 10 positions then bounds the stream at about
+    // 500 samples/s, far below what the 64 reads in flight it is allowed could carry.
+    const peakReads = async (adaptive: boolean): Promise<{ peak: number; ids: string[] }> => {
+      let now = 0;
+      let peak = 0;
+      const slow = new Proxy(client, {
+        get(target, prop, receiver) {
+          if (prop !== 'execute') return Reflect.get(target, prop, receiver);
+          return async (query: string, params: unknown[], opts: unknown) => {
+            peak = Math.max(peak, ++now);
+            try {
+              await new Promise((r) => setTimeout(r, 40));
+              return await target.execute(query, params as never, opts as never);
+            } finally {
+              now--;
+            }
+          };
+        },
+      });
+      const batches = await collectBatches(
+        options(
+          { batchSize: 10, prefetch: 2 },
+          {
+            paths: [{ name: 'slow', client: slow }],
+            ...(adaptive ? { adaptiveWindowMax: adaptiveWindowMax(10, 64, 64) } : {}),
+          },
+        ),
+      );
+      return { peak, ids: idsOf(batches) };
+    };
+    const fixed = await peakReads(false);
+    const adaptive = await peakReads(true);
+    // The window's reads plus at most 8 second reads of stragglers (hedging).
+    expect(fixed.peak).toBeLessThanOrEqual(20 + 8);
+    // Grown well past the prefetch window, up to the in-flight limit (64), never beyond it.
+    expect(adaptive.peak).toBeGreaterThan(40);
+    expect(adaptive.peak).toBeLessThanOrEqual(64 + 8);
+    for (const run of [fixed, adaptive]) {
+      expect(run.ids).toHaveLength(N);
+      expect(new Set(run.ids).size).toBe(N);
+    }
   });
 
   it('keeps its window bounded while the consumer is slow', async () => {

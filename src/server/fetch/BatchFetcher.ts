@@ -4,6 +4,7 @@ import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import type { ResumeState } from '../resume/resumeToken.js';
 import type { EpochShard } from '../sampling/epochShard.js';
 import type { DbPath } from '../ServerContext.js';
+import { MAX_WINDOW_SAMPLES } from '../rpc/validateStreamRequest.js';
 import { DeliveryTracker } from './DeliveryTracker.js';
 import { isRetryable } from './isRetryable.js';
 import { PathSelector, type PathState } from './PathSelector.js';
@@ -47,6 +48,11 @@ export interface FetchOptions {
   batchSize: number;
   /** Batches worth of positions held in flight or waiting to be sent. */
   prefetch: number;
+  /**
+   * Positions the window may grow to while the stream starves (absent: fixed at prefetch x
+   * batch size). See {@link adaptiveWindowMax}.
+   */
+  adaptiveWindowMax?: number;
   ordering: 'out-of-order' | 'in-order';
   missing: 'fail' | 'skip';
   maxInFlight: number;
@@ -73,6 +79,20 @@ const MAX_HEDGES = 8;
 /** How often stuck reads are looked for. */
 const HEDGE_CHECK_MS = 10;
 
+/**
+ * How far an adaptive window may grow: enough positions for the stream's full in-flight
+ * allowance plus two batches arriving or waiting to be sent (so that at a long round trip the
+ * in-flight limit, not the window, bounds the reads), within the server's largest prefetch and
+ * the per-stream window limit.
+ */
+export function adaptiveWindowMax(
+  batchSize: number,
+  maxPrefetch: number,
+  maxInFlight: number,
+): number {
+  return Math.min(maxPrefetch * batchSize, MAX_WINDOW_SAMPLES, maxInFlight + 2 * batchSize);
+}
+
 /** Requests issued for every one completed while the window fills: five for four. */
 const RAMP_CREDIT = 1.25;
 const RAMP_START = 32;
@@ -96,8 +116,9 @@ const RAMP_START = 32;
 export class BatchFetcher {
   private readonly selector: PathSelector;
   private readonly query: string;
-  private readonly window: number;
-  private readonly span: number;
+  private window: number;
+  private span: number;
+  private readonly maxWindow: number;
   private readonly timers = new Set<NodeJS.Timeout>();
   private failure: unknown;
   private wake: (() => void) | undefined;
@@ -131,6 +152,7 @@ export class BatchFetcher {
     this.query = `SELECT label, label_blob, data FROM ${opts.keyspace}.samples WHERE id = ?`;
     this.window = Math.max(1, opts.prefetch * opts.batchSize);
     this.span = 2 * this.window;
+    this.maxWindow = Math.max(this.window, opts.adaptiveWindowMax ?? 0);
     this.credits = Math.min(RAMP_START, opts.maxInFlight);
     opts.signal.addEventListener('abort', () => this.notify(), { once: true });
     this.hedgeTimer = setInterval(() => this.hedgeStragglers(), HEDGE_CHECK_MS);
@@ -151,6 +173,7 @@ export class BatchFetcher {
             continue;
           }
           this.pump();
+          if (this.growWindowIfStarved()) this.pump();
           await new Promise<void>((resolve) => (this.wake = resolve));
           this.wake = undefined;
         }
@@ -199,6 +222,22 @@ export class BatchFetcher {
    */
   private get occupancy(): number {
     return this.inFlight + this.retrying + this.arrivalTimes.size - this.skipped.size;
+  }
+
+  /**
+   * With an adaptive window: the trainer is waiting for a batch, none is ready and the window
+   * is full of reads while the in-flight limit would allow more, so the window (not the
+   * database or the trainer) is what holds the stream back: it grows by a batch, up to its
+   * maximum. A round trip's worth of reads then fits in it (rate x latency, as a TCP window
+   * grows to the bandwidth-delay product). It never shrinks within a stream.
+   */
+  private growWindowIfStarved(): boolean {
+    if (this.window >= this.maxWindow || this.closed) return false;
+    if (this.occupancy < this.window) return false;
+    if (this.inFlight + this.retrying >= this.opts.maxInFlight) return false;
+    this.window = Math.min(this.maxWindow, this.window + this.opts.batchSize);
+    this.span = 2 * this.window;
+    return true;
   }
 
   /** Issues reads while the window, the span, the in-flight limit and the ramp allow. */

@@ -5,7 +5,7 @@ import type { StreamBatchesResponse } from '../../generated/scylla_loader/v1/Str
 import { BoundedCache } from '../cache/BoundedCache.js';
 import { LoaderError } from '../errors/LoaderError.js';
 import { toGrpcStatus } from '../errors/toGrpcStatus.js';
-import { BatchFetcher } from '../fetch/BatchFetcher.js';
+import { adaptiveWindowMax, BatchFetcher } from '../fetch/BatchFetcher.js';
 import { encodeBatchResponse } from './encodeBatchResponse.js';
 import {
   decodeResumeToken,
@@ -91,6 +91,15 @@ async function runStream(
       shardOf: (epoch) => epochShard({ ...req, n: split.count, epoch }, permute),
       batchSize: req.batchSize,
       prefetch: req.prefetch,
+      ...(req.adaptivePrefetch
+        ? {
+            adaptiveWindowMax: adaptiveWindowMax(
+              req.batchSize,
+              ctx.config.maxPrefetch,
+              ctx.config.maxInFlightPerStream,
+            ),
+          }
+        : {}),
       ordering: req.ordering,
       missing: req.missing,
       maxInFlight: ctx.config.maxInFlightPerStream,

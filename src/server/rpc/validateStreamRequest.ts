@@ -22,6 +22,11 @@ export interface StreamRequest {
   dropLast: boolean;
   ordering: 'out-of-order' | 'in-order';
   prefetch: number;
+  /**
+   * The request left prefetch to the server (0): the window starts at the default and may
+   * grow while the stream starves for reads (see BatchFetcher's adaptive window).
+   */
+  adaptivePrefetch: boolean;
   missing: 'fail' | 'skip';
   resumeToken: Buffer;
 }
@@ -101,6 +106,7 @@ export function validateStreamRequest(
     dropLast: req.dropLast,
     ordering,
     prefetch,
+    adaptivePrefetch: req.prefetch === 0,
     missing,
     resumeToken: req.resumeToken,
   };
