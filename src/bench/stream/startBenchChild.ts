@@ -70,7 +70,11 @@ export function startBenchChild<R>(
     }
   });
   child.on('error', (err) => fail(err.message));
-  child.on('exit', (code, signal) => fail(`exited (${signal ?? `code ${code}`}) without a result`));
+  // 'close', not 'exit': the process can exit before the last of its stdout (a long result
+  // line) has been read, and only 'close' comes after every chunk.
+  child.on('close', (code, signal) =>
+    fail(`exited (${signal ?? `code ${code}`}) without a result`),
+  );
   child.stdin?.on('error', () => undefined);
   const timer = setTimeout(() => {
     fail(`no result after ${options.timeoutMs} ms`);
