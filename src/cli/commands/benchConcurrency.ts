@@ -3,12 +3,9 @@ import { Command } from 'commander';
 import { resolveConcurrencyBenchOptions } from '../../bench/concurrency/ConcurrencyBenchOptions.js';
 import { formatConcurrencyReport } from '../../bench/concurrency/formatConcurrencyReport.js';
 import { runConcurrencyBench } from '../../bench/concurrency/runConcurrencyBench.js';
-import { defaultStateDir } from '../../devdb/defaultStateDir.js';
-import { startLocalCluster } from '../../devdb/localCluster.js';
-import { localClusterStatus } from '../../devdb/localClusterStatus.js';
 import { wholeNumberFlag } from '../benchFlags.js';
-import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
-import { createProgress } from '../progress.js';
+import { withBenchContext } from '../benchContext.js';
+import { addDbOptions, type DbFlags } from '../dbOptions.js';
 import { runAction } from '../runAction.js';
 
 /** Flags of `bench concurrency`. */
@@ -49,28 +46,10 @@ export function addBenchConcurrencyCommand(bench: Command): void {
     .option('--cpu-prof <dir>', 'write a CPU profile of the loader (node --cpu-prof) into dir');
   addDbOptions(cmd).action(
     runAction(async (flags: BenchConcurrencyFlags) => {
-      const db = dbConfigFromFlags(flags);
-      let dbPid: number | undefined;
-      if (!flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS) {
-        const cluster = await startLocalCluster({
-          stateDir: defaultStateDir(),
-          log: (line) => process.stderr.write(`  ${line}\n`),
-        });
-        db.contactPoints = cluster.contactPoints;
-        db.port = cluster.port;
-        const { nodes } = await localClusterStatus(defaultStateDir());
-        if (nodes.length === 1) dbPid = nodes[0]!.pid ?? undefined;
-      }
-      const abort = new AbortController();
-      const onSignal = (): void => abort.abort();
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-      try {
+      await withBenchContext(flags, async (context) => {
         const report = await runConcurrencyBench(
           resolveConcurrencyBenchOptions({
-            db,
-            dbPid,
-            stateRoot: path.dirname(defaultStateDir()),
+            ...context,
             quick: flags.quick,
             ...(flags.streams
               ? { streams: flags.streams.split(',').map((k) => wholeNumberFlag('--streams', k)) }
@@ -84,16 +63,10 @@ export function addBenchConcurrencyCommand(bench: Command): void {
             ...(flags.dataset ? { dataset: flags.dataset } : {}),
             ...(flags.outDir ? { outDir: path.resolve(flags.outDir) } : {}),
             ...(flags.cpuProf ? { cpuProfileDir: path.resolve(flags.cpuProf) } : {}),
-            progress: (label, total, unit) => createProgress(label, total, { unit }),
-            log: (line) => process.stderr.write(`${line}\n`),
-            signal: abort.signal,
           }),
         );
         process.stdout.write(formatConcurrencyReport(report));
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
+      });
     }),
   );
 }

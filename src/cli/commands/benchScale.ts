@@ -1,14 +1,10 @@
-import path from 'node:path';
 import { Command } from 'commander';
 import { formatScaleReport } from '../../bench/scale/formatScaleReport.js';
 import { runScaleBench } from '../../bench/scale/runScaleBench.js';
 import { FULL_SIZES, resolveScaleBenchOptions } from '../../bench/scale/ScaleBenchOptions.js';
-import { defaultStateDir } from '../../devdb/defaultStateDir.js';
-import { startLocalCluster } from '../../devdb/localCluster.js';
-import { localClusterStatus } from '../../devdb/localClusterStatus.js';
-import { invalidArgument } from '../../server/errors/LoaderError.js';
-import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
-import { createProgress } from '../progress.js';
+import { wholeNumberFlag } from '../benchFlags.js';
+import { withBenchContext } from '../benchContext.js';
+import { addDbOptions, type DbFlags } from '../dbOptions.js';
 import { runAction } from '../runAction.js';
 
 /** Flags of `bench scale`. */
@@ -41,54 +37,24 @@ export function addBenchScaleCommand(bench: Command): void {
     .option('--out-dir <dir>', 'folder of the JSON report (default .state/bench)');
   addDbOptions(cmd).action(
     runAction(async (flags: BenchScaleFlags) => {
-      const db = dbConfigFromFlags(flags);
-      let dbPid: number | undefined;
-      if (!flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS) {
-        const cluster = await startLocalCluster({
-          stateDir: defaultStateDir(),
-          log: (line) => process.stderr.write(`  ${line}\n`),
-        });
-        db.contactPoints = cluster.contactPoints;
-        db.port = cluster.port;
-        const { nodes } = await localClusterStatus(defaultStateDir());
-        if (nodes.length === 1) dbPid = nodes[0]!.pid ?? undefined;
-      }
-      // `on`, not `once`: tsx relays a Ctrl-C as a second SIGINT, which without a listener
-      // would kill the process before its children are ended.
-      const abort = new AbortController();
-      const onSignal = (): void => abort.abort();
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-      try {
+      await withBenchContext(flags, async (context) => {
         const report = await runScaleBench(
           resolveScaleBenchOptions({
-            db,
-            dbPid,
-            stateRoot: path.dirname(defaultStateDir()),
+            ...context,
             quick: flags.quick,
-            ...(flags.sizes ? { sizes: flags.sizes.split(',').map((s) => int('--sizes', s)) } : {}),
-            ...(flags.runs ? { runs: int('--runs', flags.runs) } : {}),
-            ...(flags.batchSize ? { batchSize: int('--batch-size', flags.batchSize) } : {}),
+            ...(flags.sizes
+              ? { sizes: flags.sizes.split(',').map((s) => wholeNumberFlag('--sizes', s)) }
+              : {}),
+            ...(flags.runs ? { runs: wholeNumberFlag('--runs', flags.runs) } : {}),
+            ...(flags.batchSize
+              ? { batchSize: wholeNumberFlag('--batch-size', flags.batchSize) }
+              : {}),
             ...(flags.dataset ? { dataset: flags.dataset } : {}),
             ...(flags.outDir ? { outDir: flags.outDir } : {}),
-            progress: (label, total, unit) => createProgress(label, total, { unit }),
-            log: (line) => process.stderr.write(`${line}\n`),
-            signal: abort.signal,
           }),
         );
         process.stdout.write(formatScaleReport(report));
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
+      });
     }),
   );
-}
-
-function int(flag: string, text: string): number {
-  const n = Number(text.trim());
-  if (text.trim() === '' || !Number.isInteger(n)) {
-    throw invalidArgument(`${flag} ${JSON.stringify(text)}: expected a whole number`);
-  }
-  return n;
 }
