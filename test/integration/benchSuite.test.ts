@@ -69,6 +69,9 @@ describe('bench suite --quick', () => {
       expect(report.targets).toHaveLength(6);
       const notRun = report.targets.filter((t) => t.met === undefined).map((t) => t.name);
       expect(notRun).toEqual(['C at 150 ms / C at 0 ms']);
+      // Every row of D also as a share of A.
+      expect(report.latencyVsA).toHaveLength(6);
+      for (const row of report.latencyVsA) expect(row.ratioToA).toBeGreaterThan(0);
 
       const markdown = await readFile(path.join(outDir, 'suite.md'), 'utf8');
       for (const heading of ['## Targets', '## A-C', '## D:', '## F:', '## E:', '## G:']) {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LatencyBenchReport } from '../../src/bench/latency/LatencyBenchReport.js';
 import type { ScaleBenchReport } from '../../src/bench/scale/ScaleBenchReport.js';
 import type { StreamBenchReport } from '../../src/bench/stream/StreamBenchReport.js';
-import { suiteTargets } from '../../src/bench/suite/suiteTargets.js';
+import { latencyVsA, suiteTargets } from '../../src/bench/suite/suiteTargets.js';
 
 const stream = {
   summary: [
@@ -77,5 +77,26 @@ describe('suiteTargets', () => {
       expect(t.met).toBeUndefined();
       expect(t.measured).toEqual({});
     }
+  });
+});
+
+describe('latencyVsA', () => {
+  it('divides each latency row by the tight loop of its own placement', () => {
+    const withA = {
+      summary: [
+        { placement: 'pinned', scenario: 'tight-loop', samplesPerSecond: 2000 },
+        { placement: 'unpinned', scenario: 'tight-loop', samplesPerSecond: 4000 },
+      ],
+    } as unknown as StreamBenchReport;
+    const rows = {
+      summary: [
+        { placement: 'pinned', scenario: 'C', routes: 'main', rttMs: 150, samplesPerSecond: 1000 },
+        { placement: 'unpinned', scenario: 'B', routes: 'main', rttMs: 0, samplesPerSecond: 1000 },
+      ],
+    } as unknown as LatencyBenchReport;
+    expect(latencyVsA({ stream: withA, latency: rows }).map((r) => r.ratioToA)).toEqual([
+      0.5, 0.25,
+    ]);
+    expect(latencyVsA({ latency: rows })).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import type { ScaleBenchReport } from '../scale/ScaleBenchReport.js';
 import type { BenchEnvironment } from '../stream/benchEnvironment.js';
 import type { StreamBenchReport } from '../stream/StreamBenchReport.js';
 import type { PhotoPresetName } from '../../datasets/photos/PhotoPreset.js';
-import type { SuiteTarget } from './suiteTargets.js';
+import type { LatencyVsA, SuiteTarget } from './suiteTargets.js';
 
 /** Everything the suite measured, as written to `suite.json`. */
 export interface BenchSuiteReport {
@@ -22,5 +22,7 @@ export interface BenchSuiteReport {
   scale?: ScaleBenchReport;
   ceiling?: CeilingBenchReport;
   targets: SuiteTarget[];
+  /** Scenario D's rows as a share of A in the same placement. */
+  latencyVsA: LatencyVsA[];
   files: { json: string; markdown: string; chart?: string };
 }

@@ -59,6 +59,20 @@ export function formatSuiteReport(report: BenchSuiteReport): string {
   }
   if (report.latency) {
     section('D: under injected latency', formatLatencyReport(report.latency));
+    if (report.latencyVsA.length > 0) {
+      lines.push(
+        'Relative to A (the tight loop at 0 ms, no proxy, same placement):',
+        '',
+        '| placement | scenario | routes | RTT ms | samples/s | x A |',
+        '|---|---|---|--:|--:|--:|',
+        ...report.latencyVsA.map(
+          (r) =>
+            `| ${r.placement} | ${r.scenario} | ${r.routes} | ${r.rttMs} | ` +
+            `${Math.round(r.samplesPerSecond).toLocaleString('en-US')} | ${r.ratioToA.toFixed(2)} |`,
+        ),
+        '',
+      );
+    }
     if (report.files.chart) lines.push('![samples/s against injected round trip](latency.svg)', '');
   }
   if (report.concurrency) {

@@ -1,4 +1,4 @@
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DbConfig } from '../../server/config/dbConfig.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
@@ -20,7 +20,7 @@ import type { StreamBenchReport } from '../stream/StreamBenchReport.js';
 import type { PhotoPresetName } from '../../datasets/photos/PhotoPreset.js';
 import type { BenchSuiteReport } from './BenchSuiteReport.js';
 import { formatSuiteReport } from './formatSuiteReport.js';
-import { suiteTargets } from './suiteTargets.js';
+import { latencyVsA, suiteTargets } from './suiteTargets.js';
 
 /** The suite's scenarios, in the order they run. */
 export const SUITE_PARTS = ['ceiling', 'stream', 'latency', 'concurrency', 'scale'] as const;
@@ -144,6 +144,10 @@ export async function runBenchSuite(options: BenchSuiteOptions): Promise<BenchSu
       ...(scale ? { scale } : {}),
       ...(ceiling ? { ceiling } : {}),
     }),
+    latencyVsA: latencyVsA({
+      ...(stream.imagenet ? { stream: stream.imagenet } : {}),
+      ...(latency ? { latency } : {}),
+    }),
     files,
   };
   await writeFile(files.json, `${JSON.stringify(report, null, 2)}\n`);
@@ -157,4 +161,27 @@ function suiteCommand(options: BenchSuiteOptions): string {
   if (options.quick) args.push('--quick');
   if (options.parts) args.push(`--parts ${options.parts.join(',')}`);
   return args.join(' ');
+}
+
+/**
+ * Recomputes the targets and the comparisons of a results folder's `suite.json` from the
+ * figures it holds and writes `suite.json` and `suite.md` again (after a change to how they are
+ * judged or shown; no benchmark runs).
+ */
+export async function rerenderBenchSuite(jsonPath: string): Promise<BenchSuiteReport> {
+  const saved = JSON.parse(await readFile(jsonPath, 'utf8')) as BenchSuiteReport;
+  const parts = {
+    ...(saved.stream.imagenet ? { stream: saved.stream.imagenet } : {}),
+    ...(saved.latency ? { latency: saved.latency } : {}),
+    ...(saved.scale ? { scale: saved.scale } : {}),
+    ...(saved.ceiling ? { ceiling: saved.ceiling } : {}),
+  };
+  const report: BenchSuiteReport = {
+    ...saved,
+    targets: suiteTargets(parts),
+    latencyVsA: latencyVsA(parts),
+  };
+  await writeFile(report.files.json, `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(report.files.markdown, formatSuiteReport(report));
+  return report;
 }

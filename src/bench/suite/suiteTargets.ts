@@ -112,3 +112,37 @@ export function suiteTargets(reports: SuiteReports): SuiteTarget[] {
   );
   return out;
 }
+
+/** A row of scenario D next to A of the same placement. */
+export interface LatencyVsA {
+  placement: Placement;
+  scenario: 'B' | 'C';
+  routes: string;
+  rttMs: number;
+  samplesPerSecond: number;
+  /** Samples/s over the tight loop's (A, at 0 ms and without the proxy) in the same placement. */
+  ratioToA: number;
+}
+
+/**
+ * Scenario D's rows as a share of A (the tight loop of `bench stream` on the same dataset, same
+ * placement, same suite run); rows whose placement has no A are left out.
+ */
+export function latencyVsA(reports: Pick<SuiteReports, 'stream' | 'latency'>): LatencyVsA[] {
+  const out: LatencyVsA[] = [];
+  for (const row of reports.latency?.summary ?? []) {
+    const a = reports.stream?.summary.find(
+      (r) => r.placement === row.placement && r.scenario === 'tight-loop',
+    );
+    if (!a || !(a.samplesPerSecond > 0)) continue;
+    out.push({
+      placement: row.placement,
+      scenario: row.scenario,
+      routes: row.routes,
+      rttMs: row.rttMs,
+      samplesPerSecond: row.samplesPerSecond,
+      ratioToA: row.samplesPerSecond / a.samplesPerSecond,
+    });
+  }
+  return out;
+}

@@ -1,7 +1,12 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { toxiproxyBinary } from '../../bench/latency/toxiproxyBinary.js';
-import { runBenchSuite, SUITE_PARTS, type SuitePart } from '../../bench/suite/runBenchSuite.js';
+import {
+  rerenderBenchSuite,
+  runBenchSuite,
+  SUITE_PARTS,
+  type SuitePart,
+} from '../../bench/suite/runBenchSuite.js';
 import { targetsTable } from '../../bench/suite/formatSuiteReport.js';
 import { invalidArgument } from '../../server/errors/LoaderError.js';
 import { withBenchContext } from '../benchContext.js';
@@ -13,6 +18,7 @@ export interface BenchSuiteFlags extends DbFlags {
   quick: boolean;
   parts?: string;
   outDir?: string;
+  from?: string;
 }
 
 /**
@@ -30,9 +36,22 @@ export function addBenchSuiteCommand(bench: Command): void {
     )
     .option('--quick', 'every part small and once: a few minutes (the test command runs it)', false)
     .option('--parts <list>', `parts to run (default all: ${SUITE_PARTS.join(',')})`)
-    .option('--out-dir <dir>', 'results folder (default bench-results/<time>[-quick])');
+    .option('--out-dir <dir>', 'results folder (default bench-results/<time>[-quick])')
+    .option(
+      '--from <suite.json>',
+      'run nothing: judge the targets again and rewrite suite.json and suite.md of a results folder',
+    );
   addDbOptions(cmd).action(
     runAction(async (flags: BenchSuiteFlags) => {
+      if (flags.from) {
+        const report = await rerenderBenchSuite(path.resolve(flags.from));
+        process.stdout.write(
+          ['', ...targetsTable(report.targets), '', `rewrote: ${report.files.markdown}`, ''].join(
+            '\n',
+          ),
+        );
+        return;
+      }
       const parts = flags.parts ? parseParts(flags.parts) : undefined;
       await withBenchContext(flags, async (context) => {
         const stamp = new Date().toISOString().replace(/[:.]/g, '-');
