@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ScaleRun } from '../../src/bench/scale/ScaleBenchReport.js';
 import { resolveScaleBenchOptions } from '../../src/bench/scale/ScaleBenchOptions.js';
+import { expectedSamples } from '../../src/bench/scale/runScaleBench.js';
 import {
   SCALE_SAMPLE_BYTES,
   scaleIngestEntry,
@@ -121,5 +122,23 @@ describe('resolveScaleBenchOptions', () => {
     expect(() => resolveScaleBenchOptions({ db, stateRoot: '/s', sizes: [] })).toThrow(/--sizes/);
     expect(() => resolveScaleBenchOptions({ db, stateRoot: '/s', sizes: [0] })).toThrow(/--sizes/);
     expect(() => resolveScaleBenchOptions({ db, stateRoot: '/s', runs: 0 })).toThrow(/--runs/);
+  });
+});
+
+describe('expectedSamples', () => {
+  it('is the whole split, or the whole batches that reach samplesPerRun', () => {
+    expect(expectedSamples(10_000, { batchSize: 256, samplesPerRun: undefined })).toBe(10_000);
+    // 10,000 samples in batches of 256: the 40th batch reaches it, 10,240 samples.
+    expect(expectedSamples(1_000_000, { batchSize: 256, samplesPerRun: 10_000 })).toBe(10_240);
+    expect(expectedSamples(5_000, { batchSize: 256, samplesPerRun: 10_000 })).toBe(5_000);
+    expect(() =>
+      resolveScaleBenchOptions({
+        db: { contactPoints: ['127.0.0.1'], port: 9042 } as Parameters<
+          typeof resolveScaleBenchOptions
+        >[0]['db'],
+        stateRoot: '/s',
+        samplesPerRun: 0,
+      }),
+    ).toThrow(/--samples-per-run/);
   });
 });

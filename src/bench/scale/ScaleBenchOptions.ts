@@ -16,6 +16,11 @@ export interface ScaleBenchOptions {
   /** Measured runs of each size, each in a fresh loader. */
   runs: number;
   batchSize: number;
+  /**
+   * Samples each run streams before it stops (whole batches; absent: the whole epoch), so that
+   * splits of every size are compared at the same stream length.
+   */
+  samplesPerRun: number | undefined;
   /** Samples of the warm-up split streamed before each measured stream. */
   warmupSamples: number;
   /** Folder the JSON report is written to. */
@@ -58,6 +63,7 @@ export interface ScaleBenchInput {
   sizes?: number[];
   runs?: number;
   batchSize?: number;
+  samplesPerRun?: number;
   dataset?: string;
   outDir?: string;
   progress?: BenchProgressFactory;
@@ -85,6 +91,9 @@ export function resolveScaleBenchOptions(input: ScaleBenchInput): ScaleBenchOpti
   for (const size of sizes) check('--sizes', size, 1, 100_000_000);
   check('--runs', runs, 1, 1000);
   check('--batch-size', batchSize, 1, 8192);
+  if (input.samplesPerRun !== undefined) {
+    check('--samples-per-run', input.samplesPerRun, 1, 100_000_000);
+  }
   return {
     db: input.db,
     dbPid: input.dbPid,
@@ -92,6 +101,7 @@ export function resolveScaleBenchOptions(input: ScaleBenchInput): ScaleBenchOpti
     dataset: input.dataset ?? defaultScaleDatasetName(sizes[sizes.length - 1]!),
     runs,
     batchSize,
+    samplesPerRun: input.samplesPerRun,
     warmupSamples: 5_000,
     outDir: input.outDir ?? scaleOutDir(input.stateRoot),
     ...(input.progress ? { progress: input.progress } : {}),

@@ -75,6 +75,8 @@ export interface ScaleBenchReport {
     warmupSplit: string;
     warmupSamples: number;
     sampleBytes: number;
+    /** Samples each run streamed before stopping (absent: whole epochs). */
+    samplesPerRun?: number;
   };
   dataset: ScaleDataset;
   splits: ScaleSplit[];

@@ -12,7 +12,10 @@ export function formatScaleReport(report: ScaleBenchReport): string {
       : x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
   const lines = [
     `dataset ${dataset.name}: ${n(dataset.samples)} samples of ${settings.sampleBytes} B; ` +
-      `batch ${settings.batchSize}, out-of-order, a fresh loader per run, medians of ${settings.runs}`,
+      `batch ${settings.batchSize}, out-of-order, a fresh loader per run, medians of ${settings.runs}` +
+      (settings.samplesPerRun === undefined
+        ? ', one whole epoch per run'
+        : `, the first ${n(settings.samplesPerRun)} samples of an epoch per run (equal stream length)`),
     '',
     '| split samples | loader peak RSS MiB | RSS before MiB | RSS growth MiB | loader CPU ms per batch | first batch ms | samples/s |',
     '|--:|--:|--:|--:|--:|--:|--:|',

@@ -104,6 +104,7 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<ScaleBe
       warmupSplit: warmup!.split,
       warmupSamples: warmup!.size,
       sampleBytes: SCALE_SAMPLE_BYTES,
+      ...(options.samplesPerRun === undefined ? {} : { samplesPerRun: options.samplesPerRun }),
     },
     dataset,
     splits,
@@ -141,6 +142,7 @@ async function measureOne(
       batchSize: options.batchSize,
       seed: run,
       ordering: 'out-of-order',
+      ...(options.samplesPerRun === undefined ? {} : { maxSamples: options.samplesPerRun }),
     };
     const child = startBenchChild<SdkClientResult>(CLIENT_SCRIPT, config, { onSpawn });
     const onAbort = (): void => void child.stop();
@@ -168,9 +170,10 @@ async function measureOne(
       signal?.removeEventListener('abort', onAbort);
       await child.stop();
     }
-    if (result.samples !== split.size) {
+    const expected = expectedSamples(split.size, options);
+    if (result.samples !== expected) {
       throw new Error(
-        `streaming ${split.split} delivered ${result.samples} samples, expected ${split.size}`,
+        `streaming ${split.split} delivered ${result.samples} samples, expected ${expected}`,
       );
     }
     // The loader's own count of the measured stream (the warm-up's `stream end` comes first;
@@ -210,4 +213,19 @@ async function measureOne(
 
 function mib(bytes: number | undefined): string {
   return bytes === undefined ? '-' : (bytes / 2 ** 20).toFixed(1);
+}
+
+/**
+ * Samples a run of a split of `size` delivers: the whole split, or with `samplesPerRun` the
+ * whole batches that reach it (the trainer stops after the batch that gets there).
+ *
+ * @internal
+ */
+export function expectedSamples(
+  size: number,
+  options: Pick<ScaleBenchOptions, 'samplesPerRun' | 'batchSize'>,
+): number {
+  if (options.samplesPerRun === undefined) return size;
+  const batches = Math.ceil(options.samplesPerRun / options.batchSize);
+  return Math.min(size, batches * options.batchSize);
 }

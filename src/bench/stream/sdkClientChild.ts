@@ -43,6 +43,11 @@ export interface SdkClientConfig {
    * a wait is the time from the step's end to the next batch, i.e. the trainer's stall.
    */
   stepMs?: number;
+  /**
+   * Stop (cancelling the stream) once at least this many samples arrived; absent: the whole
+   * epoch (`bench scale --samples-per-run` compares splits at equal stream length).
+   */
+  maxSamples?: number;
 }
 
 /** What an SDK client child measured. @internal */
@@ -101,6 +106,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       last = now;
       for (const sample of batch.samples) bytes += sample.length;
       samples += batch.samples.length;
+      if (config.maxSamples !== undefined && samples >= config.maxSamples) break;
       if (config.stepMs) {
         await new Promise((resolve) => setTimeout(resolve, config.stepMs));
         last = performance.now();

@@ -13,6 +13,7 @@ interface BenchScaleFlags extends DbFlags {
   sizes?: string;
   runs?: string;
   batchSize?: string;
+  samplesPerRun?: string;
   dataset?: string;
   outDir?: string;
 }
@@ -33,6 +34,10 @@ export function addBenchScaleCommand(bench: Command): void {
     .option('--sizes <list>', `split sizes (default ${FULL_SIZES.join(',')})`)
     .option('--runs <k>', 'runs of each size, each in a fresh loader (default 3)')
     .option('--batch-size <n>', 'samples per batch (default 256)')
+    .option(
+      '--samples-per-run <n>',
+      'stop each run after this many samples (whole batches): splits compared at equal stream length',
+    )
     .option('--dataset <name>', 'dataset name (default bench_scale_100b, or _n<N>)')
     .option('--out-dir <dir>', 'folder of the JSON report (default .state/bench)');
   addDbOptions(cmd).action(
@@ -48,6 +53,9 @@ export function addBenchScaleCommand(bench: Command): void {
             ...(flags.runs ? { runs: wholeNumberFlag('--runs', flags.runs) } : {}),
             ...(flags.batchSize
               ? { batchSize: wholeNumberFlag('--batch-size', flags.batchSize) }
+              : {}),
+            ...(flags.samplesPerRun
+              ? { samplesPerRun: wholeNumberFlag('--samples-per-run', flags.samplesPerRun, 1) }
               : {}),
             ...(flags.dataset ? { dataset: flags.dataset } : {}),
             ...(flags.outDir ? { outDir: flags.outDir } : {}),
