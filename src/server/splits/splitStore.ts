@@ -159,8 +159,16 @@ export async function readPartIds(
   const query =
     `SELECT ids FROM ${dataset}.split_chunks WHERE name = ? AND version = ? AND write_id = ? ` +
     'AND part = ? AND chunk = ?';
-  // A few chunks at a time: a part of 10^8 ids has about 1,500 of them.
-  const chunks: Buffer[] = new Array<Buffer>(meta.chunks);
+  // A few chunks at a time: a part of 10^8 ids has about 1,500 of them. Each chunk is copied
+  // into its place in one buffer as it arrives, so the driver's response (which the chunk is a
+  // view of) is freed at once instead of every chunk being held until a final join.
+  if (meta.chunks !== Math.ceil(meta.size / IDS_PER_CHUNK)) {
+    throw new Error(
+      `part ${part} of split set ${info.name} lists ${meta.chunks} chunks for ${meta.size} ids`,
+    );
+  }
+  const ids = Buffer.allocUnsafe(meta.size * 16);
+  const chunkBytes = IDS_PER_CHUNK * 16;
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < meta.chunks) {
@@ -168,24 +176,25 @@ export async function readPartIds(
       const rs = await client.execute(query, [info.name, info.version, info.writeId, part, c], {
         prepare: true,
       });
-      const ids = rs.first()?.['ids'] as Buffer | undefined;
-      if (!ids) {
+      const chunk = rs.first()?.['ids'] as Buffer | undefined;
+      if (!chunk) {
         throw new LoaderError(
           status.DATA_LOSS,
           `chunk ${c} of part ${part} of split set ${info.name}@${info.version} is missing; ` +
             'create the split set again as a new version',
         );
       }
-      chunks[c] = ids;
+      const expected = Math.min(chunkBytes, ids.length - c * chunkBytes);
+      if (chunk.length !== expected) {
+        throw new Error(
+          `chunk ${c} of part ${part} of split set ${info.name} holds ${chunk.length / 16} ids, ` +
+            `not ${expected / 16}`,
+        );
+      }
+      chunk.copy(ids, c * chunkBytes);
     }
   };
   await Promise.all(Array.from({ length: Math.min(16, meta.chunks) }, worker));
-  const ids = Buffer.concat(chunks);
-  if (ids.length !== meta.size * 16) {
-    throw new Error(
-      `part ${part} of split set ${info.name} has ${ids.length / 16} ids, not ${meta.size}`,
-    );
-  }
   return ids;
 }
 
