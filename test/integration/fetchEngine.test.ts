@@ -117,6 +117,13 @@ afterAll(async () => {
 });
 
 describe('fetch engine against the real node', () => {
+  it('split all holds every sample id once, sorted by its bytes', () => {
+    expect(split.count).toBe(N);
+    const ids = Array.from({ length: N }, (_, i) => split.ids.subarray(i * 16, i * 16 + 16));
+    expect(new Set(ids.map(uuidOf))).toEqual(new Set(labelOf.keys()));
+    for (let i = 1; i < N; i++) expect(Buffer.compare(ids[i - 1]!, ids[i]!)).toBe(-1);
+  });
+
   it('delivers every sample of an epoch exactly once, with the stored label and bytes', async () => {
     expect(split.count).toBe(N);
     const batches = await collectBatches(options({ batchSize: 32 }));

@@ -3,6 +3,7 @@ import type cassandra from 'cassandra-driver';
 import { scanTokenRanges } from '../db/scanTokenRanges.js';
 import { requireDataset } from '../schema/datasetSchema.js';
 import type { SplitIds } from './SplitIds.js';
+import { sortPackedIds } from './sortPackedIds.js';
 
 /** The implicit split of every sample of a dataset. */
 export const ALL_SPLIT = 'all';
@@ -14,22 +15,30 @@ export const ALL_SPLIT = 'all';
  */
 export async function loadSplitIds(client: cassandra.Client, dataset: string): Promise<SplitIds> {
   await requireDataset(client, dataset);
-  const chunks: Buffer[] = [];
+  // Packed as they arrive (copies: the driver's buffers view whole response pages), in a
+  // buffer that doubles when full, then sorted without an object per id.
+  let packed = Buffer.allocUnsafe(16 * 4096);
+  let count = 0;
   await scanTokenRanges(client, {
     keyspace: dataset,
     table: 'metadata',
     columns: ['id'],
     onRows: (rows) => {
-      // A copy: the driver's buffers view whole response pages (copyBuffer: false), and
-      // keeping 16-byte views would keep every page alive.
-      for (const r of rows) chunks.push(Buffer.from((r['id'] as cassandra.types.Uuid).getBuffer()));
+      for (const r of rows) {
+        if ((count + 1) * 16 > packed.length) {
+          const grown = Buffer.allocUnsafe(packed.length * 2);
+          packed.copy(grown, 0, 0, count * 16);
+          packed = grown;
+        }
+        (r['id'] as cassandra.types.Uuid).getBuffer().copy(packed, count * 16);
+        count++;
+      }
     },
   });
-  chunks.sort(Buffer.compare);
-  const ids = Buffer.concat(chunks, chunks.length * 16);
+  const ids = sortPackedIds(packed, count);
   return {
     ids,
-    count: chunks.length,
+    count,
     contentHash: createHash('sha256').update(ids).digest('hex'),
   };
 }
