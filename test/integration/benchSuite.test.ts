@@ -86,6 +86,15 @@ describe('bench suite --quick', () => {
       const pids = [stream, latency, concurrency, scale].flatMap((r) => r.childPids);
       expect(pids.length).toBeGreaterThan(10);
       expect(pids.filter(isProcessAlive)).toEqual([]);
+
+      // --from judges the folder again without running anything; a wrong file is a clear error.
+      await rm(path.join(outDir, 'suite.md'));
+      const again = await runCli(['bench', 'suite', '--from', path.join(outDir, 'suite.json')]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(await readFile(path.join(outDir, 'suite.md'), 'utf8')).toBe(markdown);
+      const wrong = await runCli(['bench', 'suite', '--from', path.join(outDir, 'latency.svg')]);
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toMatch(/--from .*latency\.svg/);
     },
   );
 });

@@ -2,6 +2,7 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DbConfig } from '../../server/config/dbConfig.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
+import { invalidArgument } from '../../server/errors/LoaderError.js';
 import { runCeilingBench, type CeilingBenchReport } from '../ceiling/runCeilingBench.js';
 import { resolveConcurrencyBenchOptions } from '../concurrency/ConcurrencyBenchOptions.js';
 import type { ConcurrencyBenchReport } from '../concurrency/ConcurrencyBenchReport.js';
@@ -169,7 +170,17 @@ function suiteCommand(options: BenchSuiteOptions): string {
  * judged or shown; no benchmark runs).
  */
 export async function rerenderBenchSuite(jsonPath: string): Promise<BenchSuiteReport> {
-  const saved = JSON.parse(await readFile(jsonPath, 'utf8')) as BenchSuiteReport;
+  let saved: BenchSuiteReport;
+  try {
+    saved = JSON.parse(await readFile(jsonPath, 'utf8')) as BenchSuiteReport;
+  } catch (err) {
+    throw invalidArgument(
+      `--from ${jsonPath}: ${(err as Error).message}; give the suite.json of a results folder`,
+    );
+  }
+  if (!Array.isArray(saved?.targets) || typeof saved.files?.json !== 'string') {
+    throw invalidArgument(`--from ${jsonPath}: not a suite.json written by bench suite`);
+  }
   const parts = {
     ...(saved.stream.imagenet ? { stream: saved.stream.imagenet } : {}),
     ...(saved.latency ? { latency: saved.latency } : {}),
