@@ -506,6 +506,36 @@ describe('fetch engine against the real node', () => {
     }
   });
 
+  it('does not grow a window that arrived samples fill behind a stuck read (in order)', async () => {
+    // The epoch's first sample is held back for 1 s: in order, nothing can be sent meanwhile
+    // and the window fills with arrived samples, which more reads would not help.
+    const spec: Spec = { batchSize: 10, prefetch: 2, ordering: 'in-order' };
+    const stuckId = expectedOrder(spec)[0]!;
+    let holding = true;
+    const readWhileHeld = new Set<string>();
+    const stuck = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop !== 'execute') return Reflect.get(target, prop, receiver);
+        return async (query: string, params: unknown[], opts: unknown) => {
+          const id = String(params[0]);
+          if (holding) readWhileHeld.add(id);
+          if (id === stuckId) await new Promise((r) => setTimeout(r, 1000));
+          return target.execute(query, params as never, opts as never);
+        };
+      },
+    });
+    setTimeout(() => (holding = false), 900);
+    const batches = await collectBatches(
+      options(spec, {
+        paths: [{ name: 'stuck', client: stuck }],
+        adaptiveWindowMax: adaptiveWindowMax(10, 64, 64),
+      }),
+    );
+    expect(idsOf(batches)).toEqual(expectedOrder(spec));
+    // The prefetch window (2 x 10 positions) and no more, the stuck one included.
+    expect(readWhileHeld.size).toBeLessThanOrEqual(20);
+  });
+
   it('keeps its window bounded while the consumer is slow', async () => {
     const metrics = createLoaderMetrics();
     const fetcher = new BatchFetcher(options({ batchSize: 10, prefetch: 3 }, {}, metrics));

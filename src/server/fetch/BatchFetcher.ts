@@ -130,6 +130,8 @@ export class BatchFetcher {
     { started: number; path: PathState; hedged: boolean }
   >();
   private hedges = 0;
+  /** Reads completed since the adaptive window last grew. */
+  private completedSinceGrowth = 0;
   private readonly hedgeTimer: NodeJS.Timeout;
 
   // Per-epoch state.
@@ -225,16 +227,26 @@ export class BatchFetcher {
   }
 
   /**
-   * With an adaptive window: the trainer is waiting for a batch, none is ready and the window
-   * is full of reads while the in-flight limit would allow more, so the window (not the
-   * database or the trainer) is what holds the stream back: it grows by a batch, up to its
-   * maximum. A round trip's worth of reads then fits in it (rate x latency, as a TCP window
-   * grows to the bandwidth-delay product). It never shrinks within a stream.
+   * With an adaptive window: the trainer is waiting for a batch, none is ready, and healthy
+   * reads in flight fill the window (all of it but less than a batch of arrived samples) while
+   * the in-flight limit would allow more, so the window (not the database or the trainer) is
+   * what holds the stream back: it grows by a batch, up to its maximum. A round trip's worth
+   * of reads then fits in it (rate x latency, as a TCP window grows to the bandwidth-delay
+   * product). It does not grow while reads wait out a retry (the database is struggling: more
+   * reads would not help), nor when arrived samples fill it (in order, behind a straggler),
+   * nor once the epoch's last read is issued, nor more than once per batch of completed
+   * reads. It never shrinks within a stream.
    */
   private growWindowIfStarved(): boolean {
     if (this.window >= this.maxWindow || this.closed) return false;
+    if (this.retrying > 0 || this.issueCursor >= this.plan.length) return false;
     if (this.occupancy < this.window) return false;
-    if (this.inFlight + this.retrying >= this.opts.maxInFlight) return false;
+    if (this.inFlight <= this.window - this.opts.batchSize) return false;
+    if (this.inFlight >= this.opts.maxInFlight) return false;
+    // At most once per batch of completed reads: a moment with every read of the window in
+    // flight, such as the start of a stream, is not by itself a sign that it is too small.
+    if (this.completedSinceGrowth < this.opts.batchSize) return false;
+    this.completedSinceGrowth = 0;
     this.window = Math.min(this.maxWindow, this.window + this.opts.batchSize);
     this.span = 2 * this.window;
     return true;
@@ -278,6 +290,7 @@ export class BatchFetcher {
         this.outstanding.delete(position);
         if (this.closed || epoch !== this.epoch) return;
         this.credits = Math.min(this.credits + RAMP_CREDIT, this.opts.maxInFlight);
+        this.completedSinceGrowth++;
         this.onRow(position, id, row);
       },
       (err: unknown) => {
