@@ -174,7 +174,13 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
         }
       } finally {
         await Promise.allSettled(serves.map((s) => s.stop()));
-        for (const undo of restore.reverse()) await undo();
+        // Every undo is tried (the database's affinity too when toxiproxy's is gone); a failed
+        // one is reported, never hides the error that ended the runs.
+        for (const undo of restore.reverse()) {
+          await undo().catch((err: unknown) =>
+            log(`could not restore a CPU affinity: ${(err as Error)?.message ?? String(err)}`),
+          );
+        }
       }
     }
   } finally {

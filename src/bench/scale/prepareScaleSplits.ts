@@ -16,8 +16,8 @@ export interface ScaleSplit {
 }
 
 /** Name of the split set capped at `cap` samples. @internal */
-export function scaleSplitSetName(cap: number): string {
-  return `scale_n${cap}`;
+export function scaleSplitSetName(cap: number, prefix = 'scale'): string {
+  return `${prefix}_n${cap}`;
 }
 
 /**
@@ -33,10 +33,11 @@ export async function prepareScaleSplits(
   dataset: string,
   caps: readonly number[],
   hooks: { log?: (line: string) => void; signal?: AbortSignal } = {},
+  prefix = 'scale',
 ): Promise<ScaleSplit[]> {
   const out: ScaleSplit[] = [];
   for (const cap of caps) {
-    const name = scaleSplitSetName(cap);
+    const name = scaleSplitSetName(cap, prefix);
     const exists =
       (await splitTablesExist(client, dataset)) &&
       (await latestSplitVersion(client, dataset, name)) > 0;

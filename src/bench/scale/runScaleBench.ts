@@ -62,7 +62,14 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<ScaleBe
     );
     const hooks = { log, ...(signal ? { signal } : {}) };
     splits = await prepareScaleSplits(client, options.dataset, sizes, hooks);
-    [warmup] = await prepareScaleSplits(client, options.dataset, [warmupSamples], hooks);
+    // A set of its own, never one of the measured sizes: a measured stream must load its ids.
+    [warmup] = await prepareScaleSplits(
+      client,
+      options.dataset,
+      [warmupSamples],
+      hooks,
+      'scale_warmup',
+    );
   } finally {
     await client.shutdown();
   }

@@ -95,6 +95,8 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
     }
     await ready();
     const waits: number[] = [];
+    /** When the trainer was done with each batch (after its step, if any). */
+    const doneAt: number[] = [];
     let samples = 0;
     let bytes = 0;
     const cpu0 = process.cpuUsage();
@@ -111,8 +113,10 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
         await new Promise((resolve) => setTimeout(resolve, config.stepMs));
         last = performance.now();
       }
+      doneAt.push(last);
     }
-    const wallSeconds = (performance.now() - t0) / 1000;
+    const end = performance.now();
+    const wallSeconds = (end - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     // Keep at least one wait even for a stream of a single batch.
     const warmupBatches = Math.min(
@@ -120,9 +124,9 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       Math.max(waits.length - 1, 0),
     );
     const steady = waits.slice(warmupBatches);
-    const warmupMs = waits
-      .slice(0, warmupBatches)
-      .reduce((sum, w) => sum + w + (config.stepMs ?? 0), 0);
+    // Steady time starts when the trainer was done with the last warm-up batch (timers fire
+    // late, so nominal steps would not do) and ends with the stream.
+    const steadyFrom = warmupBatches === 0 ? t0 : doneAt[warmupBatches - 1]!;
     return {
       samples,
       bytes,
@@ -137,7 +141,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
         max: Math.max(...steady),
       },
       steadyWaitTotalMs: steady.reduce((sum, w) => sum + w, 0),
-      steadyWallMs: wallSeconds * 1000 - warmupMs,
+      steadyWallMs: end - steadyFrom,
     };
   } finally {
     client.close();

@@ -187,8 +187,16 @@ export async function rerenderBenchSuite(jsonPath: string): Promise<BenchSuiteRe
     ...(saved.scale ? { scale: saved.scale } : {}),
     ...(saved.ceiling ? { ceiling: saved.ceiling } : {}),
   };
+  // The folder given, wherever it was written (it may have been moved or copied since).
+  const dir = path.dirname(jsonPath);
+  const files: BenchSuiteReport['files'] = {
+    json: jsonPath,
+    markdown: path.join(dir, 'suite.md'),
+    ...(saved.files.chart ? { chart: path.join(dir, path.basename(saved.files.chart)) } : {}),
+  };
   const report: BenchSuiteReport = {
     ...saved,
+    files,
     targets: suiteTargets(parts),
     latencyVsA: latencyVsA(parts),
   };
