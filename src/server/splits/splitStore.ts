@@ -163,7 +163,8 @@ export async function readPartIds(
   // into its place in one buffer as it arrives, so the driver's response (which the chunk is a
   // view of) is freed at once instead of every chunk being held until a final join.
   if (meta.chunks !== Math.ceil(meta.size / IDS_PER_CHUNK)) {
-    throw new Error(
+    throw new LoaderError(
+      status.DATA_LOSS,
       `part ${part} of split set ${info.name} lists ${meta.chunks} chunks for ${meta.size} ids`,
     );
   }
@@ -186,7 +187,8 @@ export async function readPartIds(
       }
       const expected = Math.min(chunkBytes, ids.length - c * chunkBytes);
       if (chunk.length !== expected) {
-        throw new Error(
+        throw new LoaderError(
+          status.DATA_LOSS,
           `chunk ${c} of part ${part} of split set ${info.name} holds ${chunk.length / 16} ids, ` +
             `not ${expected / 16}`,
         );
