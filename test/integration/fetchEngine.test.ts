@@ -465,7 +465,9 @@ describe('fetch engine against the real node', () => {
   it('grows a window left to the server until slow reads fill the in-flight limit', async () => {
     // Every read takes 40 ms: a window of 2 x 10 positions then bounds the stream at about
     // 500 samples/s, far below what the 64 reads in flight it is allowed could carry.
-    const peakReads = async (adaptive: boolean): Promise<{ peak: number; ids: string[] }> => {
+    const peakReads = async (
+      adaptive: boolean,
+    ): Promise<{ peak: number; ids: string[]; window: number }> => {
       let now = 0;
       let peak = 0;
       const slow = new Proxy(client, {
@@ -482,7 +484,7 @@ describe('fetch engine against the real node', () => {
           };
         },
       });
-      const batches = await collectBatches(
+      const fetcher = new BatchFetcher(
         options(
           { batchSize: 10, prefetch: 2 },
           {
@@ -491,7 +493,9 @@ describe('fetch engine against the real node', () => {
           },
         ),
       );
-      return { peak, ids: idsOf(batches) };
+      const batches: AssembledBatch[] = [];
+      for await (const b of fetcher.batches()) batches.push(b);
+      return { peak, ids: idsOf(batches), window: fetcher.windowPositions };
     };
     const fixed = await peakReads(false);
     const adaptive = await peakReads(true);
@@ -500,6 +504,10 @@ describe('fetch engine against the real node', () => {
     // Grown well past the prefetch window, up to the in-flight limit (64), never beyond it.
     expect(adaptive.peak).toBeGreaterThan(40);
     expect(adaptive.peak).toBeLessThanOrEqual(64 + 8);
+    // What the loader logs at a stream's end: the window it grew to, at most 64 + 2 x 10.
+    expect(fixed.window).toBe(20);
+    expect(adaptive.window).toBeGreaterThan(40);
+    expect(adaptive.window).toBeLessThanOrEqual(84);
     for (const run of [fixed, adaptive]) {
       expect(run.ids).toHaveLength(N);
       expect(new Set(run.ids).size).toBe(N);

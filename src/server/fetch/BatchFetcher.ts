@@ -161,6 +161,11 @@ export class BatchFetcher {
     this.hedgeTimer.unref();
   }
 
+  /** Positions the window holds now (grown from prefetch x batch size when adaptive). */
+  get windowPositions(): number {
+    return this.window;
+  }
+
   /** Yields the rank's batches, epoch after epoch, starting where `resume` says. */
   async *batches(): AsyncGenerator<AssembledBatch> {
     try {

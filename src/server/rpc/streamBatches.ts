@@ -50,7 +50,15 @@ async function runStream(
   const onCancel = (): void => abort.abort(new LoaderError(grpc.status.CANCELLED, 'cancelled'));
   call.on('cancelled', onCancel);
   const started = performance.now();
-  const figures = { batches: 0, samples: 0, bytes: 0, skippedMissing: 0, blockedSeconds: 0 };
+  const figures = {
+    batches: 0,
+    samples: 0,
+    bytes: 0,
+    skippedMissing: 0,
+    blockedSeconds: 0,
+    /** The fetch window in positions at the last batch (an adaptive one may have grown). */
+    windowPositions: 0,
+  };
   let log = ctx.logger.child({ streamId });
   try {
     const req = validateStreamRequest(call.request, ctx.config);
@@ -67,6 +75,7 @@ async function runStream(
         shuffle: req.shuffle,
         ordering: req.ordering,
         prefetch: req.prefetch,
+        adaptivePrefetch: req.adaptivePrefetch,
         resumed: req.resumeToken.length > 0,
         peer: call.getPeer(),
       },
@@ -141,6 +150,7 @@ async function runStream(
       figures.samples += batch.samples.length;
       figures.bytes += bytes;
       figures.skippedMissing += batch.skippedMissing;
+      figures.windowPositions = fetcher.windowPositions;
       ctx.metrics.batchesSent.inc();
       ctx.metrics.samplesSent.inc(batch.samples.length);
       ctx.metrics.bytesSent.inc(bytes);
