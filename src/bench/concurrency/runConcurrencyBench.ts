@@ -1,7 +1,6 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { LoaderClient } from '../../client/LoaderClient.js';
 import { uuidFromBytes } from '../../client/uuidFromBytes.js';
 import { serverConfigSchema } from '../../server/config/serverConfig.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
@@ -10,7 +9,8 @@ import { peakRssBytes, resetPeakRss } from '../latency/peakRss.js';
 import { benchEnvironment } from '../stream/benchEnvironment.js';
 import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
 import { cpuMeter } from '../stream/procCpu.js';
-import { startServeProcess, type ServeProcess } from '../stream/serveProcess.js';
+import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
+import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import { checkExactlyOnce, combineExactlyOnce } from './checkExactlyOnce.js';
 import type { ConcurrencyBenchOptions } from './ConcurrencyBenchOptions.js';
@@ -41,9 +41,7 @@ export async function runConcurrencyBench(
   const startedAt = new Date();
   const childPids: number[] = [];
   const onSpawn = (pid: number): void => void childPids.push(pid);
-  const progress =
-    options.progress ??
-    (() => ({ update: () => undefined, log: (line: string) => log(line), stop: () => undefined }));
+  const progress = progressOrLog(options.progress, log);
 
   const client = await createDbClient(options.db);
   let environment;
@@ -142,21 +140,6 @@ export async function runConcurrencyBench(
   await mkdir(options.outDir, { recursive: true });
   await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
   return report;
-}
-
-/** One untimed epoch through the fresh loader, so the first measured run finds it warmed up. */
-async function warmUpLoader(serve: ServeProcess, options: ConcurrencyBenchOptions): Promise<void> {
-  const client = new LoaderClient(serve.address);
-  try {
-    for await (const batch of client.streamBatches(
-      { dataset: options.dataset, split: 'all', batchSize: options.batchSize, seed: 999_999 },
-      options.signal ? { signal: options.signal } : {},
-    )) {
-      void batch;
-    }
-  } finally {
-    client.close();
-  }
 }
 
 /**

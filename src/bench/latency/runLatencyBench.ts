@@ -1,14 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { LoaderClient } from '../../client/LoaderClient.js';
 import { serverConfigSchema } from '../../server/config/serverConfig.js';
 import type { DbConfig } from '../../server/config/dbConfig.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
 import { benchEnvironment } from '../stream/benchEnvironment.js';
 import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
 import { cpuMeter } from '../stream/procCpu.js';
-import { startServeProcess, type ServeProcess } from '../stream/serveProcess.js';
+import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import type { LatencyBenchOptions } from './LatencyBenchOptions.js';
 import type {
@@ -20,7 +19,7 @@ import type {
 } from './LatencyBenchReport.js';
 import { pinProcess, resolvePlacements } from '../stream/pinning.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
-import type { Placement } from '../stream/StreamBenchOptions.js';
+import { progressOrLog, type Placement } from '../stream/StreamBenchOptions.js';
 import { latencyChartSvg } from './latencyChartSvg.js';
 import { peakRssBytes, resetPeakRss } from './peakRss.js';
 import { congestedToxics, latencyToxics } from './routeToxics.js';
@@ -56,9 +55,7 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
   const startedAt = new Date();
   const childPids: number[] = [];
   const onSpawn = (pid: number): void => void childPids.push(pid);
-  const progress =
-    options.progress ??
-    (() => ({ update: () => undefined, log: (line: string) => log(line), stop: () => undefined }));
+  const progress = progressOrLog(options.progress, log);
 
   const client = await createDbClient(options.db);
   let environment;
@@ -235,21 +232,6 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
     ),
   );
   return report;
-}
-
-/** One untimed epoch through a fresh loader, so the measured runs find it warmed up. */
-async function warmUpLoader(serve: ServeProcess, options: LatencyBenchOptions): Promise<void> {
-  const client = new LoaderClient(serve.address);
-  try {
-    for await (const batch of client.streamBatches(
-      { dataset: options.dataset, split: 'all', batchSize: options.batchSize, seed: 999_999 },
-      options.signal ? { signal: options.signal } : {},
-    )) {
-      void batch;
-    }
-  } finally {
-    client.close();
-  }
 }
 
 /**

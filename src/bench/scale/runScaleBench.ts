@@ -6,6 +6,7 @@ import { benchEnvironment } from '../stream/benchEnvironment.js';
 import { cpuMeter } from '../stream/procCpu.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { startServeProcess } from '../stream/serveProcess.js';
+import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import { prepareScaleDataset } from './prepareScaleDataset.js';
 import { prepareScaleSplits, type ScaleSplit } from './prepareScaleSplits.js';
@@ -36,9 +37,7 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<ScaleBe
   const startedAt = new Date();
   const childPids: number[] = [];
   const onSpawn = (pid: number): void => void childPids.push(pid);
-  const progress =
-    options.progress ??
-    (() => ({ update: () => undefined, log: (line: string) => log(line), stop: () => undefined }));
+  const progress = progressOrLog(options.progress, log);
   const sizes = [...options.sizes].sort((a, b) => a - b);
   const samples = sizes[sizes.length - 1]!;
   const warmupSamples = Math.min(options.warmupSamples, samples);

@@ -9,6 +9,21 @@ export type Placement = 'unpinned' | 'pinned';
 /** Makes a progress display for `total` items (the CLI passes `createProgress`). */
 export type BenchProgressFactory = (label: string, total: number, unit: string) => Progress;
 
+/**
+ * `progress` if given, else displays that show nothing but pass their lines to `log`.
+ *
+ * @internal
+ */
+export function progressOrLog(
+  progress: BenchProgressFactory | undefined,
+  log: (line: string) => void,
+): BenchProgressFactory {
+  return (
+    progress ??
+    (() => ({ update: () => undefined, log: (line) => log(line), stop: () => undefined }))
+  );
+}
+
 /** Settings of {@link runStreamBench}. */
 export interface StreamBenchOptions {
   /** Database the loader, the tight loop and this process connect to. */

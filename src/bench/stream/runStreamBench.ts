@@ -1,6 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { LoaderClient } from '../../client/LoaderClient.js';
 import { serverConfigSchema } from '../../server/config/serverConfig.js';
 import { createDbClient } from '../../server/db/createDbClient.js';
 import { pinProcess, resolvePlacements } from './pinning.js';
@@ -9,9 +8,9 @@ import { runLayoutBench } from './layoutBench.js';
 import { prepareStreamDataset } from './prepareStreamDataset.js';
 import { cpuMeter } from './procCpu.js';
 import type { SdkClientConfig, SdkClientResult } from './sdkClientChild.js';
-import { startServeProcess, type ServeProcess } from './serveProcess.js';
+import { startServeProcess, warmUpLoader, type ServeProcess } from './serveProcess.js';
 import { startBenchChild, type BenchChild } from './startBenchChild.js';
-import type { Placement, StreamBenchOptions } from './StreamBenchOptions.js';
+import { progressOrLog, type Placement, type StreamBenchOptions } from './StreamBenchOptions.js';
 import type { RunRecord, ScenarioName, StreamBenchReport } from './StreamBenchReport.js';
 import { summarizeRuns } from './summarizeRuns.js';
 import type { TightLoopConfig, TightLoopResult } from './tightLoopChild.js';
@@ -52,9 +51,7 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
   const onSpawn = (pid: number): void => {
     childPids.push(pid);
   };
-  const progress =
-    options.progress ??
-    (() => ({ update: () => undefined, log: (line: string) => log(line), stop: () => undefined }));
+  const progress = progressOrLog(options.progress, log);
 
   const resolved = await resolvePlacements(options.placements, options.dbPid, log);
   const { placements, pinning } = resolved;
@@ -240,21 +237,6 @@ function withBackground(r: RunRecord, background: number | undefined): RunRecord
     cpuSeconds: { ...r.cpuSeconds, dbNet: r.cpuSeconds.db - background * r.wallSeconds },
     dbBackgroundCpuPerSecond: background,
   };
-}
-
-/** One untimed epoch through the fresh loader, so the measured runs find it warmed up. */
-async function warmUpLoader(serve: ServeProcess, options: StreamBenchOptions): Promise<void> {
-  const client = new LoaderClient(serve.address);
-  try {
-    for await (const batch of client.streamBatches(
-      { dataset: options.dataset, split: 'all', batchSize: options.batchSize, seed: 999_999 },
-      options.signal ? { signal: options.signal } : {},
-    )) {
-      void batch;
-    }
-  } finally {
-    client.close();
-  }
 }
 
 interface RunPlace {

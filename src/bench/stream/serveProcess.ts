@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { LoaderClient } from '../../client/LoaderClient.js';
 import type { DbConfig } from '../../server/config/dbConfig.js';
 import { cliMainArgs } from './benchScripts.js';
 import { endChild, spawnPinned, tail, type SpawnPinnedOptions } from './spawnPinned.js';
@@ -93,4 +94,27 @@ export async function startServeProcess(options: ServeProcessOptions): Promise<S
     streamEnds,
     stop: () => endChild(child),
   };
+}
+
+/**
+ * Streams one untimed epoch of split `all` through a fresh loader, so the measured runs find it
+ * warmed up (JIT, heap sizes, the split's ids and a permutation cached).
+ *
+ * @internal
+ */
+export async function warmUpLoader(
+  serve: Pick<ServeProcess, 'address'>,
+  options: { dataset: string; batchSize: number; signal?: AbortSignal | undefined },
+): Promise<void> {
+  const client = new LoaderClient(serve.address);
+  try {
+    for await (const batch of client.streamBatches(
+      { dataset: options.dataset, split: 'all', batchSize: options.batchSize, seed: 999_999 },
+      options.signal ? { signal: options.signal } : {},
+    )) {
+      void batch;
+    }
+  } finally {
+    client.close();
+  }
 }
