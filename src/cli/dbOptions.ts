@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { dbConfigFromEnv, type DbConfig } from '../server/config/dbConfig.js';
+import { dbConfigFromEnv, type DbConfig } from '../core/index.js';
 
 /** The database flags every command that talks to the database accepts. */
 export interface DbFlags {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { registerBenchCommand } from './commands/bench.js';
+import { registerBenchIfPresent } from './registerBenchIfPresent.js';
 import { registerDbCommand } from './commands/db.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDescribeCommand } from './commands/describe.js';
@@ -21,6 +21,6 @@ registerSplitsCommand(program);
 registerPrepareCommand(program);
 registerServeCommand(program);
 registerDemoCommand(program);
-registerBenchCommand(program);
+await registerBenchIfPresent(program);
 
 await program.parseAsync(process.argv);

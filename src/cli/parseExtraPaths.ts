@@ -1,4 +1,4 @@
-import { invalidArgument } from '../server/errors/LoaderError.js';
+import { invalidArgument } from '../core/index.js';
 
 /** An extra database path as given on the command line, before schema validation. */
 export interface ExtraPathSpec {

@@ -1,5 +1,5 @@
 import { ZodError } from 'zod';
-import { LoaderError } from '../server/errors/LoaderError.js';
+import { LoaderError } from '../core/index.js';
 
 /**
  * Wraps a command's action so user errors print one clear line and set a non-zero exit code

@@ -1,13 +1,6 @@
-import type cassandra from 'cassandra-driver';
 import type { Logger } from 'pino';
 import type { ServerConfig } from './config/serverConfig.js';
-import type { LoaderMetrics } from './metrics/loaderMetrics.js';
-
-/** A route to the database: a driver client of its own. */
-export interface DbPath {
-  name: string;
-  client: cassandra.Client;
-}
+import type { DbPath, LoaderMetrics } from '../core/index.js';
 
 /** What every RPC handler of a loader process shares. */
 export interface ServerContext {

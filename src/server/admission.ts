@@ -3,7 +3,7 @@ import { status, type handleServerStreamingCall, type ServerWritableStream } fro
 import type { Logger } from 'pino';
 import { logCallError } from './errors/logCallError.js';
 import { toGrpcStatus, type GrpcErrorStatus } from './errors/toGrpcStatus.js';
-import type { LoaderMetrics } from './metrics/loaderMetrics.js';
+import type { LoaderMetrics } from '../core/index.js';
 
 /** Settings of {@link createStreamAdmission}. */
 export interface StreamAdmissionOptions {

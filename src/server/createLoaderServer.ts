@@ -11,13 +11,10 @@ import type { StreamBatchesResponse } from '../generated/scylla_loader/v1/Stream
 import { loadLoaderProto, loaderPackageDefinition } from '../proto/loadLoaderProto.js';
 import { PROTO_OPTIONS } from '../proto/protoOptions.js';
 import { createStreamAdmission } from './admission.js';
-import { parseResumeKey } from './config/parseResumeKey.js';
+import { parseResumeKey, connectDbPaths, LoaderError, createLoaderMetrics } from '../core/index.js';
 import type { ServerConfig } from './config/serverConfig.js';
 import { createLogger } from './createLogger.js';
-import { connectDbPaths } from './db/connectDbPaths.js';
-import { LoaderError } from './errors/LoaderError.js';
 import { grpcServerOptions } from './grpcServerOptions.js';
-import { createLoaderMetrics } from './metrics/loaderMetrics.js';
 import { startMetricsServer, type MetricsServer } from './metricsServer.js';
 import { createCreateSplitsHandler } from './rpc/createSplits.js';
 import { createDescribeDatasetHandler } from './rpc/describeDataset.js';
@@ -112,7 +109,7 @@ export async function createLoaderServer(
       isServing: () => serving,
     }).catch((err: unknown) => {
       throw new LoaderError(
-        grpc.status.UNAVAILABLE,
+        'UNAVAILABLE',
         `cannot serve metrics on ${config.host}:${config.metricsPort}: ${(err as Error).message}; ` +
           'pick another metrics port',
         { cause: err },
@@ -215,7 +212,7 @@ async function bind(server: grpc.Server, host: string, port: number): Promise<nu
     );
   } catch (err) {
     throw new LoaderError(
-      grpc.status.UNAVAILABLE,
+      'UNAVAILABLE',
       `cannot listen for gRPC on ${address}: ${(err as Error).message}; pick another port or host`,
       { cause: err },
     );

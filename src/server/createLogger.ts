@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino';
-import { invalidArgument } from './errors/LoaderError.js';
+import { invalidArgument } from '../core/index.js';
 
 /**
  * The loader's logger: one JSON object per line on stdout, for log collectors. The level is

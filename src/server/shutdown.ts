@@ -2,7 +2,7 @@ import { status, type Server } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { StreamAdmission } from './admission.js';
 import type { MetricsServer } from './metricsServer.js';
-import type { DbPath } from './ServerContext.js';
+import type { DbPath } from '../core/index.js';
 
 /** Details of the UNAVAILABLE status that streams still open after the grace period get. */
 export const SHUTDOWN_DETAILS = 'loader shutting down; resume with the last resume token';

@@ -6,7 +6,7 @@ import {
   CEILING_SCENARIOS,
   runCeilingBench,
   type CeilingBenchReport,
-} from '../../src/bench/ceiling/runCeilingBench.js';
+} from '../../bench/ceiling/runCeilingBench.js';
 import { isProcessAlive } from '../../src/devdb/processAlive.js';
 import { testDbConfig } from './dbHelpers.js';
 

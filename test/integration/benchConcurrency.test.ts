@@ -2,10 +2,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ConcurrencyBenchReport } from '../../src/bench/concurrency/ConcurrencyBenchReport.js';
-import { dropStreamDataset } from '../../src/bench/stream/prepareStreamDataset.js';
+import type { ConcurrencyBenchReport } from '../../bench/concurrency/ConcurrencyBenchReport.js';
+import { dropStreamDataset } from '../../bench/stream/prepareStreamDataset.js';
 import { isProcessAlive } from '../../src/devdb/processAlive.js';
-import { createDbClient } from '../../src/server/db/createDbClient.js';
+import { createDbClient } from '../../src/core/index.js';
 import { runCli } from '../support/runCli.js';
 import { testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 

@@ -3,11 +3,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { IngestBenchReport } from '../../src/bench/ingest/IngestBenchReport.js';
-import { resolveIngestBenchOptions } from '../../src/bench/ingest/resolveIngestBenchOptions.js';
-import { runIngestBench } from '../../src/bench/ingest/runIngestBench.js';
+import type { IngestBenchReport } from '../../bench/ingest/IngestBenchReport.js';
+import { resolveIngestBenchOptions } from '../../bench/ingest/resolveIngestBenchOptions.js';
+import { runIngestBench } from '../../bench/ingest/runIngestBench.js';
 import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
-import { createDbClient } from '../../src/server/db/createDbClient.js';
+import { createDbClient } from '../../src/core/index.js';
 import { testDbConfig } from './dbHelpers.js';
 
 // A prefix of its own, so a `bench ingest` run by hand at the same time keeps its keyspaces.

@@ -3,12 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ScaleBenchReport } from '../../src/bench/scale/ScaleBenchReport.js';
-import { scaleSampleBytes } from '../../src/bench/scale/scaleSample.js';
+import type { ScaleBenchReport } from '../../bench/scale/ScaleBenchReport.js';
+import { scaleSampleBytes } from '../../bench/scale/scaleSample.js';
 import { isProcessAlive } from '../../src/devdb/processAlive.js';
-import { createDbClient } from '../../src/server/db/createDbClient.js';
-import { readDatasetInfo } from '../../src/server/schema/datasetInfo.js';
-import { datasetNamespace, sampleId } from '../../src/server/schema/sampleId.js';
+import {
+  createDbClient,
+  readDatasetInfo,
+  datasetNamespace,
+  sampleId,
+} from '../../src/core/index.js';
 import { runCli } from '../support/runCli.js';
 import { testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { BenchSuiteReport } from '../../src/bench/suite/BenchSuiteReport.js';
+import type { BenchSuiteReport } from '../../bench/suite/BenchSuiteReport.js';
 import { isProcessAlive } from '../../src/devdb/processAlive.js';
 import { runCli } from '../support/runCli.js';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
 import { inject } from 'vitest';
-import { type DbConfig, dbConfigFromEnv } from '../../src/server/config/dbConfig.js';
+import { type DbConfig, dbConfigFromEnv } from '../../src/core/index.js';
 
 /**
  * Database settings for the cluster the global setup provided. Credentials still come from the

@@ -1,21 +1,26 @@
 import cassandra from 'cassandra-driver';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDbClient } from '../../src/server/db/createDbClient.js';
 import {
+  createDbClient,
   adaptiveWindowMax,
   BatchFetcher,
   type AssembledBatch,
   type FetchOptions,
-} from '../../src/server/fetch/BatchFetcher.js';
-import { createLoaderMetrics, type LoaderMetrics } from '../../src/server/metrics/loaderMetrics.js';
-import { epochShard } from '../../src/server/sampling/epochShard.js';
-import type { ShardRule } from '../../src/server/sampling/shard.js';
-import { datasetNamespace, sampleId } from '../../src/server/schema/sampleId.js';
-import { loadSplitIds } from '../../src/server/splits/loadSplitIds.js';
-import type { SplitIds } from '../../src/server/splits/SplitIds.js';
+  createLoaderMetrics,
+  type LoaderMetrics,
+  epochShard,
+  type ShardRule,
+  datasetNamespace,
+  sampleId,
+  loadSplitIds,
+  type SplitIds,
+} from '../../src/core/index.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+
+/** Window limits of the adaptive-window tests: 64 batches, 64 reads in flight. */
+const WINDOW_LIMITS = { maxPrefetch: 64, maxWindowSamples: 65_536, maxInFlightPerStream: 64 };
 
 const N = 1000;
 let client: cassandra.Client;
@@ -276,7 +281,7 @@ describe('fetch engine against the real node', () => {
           batchSize: 8,
           dropLast: false,
         });
-      await expect(collectBatches(base)).rejects.toMatchObject({ code: 15 /* DATA_LOSS */ });
+      await expect(collectBatches(base)).rejects.toMatchObject({ code: 'DATA_LOSS' });
       const skipped = await collectBatches({ ...base, missing: 'skip' });
       expect(idsOf(skipped)).toHaveLength(49);
       expect(idsOf(skipped)).not.toContain(uuidOf(victim));
@@ -426,7 +431,7 @@ describe('fetch engine against the real node', () => {
     failFirst.clear();
     await expect(
       collectBatches(options({ batchSize: 50 }, { paths: [{ name: 'flaky', client: flaky(99) }] })),
-    ).rejects.toMatchObject({ code: 14 /* UNAVAILABLE */, message: /after 3 attempt/ });
+    ).rejects.toMatchObject({ code: 'UNAVAILABLE', message: /after 3 attempt/ });
   });
 
   it('spreads reads over several routes, sending fewer to a slow one', async () => {
@@ -489,7 +494,7 @@ describe('fetch engine against the real node', () => {
           { batchSize: 10, prefetch: 2 },
           {
             paths: [{ name: 'slow', client: slow }],
-            ...(adaptive ? { adaptiveWindowMax: adaptiveWindowMax(10, 64, 64) } : {}),
+            ...(adaptive ? { adaptiveWindowMax: adaptiveWindowMax(10, WINDOW_LIMITS) } : {}),
           },
         ),
       );
@@ -536,7 +541,7 @@ describe('fetch engine against the real node', () => {
     const batches = await collectBatches(
       options(spec, {
         paths: [{ name: 'stuck', client: stuck }],
-        adaptiveWindowMax: adaptiveWindowMax(10, 64, 64),
+        adaptiveWindowMax: adaptiveWindowMax(10, WINDOW_LIMITS),
       }),
     );
     expect(idsOf(batches)).toEqual(expectedOrder(spec));

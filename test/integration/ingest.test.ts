@@ -5,13 +5,16 @@ import type cassandra from 'cassandra-driver';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareMnist } from '../../src/datasets/prepareMnist.js';
-import { createDbClient } from '../../src/server/db/createDbClient.js';
-import { ingestDataset } from '../../src/server/ingest/ingestDataset.js';
-import { readImageFolder } from '../../src/server/ingest/readImageFolder.js';
-import { readManifest } from '../../src/server/ingest/readManifest.js';
-import { readDatasetInfo } from '../../src/server/schema/datasetInfo.js';
-import { ensureDatasetSchema } from '../../src/server/schema/datasetSchema.js';
-import { datasetNamespace, sampleId } from '../../src/server/schema/sampleId.js';
+import {
+  createDbClient,
+  ingestDataset,
+  readImageFolder,
+  readManifest,
+  readDatasetInfo,
+  ensureDatasetSchema,
+  datasetNamespace,
+  sampleId,
+} from '../../src/core/index.js';
 import { writeCorruptJpeg, writeJpegs } from '../support/fixtures.js';
 import { collect, runCli, spawnCli } from '../support/runCli.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
-import { createDbClient } from '../../src/server/db/createDbClient.js';
+import { createDbClient } from '../../src/core/index.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { toolPath } from '../support/toolPath.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';

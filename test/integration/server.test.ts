@@ -26,9 +26,7 @@ import {
   type LoaderServer,
   type LoaderServerOptions,
 } from '../../src/server/createLoaderServer.js';
-import { createDbClient } from '../../src/server/db/createDbClient.js';
-import { ingestDataset } from '../../src/server/ingest/ingestDataset.js';
-import { readImageFolder } from '../../src/server/ingest/readImageFolder.js';
+import { createDbClient, ingestDataset, readImageFolder } from '../../src/core/index.js';
 import { writeJpegs } from '../support/fixtures.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';

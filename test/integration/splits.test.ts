@@ -1,19 +1,17 @@
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDbClient } from '../../src/server/db/createDbClient.js';
 import {
+  createDbClient,
   createSplitSet,
   type CreateSplitSetRequest,
-} from '../../src/server/splits/createSplitSet.js';
-import { readSplitInput } from '../../src/server/splits/readSplitInput.js';
-import {
+  readSplitInput,
   listSplitSets,
   readPartIds,
   readSplitSetInfo,
-} from '../../src/server/splits/splitStore.js';
-import { BoundedCache } from '../../src/server/cache/BoundedCache.js';
-import { resolveSplit } from '../../src/server/splits/resolveSplit.js';
-import type { SplitIds } from '../../src/server/splits/SplitIds.js';
+  BoundedCache,
+  resolveSplit,
+  type SplitIds,
+} from '../../src/core/index.js';
 import { ingestPathologyDataset } from '../support/pathologyDataset.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 

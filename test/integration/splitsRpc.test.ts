@@ -16,17 +16,18 @@ import type { CreateSplitsResponse } from '../../src/generated/scylla_loader/v1/
 import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
-import { createDbClient } from '../../src/server/db/createDbClient.js';
-import { ingestDataset } from '../../src/server/ingest/ingestDataset.js';
-import { readManifest } from '../../src/server/ingest/readManifest.js';
-import { createCreateSplitsHandler } from '../../src/server/rpc/createSplits.js';
-import type { ServerContext } from '../../src/server/ServerContext.js';
-import { datasetNamespace, sampleId } from '../../src/server/schema/sampleId.js';
 import {
+  createDbClient,
+  ingestDataset,
+  readManifest,
+  datasetNamespace,
+  sampleId,
   listSplitSets,
   readPartIds,
   readSplitSetInfo,
-} from '../../src/server/splits/splitStore.js';
+} from '../../src/core/index.js';
+import { createCreateSplitsHandler } from '../../src/server/rpc/createSplits.js';
+import type { ServerContext } from '../../src/server/ServerContext.js';
 import { runCli } from '../support/runCli.js';
 import { syntheticPathology, type Tile } from '../support/syntheticPathology.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';

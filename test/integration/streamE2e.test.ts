@@ -13,10 +13,13 @@ import type { DecodedBatch } from '../../src/client/DecodedBatch.js';
 import type { StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
-import { createDbClient } from '../../src/server/db/createDbClient.js';
-import { epochShard } from '../../src/server/sampling/epochShard.js';
-import { datasetNamespace, sampleId } from '../../src/server/schema/sampleId.js';
-import { loadSplitIds } from '../../src/server/splits/loadSplitIds.js';
+import {
+  createDbClient,
+  epochShard,
+  datasetNamespace,
+  sampleId,
+  loadSplitIds,
+} from '../../src/core/index.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';

@@ -2,9 +2,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
-import { ingestDataset } from '../../src/server/ingest/ingestDataset.js';
-import { readManifest } from '../../src/server/ingest/readManifest.js';
-import { datasetNamespace, sampleId } from '../../src/server/schema/sampleId.js';
+import { ingestDataset, readManifest, datasetNamespace, sampleId } from '../../src/core/index.js';
 import { syntheticPathology, type Tile } from './syntheticPathology.js';
 
 /**

@@ -2,8 +2,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
-import { ingestDataset } from '../../src/server/ingest/ingestDataset.js';
-import { readManifest } from '../../src/server/ingest/readManifest.js';
+import { ingestDataset, readManifest } from '../../src/core/index.js';
 
 /**
  * Ingests `count` small samples (`size` bytes each, content `sample-<i>` padded) through the

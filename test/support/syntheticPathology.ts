@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { SplitInput } from '../../src/server/splits/SplitInput.js';
+import type { SplitInput } from '../../src/core/index.js';
 
 /** One synthetic tile: a patient, a slide, coordinates, and normal (0) or tumor (1). */
 export interface Tile {

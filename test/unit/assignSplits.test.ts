@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { assignSplits, type SplitResult } from '../../src/server/splits/assignSplits.js';
-import type { SplitInput } from '../../src/server/splits/SplitInput.js';
-import type { SplitSpec } from '../../src/server/splits/SplitSpec.js';
+import { assignSplits, type SplitResult } from '../../src/core/splits/assignSplits.js';
+import type { SplitInput } from '../../src/core/splits/SplitInput.js';
+import type { SplitSpec } from '../../src/core/splits/SplitSpec.js';
 import { syntheticPathology, toSplitInput } from '../support/syntheticPathology.js';
 
 const tiles = syntheticPathology(400);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BoundedCache } from '../../src/server/cache/BoundedCache.js';
+import { BoundedCache } from '../../src/core/cache/BoundedCache.js';
 
 describe('BoundedCache', () => {
   it('evicts least recently used values to stay within its size', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { apportion } from '../../src/server/splits/apportion.js';
-import { classTargets } from '../../src/server/splits/classTargets.js';
+import { apportion } from '../../src/core/splits/apportion.js';
+import { classTargets } from '../../src/core/splits/classTargets.js';
 
 const available = new Map([
   [0, 7000],

@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkExactlyOnce,
-  combineExactlyOnce,
-} from '../../src/bench/concurrency/checkExactlyOnce.js';
-import type { ConcurrencyRun } from '../../src/bench/concurrency/ConcurrencyBenchReport.js';
-import { interleavedSchedule } from '../../src/bench/concurrency/interleavedSchedule.js';
-import { summarizeConcurrencyRuns } from '../../src/bench/concurrency/summarizeConcurrencyRuns.js';
+import { checkExactlyOnce, combineExactlyOnce } from '../../bench/concurrency/checkExactlyOnce.js';
+import type { ConcurrencyRun } from '../../bench/concurrency/ConcurrencyBenchReport.js';
+import { interleavedSchedule } from '../../bench/concurrency/interleavedSchedule.js';
+import { summarizeConcurrencyRuns } from '../../bench/concurrency/summarizeConcurrencyRuns.js';
 
 describe('interleavedSchedule', () => {
   it('measures every k once per round, each round starting one k later', () => {

@@ -1,9 +1,8 @@
-import { status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import type { StreamBatchesResponse } from '../../src/generated/scylla_loader/v1/StreamBatchesResponse.js';
 import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
-import { LoaderError } from '../../src/server/errors/LoaderError.js';
-import type { AssembledBatch, FetchedSample } from '../../src/server/fetch/BatchFetcher.js';
+import { LoaderError } from '../../src/core/errors/LoaderError.js';
+import type { AssembledBatch, FetchedSample } from '../../src/core/fetch/BatchFetcher.js';
 import { buildBatchResponse } from '../../src/server/rpc/buildBatchResponse.js';
 import { encodeBatchResponse } from '../../src/server/rpc/encodeBatchResponse.js';
 
@@ -194,7 +193,7 @@ describe('encodeBatchResponse', () => {
     };
     const err = thrown(() => encodeBatchResponse(b, token, limit));
     expect(err).toBeInstanceOf(LoaderError);
-    expect((err as LoaderError).code).toBe(status.INVALID_ARGUMENT);
+    expect((err as LoaderError).code).toBe('INVALID_ARGUMENT');
     expect((err as LoaderError).message).toBe(
       (thrown(() => buildBatchResponse(b, token, limit)) as LoaderError).message,
     );

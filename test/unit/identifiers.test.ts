@@ -1,7 +1,6 @@
-import { status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { LoaderError } from '../../src/server/errors/LoaderError.js';
-import { quoteIdentifier, validateIdentifier } from '../../src/server/schema/identifiers.js';
+import { LoaderError } from '../../src/core/errors/LoaderError.js';
+import { quoteIdentifier, validateIdentifier } from '../../src/core/schema/identifiers.js';
 
 describe('validateIdentifier', () => {
   it.each(['mnist', 'a', 'patient_id', 'x1', 'a'.repeat(48)])('accepts %s', (name) => {
@@ -33,7 +32,7 @@ describe('validateIdentifier', () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(LoaderError);
-    expect((caught as LoaderError).code).toBe(status.INVALID_ARGUMENT);
+    expect((caught as LoaderError).code).toBe('INVALID_ARGUMENT');
     expect((caught as LoaderError).message).toContain('invalid dataset name');
   });
 });

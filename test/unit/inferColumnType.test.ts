@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { convertValue } from '../../src/server/ingest/convertValue.js';
-import { inferColumnType } from '../../src/server/ingest/inferColumnType.js';
+import { convertValue } from '../../src/core/ingest/convertValue.js';
+import { inferColumnType } from '../../src/core/ingest/inferColumnType.js';
 
 describe('inferColumnType', () => {
   it('infers from CSV strings, ignoring empty values', () => {

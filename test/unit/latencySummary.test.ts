@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { LatencyRun } from '../../src/bench/latency/LatencyBenchReport.js';
-import {
-  latencyRatios,
-  summarizeLatencyRuns,
-} from '../../src/bench/latency/summarizeLatencyRuns.js';
+import type { LatencyRun } from '../../bench/latency/LatencyBenchReport.js';
+import { latencyRatios, summarizeLatencyRuns } from '../../bench/latency/summarizeLatencyRuns.js';
 
 function run(over: Partial<LatencyRun>): LatencyRun {
   return {

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { parseResumeKey } from '../../src/server/config/parseResumeKey.js';
-import { LoaderError } from '../../src/server/errors/LoaderError.js';
+import { parseResumeKey } from '../../src/core/resume/parseResumeKey.js';
+import { LoaderError } from '../../src/core/errors/LoaderError.js';
 
 describe('parseResumeKey', () => {
   it('decodes hex and base64 (standard and URL-safe) to the same bytes', () => {
@@ -30,7 +29,7 @@ describe('parseResumeKey', () => {
         caught = err;
       }
       expect(caught, bad).toBeInstanceOf(LoaderError);
-      expect((caught as LoaderError).code).toBe(status.INVALID_ARGUMENT);
+      expect((caught as LoaderError).code).toBe('INVALID_ARGUMENT');
       expect((caught as LoaderError).message).toMatch(/at least 32 bytes.*openssl rand -hex 32/);
     }
   });

@@ -2,8 +2,8 @@ import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readImageFolder } from '../../src/server/ingest/readImageFolder.js';
-import { readManifest } from '../../src/server/ingest/readManifest.js';
+import { readImageFolder } from '../../src/core/ingest/readImageFolder.js';
+import { readManifest } from '../../src/core/ingest/readManifest.js';
 
 async function tmp(): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), 'sl-manifest-'));

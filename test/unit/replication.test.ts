@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseReplication, replicationCql } from '../../src/server/schema/replication.js';
+import { parseReplication, replicationCql } from '../../src/core/schema/replication.js';
 
 describe('parseReplication', () => {
   it('parses simple and nts forms into CQL', () => {

@@ -4,7 +4,7 @@ import {
   decodeResumeToken,
   encodeResumeToken,
   requestFingerprint,
-} from '../../src/server/resume/resumeToken.js';
+} from '../../src/core/resume/resumeToken.js';
 
 const fields = {
   dataset: 'mnist',

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { v5 as uuidv5 } from 'uuid';
-import {
-  datasetNamespace,
-  SAMPLE_ID_NAMESPACE,
-  sampleId,
-} from '../../src/server/schema/sampleId.js';
-import { tokenBounds } from '../../src/server/db/scanTokenRanges.js';
+import { datasetNamespace, SAMPLE_ID_NAMESPACE, sampleId } from '../../src/core/schema/sampleId.js';
+import { tokenBounds } from '../../src/core/db/scanTokenRanges.js';
 
 describe('sampleId', () => {
   it('is uuidv5(sourceKey, uuidv5(dataset, NS)) and stable', () => {

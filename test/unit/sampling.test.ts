@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { identityPermutation, permutation } from '../../src/server/sampling/permutation.js';
-import { RandomStream } from '../../src/server/sampling/randomStream.js';
-import { batchCount, shard, type ShardRule } from '../../src/server/sampling/shard.js';
-import { epochShard } from '../../src/server/sampling/epochShard.js';
+import { identityPermutation, permutation } from '../../src/core/sampling/permutation.js';
+import { RandomStream } from '../../src/core/sampling/randomStream.js';
+import { batchCount, shard, type ShardRule } from '../../src/core/sampling/shard.js';
+import { epochShard } from '../../src/core/sampling/epochShard.js';
 
 const positions = (n: number, rank: number, w: number, rule: ShardRule): number[] => {
   const s = shard(n, rank, w, rule);

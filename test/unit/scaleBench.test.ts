@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { ScaleRun } from '../../src/bench/scale/ScaleBenchReport.js';
-import { resolveScaleBenchOptions } from '../../src/bench/scale/ScaleBenchOptions.js';
-import { expectedSamples } from '../../src/bench/scale/runScaleBench.js';
+import type { ScaleRun } from '../../bench/scale/ScaleBenchReport.js';
+import { resolveScaleBenchOptions } from '../../bench/scale/ScaleBenchOptions.js';
+import { expectedSamples } from '../../bench/scale/runScaleBench.js';
 import {
   SCALE_SAMPLE_BYTES,
   scaleIngestEntry,
   scaleSampleBytes,
-} from '../../src/bench/scale/scaleSample.js';
-import { rssVerdict, summarizeScaleRuns } from '../../src/bench/scale/summarizeScaleRuns.js';
+} from '../../bench/scale/scaleSample.js';
+import { rssVerdict, summarizeScaleRuns } from '../../bench/scale/summarizeScaleRuns.js';
 
 describe('scaleSampleBytes', () => {
   it('gives 100 bytes, the same for the same index, distinct across indices', () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { sortPackedIds } from '../../src/server/splits/sortPackedIds.js';
+import { sortPackedIds } from '../../src/core/splits/sortPackedIds.js';
 
 describe('sortPackedIds', () => {
   it('orders packed ids exactly as Buffer.compare orders them one by one', () => {

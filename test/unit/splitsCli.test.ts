@@ -6,8 +6,8 @@ import {
   parseParts,
   parseSetRef,
 } from '../../src/cli/commands/splits.js';
-import { LoaderError } from '../../src/server/errors/LoaderError.js';
-import type { SplitSetInfo } from '../../src/server/splits/SplitSetInfo.js';
+import { LoaderError } from '../../src/core/errors/LoaderError.js';
+import type { SplitSetInfo } from '../../src/core/splits/SplitSetInfo.js';
 
 const userError = (fn: () => unknown): string => {
   try {

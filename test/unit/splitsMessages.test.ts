@@ -4,11 +4,11 @@ import { toSplitSet } from '../../src/client/toSplitSet.js';
 import type { CreateSplitsRequest__Output } from '../../src/generated/scylla_loader/v1/CreateSplitsRequest.js';
 import type { SplitSet__Output } from '../../src/generated/scylla_loader/v1/SplitSet.js';
 import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
-import { LoaderError } from '../../src/server/errors/LoaderError.js';
+import { LoaderError } from '../../src/core/errors/LoaderError.js';
 import { streamableSplits } from '../../src/server/rpc/streamableSplits.js';
 import { toCreateSplitSetRequest } from '../../src/server/rpc/toCreateSplitSetRequest.js';
 import { toSplitSetMessage } from '../../src/server/rpc/toSplitSetMessage.js';
-import type { SplitSetInfo } from '../../src/server/splits/SplitSetInfo.js';
+import type { SplitSetInfo } from '../../src/core/splits/SplitSetInfo.js';
 
 const service = loadLoaderProto().scylla_loader.v1.LoaderService.service;
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { LatencyBenchReport } from '../../src/bench/latency/LatencyBenchReport.js';
-import type { ScaleBenchReport } from '../../src/bench/scale/ScaleBenchReport.js';
-import type { StreamBenchReport } from '../../src/bench/stream/StreamBenchReport.js';
-import { latencyVsA, suiteTargets } from '../../src/bench/suite/suiteTargets.js';
+import type { LatencyBenchReport } from '../../bench/latency/LatencyBenchReport.js';
+import type { ScaleBenchReport } from '../../bench/scale/ScaleBenchReport.js';
+import type { StreamBenchReport } from '../../bench/stream/StreamBenchReport.js';
+import { latencyVsA, suiteTargets } from '../../bench/suite/suiteTargets.js';
 
 const stream = {
   summary: [

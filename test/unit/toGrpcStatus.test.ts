@@ -2,7 +2,7 @@ import { status } from '@grpc/grpc-js';
 import cassandra from 'cassandra-driver';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { LoaderError, notFound } from '../../src/server/errors/LoaderError.js';
+import { LoaderError, notFound } from '../../src/core/errors/LoaderError.js';
 import { toGrpcStatus } from '../../src/server/errors/toGrpcStatus.js';
 
 const { errors, types } = cassandra;
@@ -14,7 +14,7 @@ describe('toGrpcStatus', () => {
       code: status.NOT_FOUND,
       details: 'dataset "x" does not exist; ingest it first',
     });
-    const exhausted = new LoaderError(status.RESOURCE_EXHAUSTED, 'batch too large');
+    const exhausted = new LoaderError('RESOURCE_EXHAUSTED', 'batch too large');
     expect(toGrpcStatus(exhausted).code).toBe(status.RESOURCE_EXHAUSTED);
   });
 

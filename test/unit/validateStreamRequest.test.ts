@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { StreamBatchesRequest__Output } from '../../src/generated/scylla_loader/v1/StreamBatchesRequest.js';
 import { validateStreamRequest } from '../../src/server/rpc/validateStreamRequest.js';
 
-const limits = { maxBatchSize: 8192, defaultPrefetch: 4, maxPrefetch: 64 };
+const limits = {
+  maxBatchSize: 8192,
+  defaultPrefetch: 4,
+  maxPrefetch: 64,
+  maxWindowSamples: 65_536,
+};
 const base: StreamBatchesRequest__Output = {
   dataset: 'mnist',
   split: 'all',
@@ -45,6 +50,14 @@ describe('validateStreamRequest', () => {
         limits,
       ),
     ).toMatchObject({ shardRule: 'pad', shuffle: 'none', ordering: 'in-order', missing: 'skip' });
+  });
+
+  it('holds the window to the configured limit, not a constant', () => {
+    const small = { ...limits, maxWindowSamples: 1000 };
+    expect(() => validateStreamRequest({ ...base, prefetch: 8, batchSize: 128 }, small)).toThrow(
+      /prefetch x batch_size = 1024 samples is over the limit of 1000 per stream/,
+    );
+    expect(validateStreamRequest({ ...base, prefetch: 7, batchSize: 128 }, small).prefetch).toBe(7);
   });
 
   it.each([

@@ -3,8 +3,7 @@ import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
 import { localClusterStatus } from '../../devdb/localClusterStatus.js';
 import { stopLocalCluster } from '../../devdb/stopLocalCluster.js';
-import { dbConfigFromEnv } from '../../server/config/dbConfig.js';
-import { createDbClient } from '../../server/db/createDbClient.js';
+import { dbConfigFromEnv, createDbClient } from '../../core/index.js';
 import { runAction } from '../runAction.js';
 
 interface StartFlags {

@@ -1,20 +1,19 @@
 import path from 'node:path';
-import { status as grpcStatus } from '@grpc/grpc-js';
 import type cassandra from 'cassandra-driver';
 import { Command } from 'commander';
 import { prepareMnist } from '../../datasets/prepareMnist.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
-import { createDbClient } from '../../server/db/createDbClient.js';
-import { LoaderError } from '../../server/errors/LoaderError.js';
-import { readDatasetInfo } from '../../server/schema/datasetInfo.js';
-import { createSplitSet } from '../../server/splits/createSplitSet.js';
-import type { SplitSetInfo } from '../../server/splits/SplitSetInfo.js';
 import {
+  createDbClient,
+  LoaderError,
+  readDatasetInfo,
+  createSplitSet,
+  type SplitSetInfo,
   ensureSplitTables,
   latestSplitVersion,
   readSplitSetInfo,
-} from '../../server/splits/splitStore.js';
+} from '../../core/index.js';
 import { dbConfigFromFlags } from '../dbOptions.js';
 import { createProgress, type Progress } from '../progress.js';
 import { runAction } from '../runAction.js';
@@ -106,7 +105,7 @@ export function registerDemoCommand(program: Command): void {
         });
         if (epochs.length !== 2 || !epochs.every((e) => e.exactlyOnce)) {
           throw new LoaderError(
-            grpcStatus.DATA_LOSS,
+            'DATA_LOSS',
             'an epoch did not deliver every sample exactly once; see the figures above',
           );
         }

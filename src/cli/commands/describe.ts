@@ -1,7 +1,10 @@
 import { Command } from 'commander';
-import { createDbClient } from '../../server/db/createDbClient.js';
-import { readDatasetInfo, type DatasetInfo } from '../../server/schema/datasetInfo.js';
-import { validateIdentifier } from '../../server/schema/identifiers.js';
+import {
+  createDbClient,
+  readDatasetInfo,
+  type DatasetInfo,
+  validateIdentifier,
+} from '../../core/index.js';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
 import { runAction } from '../runAction.js';
 

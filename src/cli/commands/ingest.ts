@@ -1,15 +1,19 @@
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import { createDbClient } from '../../server/db/createDbClient.js';
-import { invalidArgument } from '../../server/errors/LoaderError.js';
-import { ingestDataset, type IngestSummary } from '../../server/ingest/ingestDataset.js';
-import type { IngestSource } from '../../server/ingest/IngestSource.js';
-import type { PreprocessOptions } from '../../server/ingest/preprocessImage.js';
-import { readImageFolder } from '../../server/ingest/readImageFolder.js';
-import { readManifest } from '../../server/ingest/readManifest.js';
-import { isColumnType, type ColumnType } from '../../server/schema/columnTypes.js';
-import { validateIdentifier } from '../../server/schema/identifiers.js';
-import { parseReplication } from '../../server/schema/replication.js';
+import {
+  createDbClient,
+  invalidArgument,
+  ingestDataset,
+  type IngestSummary,
+  type IngestSource,
+  type PreprocessOptions,
+  readImageFolder,
+  readManifest,
+  isColumnType,
+  type ColumnType,
+  validateIdentifier,
+  parseReplication,
+} from '../../core/index.js';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
 import { createProgress } from '../progress.js';
 import { runAction } from '../runAction.js';

@@ -3,7 +3,7 @@ import { ZodError } from 'zod';
 import { serverConfigSchema, type ServerConfig } from '../../server/config/serverConfig.js';
 import { createLoaderServer } from '../../server/createLoaderServer.js';
 import { createLogger } from '../../server/createLogger.js';
-import { invalidArgument } from '../../server/errors/LoaderError.js';
+import { invalidArgument } from '../../core/index.js';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
 import { parseExtraPaths, type ExtraPathSpec } from '../parseExtraPaths.js';
 import { runAction } from '../runAction.js';
@@ -18,6 +18,7 @@ export interface ServeFlags extends DbFlags {
   maxMessageBytes?: string;
   defaultPrefetch?: string;
   maxPrefetch?: string;
+  maxWindowSamples?: string;
   maxInFlight?: string;
   readAttempts?: string;
   retryBaseMs?: string;
@@ -65,6 +66,12 @@ const NUMERIC_FLAGS: NumericFlag[] = [
     '--max-prefetch',
     'SCYLLA_LOADER_MAX_PREFETCH',
     'largest prefetch a request may ask for',
+  ],
+  [
+    'maxWindowSamples',
+    '--max-window-samples',
+    'SCYLLA_LOADER_MAX_WINDOW_SAMPLES',
+    'positions one stream may hold in its window (prefetch x batch size, growth included)',
   ],
   [
     'maxInFlightPerStream',

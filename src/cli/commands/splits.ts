@@ -1,21 +1,22 @@
 import type cassandra from 'cassandra-driver';
 import { Command, Option } from 'commander';
-import { createDbClient } from '../../server/db/createDbClient.js';
-import { invalidArgument } from '../../server/errors/LoaderError.js';
-import { splitTablesExist } from '../../server/splits/splitTablesExist.js';
-import { readDatasetInfo } from '../../server/schema/datasetInfo.js';
-import { requireDataset } from '../../server/schema/datasetSchema.js';
-import { validateIdentifier } from '../../server/schema/identifiers.js';
-import { createSplitSet, type CreateSplitSetRequest } from '../../server/splits/createSplitSet.js';
-import type { MetadataFilter } from '../../server/splits/MetadataFilter.js';
-import type { SplitSetInfo } from '../../server/splits/SplitSetInfo.js';
-import type { ClassTargets } from '../../server/splits/SplitSpec.js';
-import { validateSplitName } from '../../server/splits/splitNames.js';
 import {
+  createDbClient,
+  invalidArgument,
+  splitTablesExist,
+  readDatasetInfo,
+  requireDataset,
+  validateIdentifier,
+  createSplitSet,
+  type CreateSplitSetRequest,
+  type MetadataFilter,
+  type SplitSetInfo,
+  type ClassTargets,
+  validateSplitName,
   latestSplitVersion,
   listSplitSets,
   readSplitSetInfo,
-} from '../../server/splits/splitStore.js';
+} from '../../core/index.js';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
 import { createProgress, type Progress } from '../progress.js';
 import { runAction } from '../runAction.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { LoaderClient } from '../../client/LoaderClient.js';
-import type { DbConfig } from '../../server/config/dbConfig.js';
+import type { DbConfig } from '../../core/index.js';
 import { serverConfigSchema } from '../../server/config/serverConfig.js';
 import { createLoaderServer } from '../../server/createLoaderServer.js';
 

@@ -2,9 +2,8 @@ import { execFile } from 'node:child_process';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { status } from '@grpc/grpc-js';
 import { cacheBaseDir } from '../../devdb/cacheBaseDir.js';
-import { LoaderError } from '../../server/errors/LoaderError.js';
+import { LoaderError } from '../../core/index.js';
 
 const run = promisify(execFile);
 
@@ -91,5 +90,5 @@ async function tool(
 
 /** Something this machine lacks: the CLI prints the message alone (no stack). */
 function precondition(message: string, cause?: unknown): LoaderError {
-  return new LoaderError(status.FAILED_PRECONDITION, message, { cause });
+  return new LoaderError('FAILED_PRECONDITION', message, { cause });
 }

@@ -1,4 +1,4 @@
-import { RandomStream } from '../../server/sampling/randomStream.js';
+import { RandomStream } from '../../core/index.js';
 
 /**
  * How image `index` is made from its source photo, as numbers independent of the photo's

@@ -1,5 +1,4 @@
-import type { IngestSource } from '../../server/ingest/IngestSource.js';
-import { readImageFolder } from '../../server/ingest/readImageFolder.js';
+import { type IngestSource, readImageFolder } from '../../core/index.js';
 import { photoImageIndex } from './photoImagePath.js';
 
 /**

@@ -1,7 +1,7 @@
 import { status, type StatusObject } from '@grpc/grpc-js';
 import cassandra from 'cassandra-driver';
 import { ZodError } from 'zod';
-import { LoaderError } from './LoaderError.js';
+import { LoaderError } from '../../core/index.js';
 
 /** What a client sees of an error: a status code and details a person can act on. */
 export type GrpcErrorStatus = Pick<StatusObject, 'code' | 'details'>;
@@ -49,7 +49,7 @@ const RETRYABLE_RESPONSES = new Map<number, string>([
  *   error may hold hosts, CQL or stack traces, so it is never sent; the caller logs it.
  */
 export function toGrpcStatus(err: unknown, origin: ErrorOrigin = {}): GrpcErrorStatus {
-  if (err instanceof LoaderError) return { code: err.code, details: err.message };
+  if (err instanceof LoaderError) return { code: status[err.code], details: err.message };
   if (err instanceof ZodError) {
     const issues = err.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`);
     return { code: status.INVALID_ARGUMENT, details: `invalid request: ${issues.join('; ')}` };

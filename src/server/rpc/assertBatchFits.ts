@@ -1,5 +1,4 @@
-import { status } from '@grpc/grpc-js';
-import { LoaderError } from '../errors/LoaderError.js';
+import { LoaderError } from '../../core/index.js';
 
 /** Bytes kept free under the message limit for each sample's id, label, sizes and framing. */
 const OVERHEAD_PER_SAMPLE = 64;
@@ -28,7 +27,7 @@ export function assertBatchFits(
     payloadBytes + samples * OVERHEAD_PER_SAMPLE + OVERHEAD_PER_BATCH + resumeToken.length;
   if (total > maxMessageBytes) {
     throw new LoaderError(
-      status.INVALID_ARGUMENT,
+      'INVALID_ARGUMENT',
       `a batch of ${samples} samples is ${total} bytes, over the message limit of ` +
         `${maxMessageBytes} bytes (SCYLLA_LOADER_MAX_MESSAGE_BYTES); ask for a smaller batch_size`,
     );

@@ -1,5 +1,5 @@
 import type { StreamBatchesResponse } from '../../generated/scylla_loader/v1/StreamBatchesResponse.js';
-import type { AssembledBatch } from '../fetch/BatchFetcher.js';
+import type { AssembledBatch } from '../../core/index.js';
 import { assertBatchFits } from './assertBatchFits.js';
 
 /**

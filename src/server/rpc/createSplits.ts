@@ -1,9 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
 import type { CreateSplitsRequest__Output } from '../../generated/scylla_loader/v1/CreateSplitsRequest.js';
 import type { CreateSplitsResponse } from '../../generated/scylla_loader/v1/CreateSplitsResponse.js';
-import { LoaderError } from '../errors/LoaderError.js';
+import { LoaderError, createSplitSet } from '../../core/index.js';
 import type { ServerContext } from '../ServerContext.js';
-import { createSplitSet } from '../splits/createSplitSet.js';
 import { toCreateSplitSetRequest } from './toCreateSplitSetRequest.js';
 import { toSplitSetMessage } from './toSplitSetMessage.js';
 import { primaryClient, unaryHandler } from './unaryHandler.js';
@@ -23,8 +22,7 @@ export function createCreateSplitsHandler(
     'CreateSplits',
     async (call) => {
       const abort = new AbortController();
-      const onCancel = (): void =>
-        abort.abort(new LoaderError(grpc.status.CANCELLED, 'call cancelled'));
+      const onCancel = (): void => abort.abort(new LoaderError('CANCELLED', 'call cancelled'));
       call.once('cancelled', onCancel);
       if (call.cancelled) onCancel();
       try {

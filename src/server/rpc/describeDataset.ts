@@ -4,11 +4,13 @@ import type { DescribeDatasetRequest__Output } from '../../generated/scylla_load
 import type { DescribeDatasetResponse } from '../../generated/scylla_loader/v1/DescribeDatasetResponse.js';
 import { logCallError } from '../errors/logCallError.js';
 import { toGrpcStatus } from '../errors/toGrpcStatus.js';
-import { readDatasetInfo } from '../schema/datasetInfo.js';
-import { validateIdentifier } from '../schema/identifiers.js';
+import {
+  readDatasetInfo,
+  validateIdentifier,
+  listSplitSets,
+  splitTablesExist,
+} from '../../core/index.js';
 import type { ServerContext } from '../ServerContext.js';
-import { listSplitSets } from '../splits/splitStore.js';
-import { splitTablesExist } from '../splits/splitTablesExist.js';
 import { streamableSplits } from './streamableSplits.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { AssembledBatch } from '../fetch/BatchFetcher.js';
+import type { AssembledBatch } from '../../core/index.js';
 import { assertBatchFits } from './assertBatchFits.js';
 
 // Tags of `StreamBatchesResponse` and `Batch` (proto/scylla_loader/v1/loader.proto): field

@@ -1,13 +1,15 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { GetSplitRequest__Output } from '../../generated/scylla_loader/v1/GetSplitRequest.js';
 import type { GetSplitResponse } from '../../generated/scylla_loader/v1/GetSplitResponse.js';
-import { notFound } from '../errors/LoaderError.js';
-import { requireDataset } from '../schema/datasetSchema.js';
-import { validateIdentifier } from '../schema/identifiers.js';
+import {
+  notFound,
+  requireDataset,
+  validateIdentifier,
+  validateSplitName,
+  readSplitSetInfo,
+  splitTablesExist,
+} from '../../core/index.js';
 import type { ServerContext } from '../ServerContext.js';
-import { validateSplitName } from '../splits/splitNames.js';
-import { readSplitSetInfo } from '../splits/splitStore.js';
-import { splitTablesExist } from '../splits/splitTablesExist.js';
 import { toSplitSetMessage } from './toSplitSetMessage.js';
 import { primaryClient, unaryHandler } from './unaryHandler.js';
 

@@ -1,11 +1,13 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { ListSplitsRequest__Output } from '../../generated/scylla_loader/v1/ListSplitsRequest.js';
 import type { ListSplitsResponse } from '../../generated/scylla_loader/v1/ListSplitsResponse.js';
-import { requireDataset } from '../schema/datasetSchema.js';
-import { validateIdentifier } from '../schema/identifiers.js';
+import {
+  requireDataset,
+  validateIdentifier,
+  listSplitSets,
+  splitTablesExist,
+} from '../../core/index.js';
 import type { ServerContext } from '../ServerContext.js';
-import { listSplitSets } from '../splits/splitStore.js';
-import { splitTablesExist } from '../splits/splitTablesExist.js';
 import { toSplitSetMessage } from './toSplitSetMessage.js';
 import { primaryClient, unaryHandler } from './unaryHandler.js';
 

@@ -2,22 +2,23 @@ import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { StreamBatchesRequest__Output } from '../../generated/scylla_loader/v1/StreamBatchesRequest.js';
 import type { StreamBatchesResponse } from '../../generated/scylla_loader/v1/StreamBatchesResponse.js';
-import { BoundedCache } from '../cache/BoundedCache.js';
-import { LoaderError } from '../errors/LoaderError.js';
-import { toGrpcStatus } from '../errors/toGrpcStatus.js';
-import { adaptiveWindowMax, BatchFetcher } from '../fetch/BatchFetcher.js';
-import { encodeBatchResponse } from './encodeBatchResponse.js';
 import {
+  BoundedCache,
+  LoaderError,
+  adaptiveWindowMax,
+  BatchFetcher,
   decodeResumeToken,
   encodeResumeToken,
   requestFingerprint,
   type ResumeState,
-} from '../resume/resumeToken.js';
-import { epochShard } from '../sampling/epochShard.js';
-import { permutation } from '../sampling/permutation.js';
+  epochShard,
+  permutation,
+  resolveSplit,
+  type SplitIds,
+} from '../../core/index.js';
+import { toGrpcStatus } from '../errors/toGrpcStatus.js';
+import { encodeBatchResponse } from './encodeBatchResponse.js';
 import type { ServerContext } from '../ServerContext.js';
-import { resolveSplit } from '../splits/resolveSplit.js';
-import type { SplitIds } from '../splits/SplitIds.js';
 import { validateStreamRequest } from './validateStreamRequest.js';
 import { writeMessage } from './writeMessage.js';
 
@@ -47,7 +48,7 @@ async function runStream(
 ): Promise<void> {
   const streamId = randomBytes(6).toString('hex');
   const abort = new AbortController();
-  const onCancel = (): void => abort.abort(new LoaderError(grpc.status.CANCELLED, 'cancelled'));
+  const onCancel = (): void => abort.abort(new LoaderError('CANCELLED', 'cancelled'));
   call.on('cancelled', onCancel);
   const started = performance.now();
   const figures = {
@@ -102,11 +103,7 @@ async function runStream(
       prefetch: req.prefetch,
       ...(req.adaptivePrefetch
         ? {
-            adaptiveWindowMax: adaptiveWindowMax(
-              req.batchSize,
-              ctx.config.maxPrefetch,
-              ctx.config.maxInFlightPerStream,
-            ),
+            adaptiveWindowMax: adaptiveWindowMax(req.batchSize, ctx.config),
           }
         : {}),
       ordering: req.ordering,

@@ -1,5 +1,4 @@
-import { ALL_SPLIT } from '../splits/loadSplitIds.js';
-import type { SplitSetInfo } from '../splits/SplitSetInfo.js';
+import { ALL_SPLIT, type SplitSetInfo } from '../../core/index.js';
 
 /**
  * The split names a stream can ask for: `all`, then `<set>/<part>` for every part of each

@@ -1,10 +1,12 @@
 import type { CreateSplitsRequest__Output } from '../../generated/scylla_loader/v1/CreateSplitsRequest.js';
 import type { MetadataFilter__Output } from '../../generated/scylla_loader/v1/MetadataFilter.js';
-import { invalidArgument } from '../errors/LoaderError.js';
-import { validateIdentifier } from '../schema/identifiers.js';
-import type { CreateSplitSetRequest } from '../splits/createSplitSet.js';
-import type { MetadataFilter } from '../splits/MetadataFilter.js';
-import type { ClassTargets } from '../splits/SplitSpec.js';
+import {
+  invalidArgument,
+  validateIdentifier,
+  type CreateSplitSetRequest,
+  type MetadataFilter,
+  type ClassTargets,
+} from '../../core/index.js';
 
 /**
  * Turns a `CreateSplitsRequest` into what `createSplitSet` takes, refusing what the message's

@@ -1,5 +1,5 @@
 import type { SplitSet } from '../../generated/scylla_loader/v1/SplitSet.js';
-import type { SplitSetInfo } from '../splits/SplitSetInfo.js';
+import type { SplitSetInfo } from '../../core/index.js';
 
 /**
  * A stored split set as the `SplitSet` message: counts as decimal strings (uint64 on the

@@ -1,11 +1,10 @@
 import type { StreamBatchesRequest__Output } from '../../generated/scylla_loader/v1/StreamBatchesRequest.js';
-import type { ServerConfig } from '../config/serverConfig.js';
-import { invalidArgument } from '../errors/LoaderError.js';
-import type { ShardRule } from '../sampling/shard.js';
-import { validateIdentifier } from '../schema/identifiers.js';
-
-/** Positions one stream may hold in its window (prefetch x batch size), whatever the limits. */
-export const MAX_WINDOW_SAMPLES = 65_536;
+import {
+  invalidArgument,
+  type ShardRule,
+  type StreamLimits,
+  validateIdentifier,
+} from '../../core/index.js';
 
 /** A StreamBatches request with defaults applied and every field checked. */
 export interface StreamRequest {
@@ -45,7 +44,10 @@ const SHARD_RULES: Record<string, ShardRule> = {
  */
 export function validateStreamRequest(
   req: StreamBatchesRequest__Output,
-  config: Pick<ServerConfig, 'maxBatchSize' | 'defaultPrefetch' | 'maxPrefetch'>,
+  config: Pick<
+    StreamLimits,
+    'maxBatchSize' | 'defaultPrefetch' | 'maxPrefetch' | 'maxWindowSamples'
+  >,
 ): StreamRequest {
   const dataset = validateIdentifier(req.dataset, 'dataset');
   const split = req.split.trim();
@@ -69,10 +71,10 @@ export function validateStreamRequest(
   if (prefetch > config.maxPrefetch) {
     throw invalidArgument(`prefetch ${prefetch} is over the server limit of ${config.maxPrefetch}`);
   }
-  if (prefetch * batchSize > MAX_WINDOW_SAMPLES) {
+  if (prefetch * batchSize > config.maxWindowSamples) {
     throw invalidArgument(
       `prefetch x batch_size = ${prefetch * batchSize} samples is over the limit of ` +
-        `${MAX_WINDOW_SAMPLES} per stream; lower prefetch`,
+        `${config.maxWindowSamples} per stream (SCYLLA_LOADER_MAX_WINDOW_SAMPLES); lower prefetch`,
     );
   }
   const shardRule = SHARD_RULES[req.shardRule];

@@ -1,0 +1,223 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { uuidFromBytes } from '../../src/client/uuidFromBytes.js';
+import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
+import { createDbClient, loadSplitIds } from '../../src/core/index.js';
+import { peakRssBytes, resetPeakRss } from '../latency/peakRss.js';
+import { benchEnvironment } from '../stream/benchEnvironment.js';
+import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
+import { cpuMeter } from '../stream/procCpu.js';
+import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
+import { progressOrLog } from '../stream/StreamBenchOptions.js';
+import { startBenchChild } from '../stream/startBenchChild.js';
+import { checkExactlyOnce, combineExactlyOnce } from './checkExactlyOnce.js';
+import type { ConcurrencyBenchOptions } from './ConcurrencyBenchOptions.js';
+import type { ConcurrencyBenchReport, ConcurrencyRun } from './ConcurrencyBenchReport.js';
+import { interleavedSchedule } from './interleavedSchedule.js';
+import type { RanksClientConfig, RanksClientResult, RanksIds } from './ranksClientChild.js';
+import { summarizeConcurrencyRuns } from './summarizeConcurrencyRuns.js';
+
+/** The child script, relative to the folder `startBenchChild` runs scripts from. */
+const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
+
+/**
+ * Benchmark scenario F: one real `serve` process, and for every k of `options.streams` the k
+ * ranks of one job (world size k, out of order, the loader's defaults) streaming the same
+ * seed's epochs of the `bench stream` dataset at once, from one client child (see
+ * `ranksClientChild.ts` for why one). Runs are interleaved across k (see
+ * `interleavedSchedule`). Every run's ids are checked against the dataset's: the ranks
+ * together must receive each sample exactly once per epoch (a failure is reported, not
+ * thrown, so the figures still come out). Every child is ended whatever happens. Writes the
+ * JSON report to `outDir`.
+ */
+export async function runConcurrencyBench(
+  options: ConcurrencyBenchOptions,
+): Promise<ConcurrencyBenchReport> {
+  const log = options.log ?? (() => undefined);
+  const signal = options.signal;
+  const started = performance.now();
+  const startedAt = new Date();
+  const childPids: number[] = [];
+  const onSpawn = (pid: number): void => void childPids.push(pid);
+  const progress = progressOrLog(options.progress, log);
+
+  const client = await createDbClient(options.db);
+  let environment;
+  let dataset;
+  let datasetIds: string[];
+  try {
+    environment = await benchEnvironment(client);
+    dataset = await prepareStreamDataset(client, {
+      name: options.dataset,
+      samples: options.samples,
+      imageRoot: options.imageRoot,
+      progress,
+      ...(signal ? { signal } : {}),
+    });
+    const all = await loadSplitIds(client, options.dataset);
+    datasetIds = Array.from({ length: all.count }, (_, i) => uuidFromBytes(all.ids, i * 16));
+  } finally {
+    await client.shutdown();
+  }
+  log(
+    `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,
+  );
+
+  const schedule = interleavedSchedule(options.streams, options.runs);
+  const runs: ConcurrencyRun[] = [];
+  let peakRssPerRun = true;
+  let serve: ServeProcess | undefined;
+  const idsDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-concurrency-'));
+  const bar = progress('bench concurrency', schedule.length, 'runs');
+  try {
+    if (options.cpuProfileDir) await mkdir(options.cpuProfileDir, { recursive: true });
+    serve = await startServeProcess({
+      db: options.db,
+      onSpawn,
+      ...(options.cpuProfileDir
+        ? { nodeFlags: ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir] }
+        : {}),
+    });
+    await warmUpLoader(serve, options);
+    for (const { streams, run } of schedule) {
+      signal?.throwIfAborted();
+      const r = await measureRun(options, serve, datasetIds, {
+        streams,
+        run,
+        onSpawn,
+        idsFile: path.join(idsDir, `ids-${run}-${streams}.json`),
+      });
+      if (r.loaderPeakRssBytes === undefined) peakRssPerRun = false;
+      runs.push(r);
+      bar.update(runs.length);
+      bar.log(
+        `run ${run + 1} k=${streams}: ${Math.round(r.samplesPerSecond)} samples/s, ` +
+          `${r.megabytesPerSecond.toFixed(1)} MB/s, per stream min ` +
+          `${Math.round(Math.min(...r.perStreamSamplesPerSecond))}, batch wait p50 ` +
+          `${r.waitMs.p50.toFixed(1)} / p99 ${r.waitMs.p99.toFixed(1)} ms, exactly once ` +
+          `${r.exactlyOnce.ok ? 'yes' : `NO (${JSON.stringify(r.exactlyOnce)})`}`,
+      );
+    }
+  } finally {
+    bar.stop();
+    await serve?.stop();
+    await rm(idsDir, { recursive: true, force: true });
+  }
+
+  const serverDefaults = serverConfigSchema.parse({ db: {} });
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
+  const { summary, scalingBase } = summarizeConcurrencyRuns(runs);
+  const report: ConcurrencyBenchReport = {
+    startedAt: startedAt.toISOString(),
+    seconds: (performance.now() - started) / 1000,
+    environment,
+    settings: {
+      samples: options.samples,
+      streams: options.streams,
+      runs: options.runs,
+      batchSize: options.batchSize,
+      epochs: options.epochs,
+      clients:
+        'one client process hosting the k ranks, each with its own LoaderClient ' +
+        '(own channel and HTTP/2 connection)',
+      serverDefaultPrefetch: serverDefaults.defaultPrefetch,
+      serverMaxInFlightPerStream: serverDefaults.maxInFlightPerStream,
+      serverMaxConcurrentStreams: serverDefaults.maxConcurrentStreams,
+      connectionsPerHost: options.db.connectionsPerHost,
+      peakRssPerRun,
+      ...(options.cpuProfileDir ? { cpuProfileDir: options.cpuProfileDir } : {}),
+    },
+    dataset,
+    runs,
+    summary,
+    scalingBase,
+    servePid: serve.pid,
+    childPids,
+    jsonPath: path.join(options.outDir, `concurrency-${stamp}.json`),
+  };
+  await mkdir(options.outDir, { recursive: true });
+  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  return report;
+}
+
+/**
+ * Runs one client child with k ranks: waits until its clients are connected and warmed up,
+ * resets the loader's peak RSS, samples CPU times, lets it go, and samples again when it
+ * reports; the child is ended whatever happens. Then checks each epoch's ids.
+ */
+async function measureRun(
+  options: ConcurrencyBenchOptions,
+  serve: ServeProcess,
+  datasetIds: readonly string[],
+  place: { streams: number; run: number; onSpawn: (pid: number) => void; idsFile: string },
+): Promise<ConcurrencyRun> {
+  const config: RanksClientConfig = {
+    address: serve.address,
+    dataset: options.dataset,
+    batchSize: options.batchSize,
+    seed: place.run,
+    epochs: options.epochs,
+    streams: place.streams,
+    idsFile: place.idsFile,
+  };
+  const child = startBenchChild<RanksClientResult>(CLIENT_SCRIPT, config, {
+    onSpawn: place.onSpawn,
+  });
+  const onAbort = (): void => void child.stop();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  let result: RanksClientResult;
+  let cpu: Record<string, number | undefined>;
+  let rss: number | undefined;
+  try {
+    await child.ready;
+    options.signal?.throwIfAborted();
+    const rssReset = resetPeakRss(serve.pid);
+    const meter = cpuMeter({ loader: serve.pid, db: options.dbPid });
+    child.go();
+    result = await child.result;
+    cpu = meter();
+    rss = rssReset ? peakRssBytes(serve.pid) : undefined;
+  } catch (err) {
+    options.signal?.throwIfAborted();
+    throw err;
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    await child.stop();
+  }
+  const ids = JSON.parse(await readFile(place.idsFile, 'utf8')) as RanksIds;
+  await rm(place.idsFile, { force: true });
+  const exactlyOnce = combineExactlyOnce(
+    Array.from({ length: options.epochs }, (_, epoch) =>
+      checkExactlyOnce(
+        datasetIds,
+        ids.map((byEpoch) => byEpoch[epoch] ?? []),
+      ),
+    ),
+  );
+  const samples = result.ranks.reduce((a, r) => a + r.samples, 0);
+  const bytes = result.ranks.reduce((a, r) => a + r.bytes, 0);
+  const loader = cpu['loader'];
+  const db = cpu['db'];
+  return {
+    streams: place.streams,
+    run: place.run,
+    seed: config.seed,
+    samples,
+    bytes,
+    wallSeconds: result.wallSeconds,
+    samplesPerSecond: samples / result.wallSeconds,
+    megabytesPerSecond: bytes / 1e6 / result.wallSeconds,
+    perStreamSamplesPerSecond: result.ranks.map((r) => r.samples / r.wallSeconds),
+    waitMs: result.waitMs,
+    firstBatchMsMax: Math.max(...result.ranks.map((r) => r.firstBatchMs)),
+    cpuSeconds: {
+      ...(loader === undefined ? {} : { loader }),
+      ...(db === undefined ? {} : { db }),
+      client: result.cpuSeconds,
+    },
+    ...(loader === undefined ? {} : { loaderCpuSecondsPerGB: loader / (bytes / 1e9) }),
+    ...(rss === undefined ? {} : { loaderPeakRssBytes: rss }),
+    exactlyOnce,
+  };
+}

@@ -1,0 +1,247 @@
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type cassandra from 'cassandra-driver';
+import type { Progress } from '../../src/cli/progress.js';
+import { readPhotoFolder } from '../../src/datasets/photos/readPhotoFolder.js';
+import { writePhotoJpegs } from '../../src/datasets/photos/writePhotoJpegs.js';
+import { prepareMnist } from '../../src/datasets/prepareMnist.js';
+import { createDbClient, type IngestSource, readManifest } from '../../src/core/index.js';
+import { benchEnvironment } from '../stream/benchEnvironment.js';
+import { median } from '../stream/stats.js';
+import type { IngestBenchOptions } from './IngestBenchOptions.js';
+import type {
+  IngestBenchReport,
+  IngestBenchSource,
+  IngestRunRecord,
+  IngestSourceInfo,
+} from './IngestBenchReport.js';
+import { localDatabasePids } from './localDatabasePids.js';
+import { measureColdStarts } from './measureColdStarts.js';
+import { measureIngestRun } from './measureIngestRun.js';
+import { summarizeIngestRuns } from './summarizeIngestRuns.js';
+
+/** Other processes busier than this during a run make the figures suspect. */
+const DISTURBED_CORES = 0.25;
+
+/**
+ * The ingest benchmark of the issue: distinct ~100 kB JPEGs stored as they are, and MNIST,
+ * each ingested `runs` times at every concurrency into a fresh keyspace (rounds interleave the
+ * sources and concurrencies, so a noisy minute on the shared machine spreads over all of them
+ * instead of spoiling one), with samples/s, MB/s and the CPU seconds of this process, of the
+ * database and of the rest of the machine. Then, if asked, the local node's cold start. Every
+ * keyspace used is dropped at the end, failure or not, and the local node is left running.
+ * Writes the whole report as JSON to `outDir/ingest-<timestamp>.json`.
+ */
+export async function runIngestBench(options: IngestBenchOptions): Promise<IngestBenchReport> {
+  const log = options.log ?? (() => undefined);
+  const signal = options.signal;
+  const startedAt = new Date();
+  const started = performance.now();
+  const notes: string[] = [];
+
+  const sources: Array<{ info: IngestSourceInfo; ingest: IngestSource }> = [];
+  const jpegs = await prepareJpegs(options);
+  sources.push({
+    info: await describeSource('jpeg100k', jpegs, `${options.keyspacePrefix}${options.images}`),
+    ingest: jpegs,
+  });
+  if (options.mnist) {
+    const mnist = await prepareMnistSource(options);
+    sources.push({
+      info: await describeSource('mnist', mnist, `${options.keyspacePrefix}mnist`),
+      ingest: mnist,
+    });
+  }
+  for (const { info } of sources) {
+    log(
+      `${info.source}: ${info.samples} files, ${(info.bytes / 1e6).toFixed(1)} MB, mean ` +
+        `${info.meanBytes.toFixed(0)} B (${info.minBytes} to ${info.maxBytes} B)`,
+    );
+  }
+
+  const runs: IngestRunRecord[] = [];
+  const keyspaces = sources.map((s) => s.info.keyspace);
+  let client: cassandra.Client | undefined;
+  let environment: IngestBenchReport['environment'];
+  try {
+    client = await createDbClient(options.db);
+    const pids = await localDatabasePids(options.localStateDir);
+    environment = {
+      ...(await benchEnvironment(client)),
+      databaseNodes: pids.length,
+      databaseIsLocalNode: pids.length > 0,
+    };
+    if (pids.length === 0) {
+      notes.push('the database is not the local node: its CPU seconds were not measured');
+    }
+    for (let run = 1; run <= options.runs; run++) {
+      for (const concurrency of options.concurrencies) {
+        for (const { info, ingest } of sources) {
+          signal?.throwIfAborted();
+          const record = await measureIngestRun(client, {
+            source: info.source,
+            ingest,
+            keyspace: info.keyspace,
+            concurrency,
+            run,
+            dbPids: await localDatabasePids(options.localStateDir),
+            settleMaxMs: options.settleMaxMs,
+            ...(options.progress ? { progress: options.progress } : {}),
+            ...(signal ? { signal } : {}),
+          });
+          runs.push(record);
+          log(describeRun(record, options.runs));
+        }
+      }
+    }
+  } finally {
+    if (client) {
+      // Best effort: an interrupted run must not leave hundreds of MB behind.
+      for (const ks of keyspaces) {
+        await client.execute(`DROP KEYSPACE IF EXISTS ${ks}`).catch(() => undefined);
+      }
+      await client.shutdown();
+    }
+  }
+
+  let coldStart: IngestBenchReport['coldStart'] = null;
+  if (options.coldStarts > 0 && options.localStateDir !== undefined) {
+    log(
+      `stopping and starting the local node ${options.coldStarts} time(s): anything else ` +
+        'using it (a test run) loses its database meanwhile',
+    );
+    const coldRuns = await measureColdStarts(options.localStateDir, options.coldStarts, {
+      log,
+      ...(signal ? { signal } : {}),
+    });
+    coldStart = {
+      runs: coldRuns,
+      medianStartSeconds: median(coldRuns.map((r) => r.startSeconds)),
+      medianStopSeconds: median(coldRuns.map((r) => r.stopSeconds)),
+    };
+  }
+
+  const disturbed = runs.filter((r) => (r.cores.rest ?? 0) > DISTURBED_CORES);
+  if (disturbed.length > 0) {
+    const worst = Math.max(...disturbed.map((r) => r.cores.rest ?? 0));
+    notes.push(
+      `other processes used more than ${DISTURBED_CORES} cores in ${disturbed.length} of ` +
+        `${runs.length} runs (up to ${worst.toFixed(2)}): those figures are disturbed; ` +
+        'rerun when the machine is quieter',
+    );
+  }
+  const unsettled = runs.filter((r) => r.settleSeconds * 1000 >= options.settleMaxMs);
+  if (unsettled.length > 0) {
+    notes.push(
+      `the database was still busy after ${options.settleMaxMs / 1000} s before ` +
+        `${unsettled.length} run(s) (compaction, or another client)`,
+    );
+  }
+
+  const report: IngestBenchReport = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    seconds: (performance.now() - started) / 1000,
+    settings: {
+      images: options.images,
+      runs: options.runs,
+      concurrencies: options.concurrencies,
+      mnist: options.mnist,
+      mnistLimit: options.mnistLimit ?? null,
+      coldStarts: options.coldStarts,
+    },
+    environment,
+    sources: sources.map((s) => s.info),
+    runs,
+    summary: summarizeIngestRuns(runs),
+    coldStart,
+    keyspaces,
+    notes,
+    jsonPath: path.join(
+      options.outDir,
+      `ingest-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`,
+    ),
+  };
+  await mkdir(options.outDir, { recursive: true });
+  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  return report;
+}
+
+/** Images 0..N-1 of the shared imagenet-size photo tree (written once), as an ingest source. */
+async function prepareJpegs(options: IngestBenchOptions): Promise<IngestSource> {
+  const progress = options.progress?.(
+    `prepare photo JPEGs (imagenet) in ${options.imageRoot}`,
+    options.images,
+    'images',
+  );
+  try {
+    const made = await writePhotoJpegs({
+      root: options.imageRoot,
+      count: options.images,
+      preset: 'imagenet',
+      onProgress: (done, bytes) => progress?.update(done, bytes),
+      ...(options.log ? { log: options.log } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (made.written === 0) {
+      options.log?.(`${options.images} JPEGs already in ${options.imageRoot}`);
+    }
+  } finally {
+    progress?.stop();
+  }
+  return readPhotoFolder(options.imageRoot, options.images);
+}
+
+async function prepareMnistSource(options: IngestBenchOptions): Promise<IngestSource> {
+  let progress: Progress | undefined;
+  try {
+    const prepared = await prepareMnist({
+      outDir: options.mnistDir,
+      ...(options.mnistLimit ? { limit: options.mnistLimit } : {}),
+      onProgress: (done, total) => {
+        progress ??= options.progress?.('prepare MNIST', total, 'images');
+        progress?.update(done);
+      },
+    });
+    return await readManifest(prepared.manifest);
+  } finally {
+    progress?.stop();
+  }
+}
+
+async function describeSource(
+  source: IngestBenchSource,
+  ingest: IngestSource,
+  keyspace: string,
+): Promise<IngestSourceInfo> {
+  const sizes: number[] = [];
+  // In slices: stat-ing 70,000 files at once would open as many requests at once.
+  for (let i = 0; i < ingest.entries.length; i += 512) {
+    const slice = ingest.entries.slice(i, i + 512);
+    sizes.push(...(await Promise.all(slice.map(async (e) => (await stat(e.filePath)).size))));
+  }
+  const bytes = sizes.reduce((a, b) => a + b, 0);
+  // Not Math.min(...sizes): 70,000 arguments come close to V8's limit on a call's arguments.
+  const minBytes = sizes.reduce((a, b) => Math.min(a, b), Infinity);
+  const maxBytes = sizes.reduce((a, b) => Math.max(a, b), 0);
+  return {
+    source,
+    description: ingest.description,
+    keyspace,
+    samples: sizes.length,
+    bytes,
+    meanBytes: sizes.length > 0 ? bytes / sizes.length : 0,
+    minBytes: sizes.length > 0 ? minBytes : 0,
+    maxBytes,
+  };
+}
+
+function describeRun(r: IngestRunRecord, runs: number): string {
+  const db = r.cpuSeconds.database === null ? '?' : r.cpuSeconds.database.toFixed(1);
+  const rest = r.cpuSeconds.rest === null ? '?' : r.cpuSeconds.rest.toFixed(1);
+  return (
+    `${r.source} c=${r.concurrency} run ${r.run}/${runs}: ${r.samplesPerSecond.toFixed(0)} ` +
+    `samples/s, ${r.megabytesPerSecond.toFixed(1)} MB/s, ${r.wallSeconds.toFixed(2)} s; CPU s ` +
+    `loader ${r.cpuSeconds.loader.toFixed(1)}, database ${db}, rest ${rest}`
+  );
+}

@@ -1,0 +1,331 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
+import { type DbConfig, createDbClient } from '../../src/core/index.js';
+import { benchEnvironment } from '../stream/benchEnvironment.js';
+import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
+import { cpuMeter } from '../stream/procCpu.js';
+import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
+import { startBenchChild } from '../stream/startBenchChild.js';
+import type { LatencyBenchOptions } from './LatencyBenchOptions.js';
+import type {
+  LatencyBenchReport,
+  LatencyPace,
+  LatencyRun,
+  LatencyScenario,
+  RouteSet,
+} from './LatencyBenchReport.js';
+import { pinProcess, resolvePlacements } from '../stream/pinning.js';
+import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
+import { progressOrLog, type Placement } from '../stream/StreamBenchOptions.js';
+import { latencyChartSvg } from './latencyChartSvg.js';
+import { peakRssBytes, resetPeakRss } from './peakRss.js';
+import { congestedToxics, latencyToxics } from './routeToxics.js';
+import { latencyRatios, summarizeLatencyRuns } from './summarizeLatencyRuns.js';
+import { startToxiproxy } from './toxiproxy.js';
+
+/** How the trainer asks for its stream in each scenario. */
+const SCENARIOS: Record<
+  LatencyScenario,
+  { ordering: 'in-order' | 'out-of-order'; prefetch?: number }
+> = {
+  B: { ordering: 'in-order', prefetch: 2 },
+  C: { ordering: 'out-of-order' },
+};
+
+/** The client child is `bench stream`'s, with waits of the first batches left out. */
+const CLIENT_SCRIPT = 'sdkClientChild';
+
+/**
+ * The latency benchmark of issue 5: the ~100 kB JPEG dataset of `bench stream`, streamed
+ * through real `serve` processes and the SDK in a child process, with every database
+ * connection of the loader going through toxiproxy. The main route gets each injected round
+ * trip in turn (its toxics change under the open connections); a second loader also has the
+ * congested route as an extra path. Scenarios B (IN_ORDER, prefetch 2) and C (OUT_OF_ORDER,
+ * server defaults) run interleaved, `runs` rounds, B and C alternating who goes first.
+ * Toxiproxy and every child are ended whatever happens. Writes the JSON report and an SVG
+ * chart to `outDir`.
+ */
+export async function runLatencyBench(options: LatencyBenchOptions): Promise<LatencyBenchReport> {
+  const log = options.log ?? (() => undefined);
+  const signal = options.signal;
+  const started = performance.now();
+  const startedAt = new Date();
+  const childPids: number[] = [];
+  const onSpawn = (pid: number): void => void childPids.push(pid);
+  const progress = progressOrLog(options.progress, log);
+
+  const client = await createDbClient(options.db);
+  let environment;
+  let dataset;
+  try {
+    environment = await benchEnvironment(client);
+    dataset = await prepareStreamDataset(client, {
+      name: options.dataset,
+      samples: options.samples,
+      imageRoot: options.imageRoot,
+      progress,
+      ...(signal ? { signal } : {}),
+    });
+  } finally {
+    await client.shutdown();
+  }
+  log(
+    `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,
+  );
+
+  const { placements, pinning, notes } = await resolvePlacements(
+    options.placements,
+    options.dbPid,
+    log,
+  );
+  const stepMs =
+    options.trainerSamplesPerSecond === undefined
+      ? undefined
+      : (1000 * options.batchSize) / options.trainerSamplesPerSecond;
+  const paces: LatencyPace[] = stepMs === undefined ? ['max'] : ['max', 'trainer'];
+  const upstream = `${options.db.contactPoints[0] ?? '127.0.0.1'}:${options.db.port}`;
+  const toxiproxy = await startToxiproxy(options.toxiproxy, { onSpawn });
+  const runs: LatencyRun[] = [];
+  let peakRssPerRun = true;
+  let extraPath: string | undefined;
+  const withCongested = options.congestedAtRttMs !== undefined;
+  const perRound = (options.rttsMs.length + (withCongested ? 1 : 0)) * 2 * paces.length;
+  const bar = progress('bench latency', perRound * options.runs * placements.length, 'runs');
+  try {
+    const mainPort = await toxiproxy.createProxy('main', upstream);
+    await toxiproxy.setToxics('main', latencyToxics(0));
+    const viaMain: DbConfig = { ...options.db, contactPoints: ['127.0.0.1'], port: mainPort };
+    if (withCongested) {
+      const congestedPort = await toxiproxy.createProxy('congested', upstream);
+      await toxiproxy.setToxics('congested', congestedToxics(options.congested));
+      extraPath = `congested=127.0.0.1:${congestedPort}`;
+    }
+    for (const placement of placements) {
+      const restore: (() => Promise<void>)[] = [];
+      const serves: ServeProcess[] = [];
+      try {
+        let cpus: string | undefined;
+        if (placement === 'pinned' && pinning && options.dbPid !== undefined) {
+          // Toxiproxy stands for the network: it runs on the database's core.
+          restore.push(await pinProcess(options.dbPid, pinning.database));
+          restore.push(await pinProcess(toxiproxy.pid, pinning.database));
+          cpus = pinning.loaderAndClient;
+        }
+        const placed = { onSpawn, ...(cpus === undefined ? {} : { cpus }) };
+        serves.push(await startServeProcess({ db: viaMain, ...placed }));
+        if (extraPath !== undefined) {
+          serves.push(
+            await startServeProcess({
+              db: viaMain,
+              ...placed,
+              env: { SCYLLA_LOADER_EXTRA_PATHS: extraPath },
+            }),
+          );
+        }
+        for (const serve of serves) await warmUpLoader(serve, options);
+
+        const measureOn = async (
+          serve: ServeProcess,
+          routes: RouteSet,
+          rttMs: number,
+          run: number,
+        ): Promise<void> => {
+          const order: LatencyScenario[] = run % 2 === 0 ? ['B', 'C'] : ['C', 'B'];
+          for (const pace of paces) {
+            for (const scenario of order) {
+              signal?.throwIfAborted();
+              const r = await runClient(options, serve, {
+                placement,
+                pace,
+                ...(pace === 'trainer' && stepMs !== undefined ? { stepMs } : {}),
+                scenario,
+                routes,
+                rttMs,
+                run,
+                placed,
+              });
+              if (r.loaderPeakRssBytes === undefined) peakRssPerRun = false;
+              runs.push(r);
+              bar.update(runs.length);
+              bar.log(
+                `${placement} run ${run + 1} ${scenario} ${routes} RTT ${rttMs} ms` +
+                  `${pace === 'trainer' ? ' paced trainer' : ''}: ` +
+                  `${Math.round(r.samplesPerSecond)} samples/s, ${r.megabytesPerSecond.toFixed(1)} MB/s, ` +
+                  `batch wait p50 ${r.waitMs.p50.toFixed(1)} / p99 ${r.waitMs.p99.toFixed(1)} ms`,
+              );
+            }
+          }
+        };
+        for (let run = 0; run < options.runs; run++) {
+          for (const rttMs of options.rttsMs) {
+            await toxiproxy.setToxics('main', latencyToxics(rttMs));
+            await measureOn(serves[0]!, 'main', rttMs, run);
+          }
+          if (options.congestedAtRttMs !== undefined) {
+            await toxiproxy.setToxics('main', latencyToxics(options.congestedAtRttMs));
+            await measureOn(serves[1]!, 'main+congested', options.congestedAtRttMs, run);
+          }
+        }
+      } finally {
+        await Promise.allSettled(serves.map((s) => s.stop()));
+        // Every undo is tried (the database's affinity too when toxiproxy's is gone); a failed
+        // one is reported, never hides the error that ended the runs.
+        for (const undo of restore.reverse()) {
+          await undo().catch((err: unknown) =>
+            log(`could not restore a CPU affinity: ${(err as Error)?.message ?? String(err)}`),
+          );
+        }
+      }
+    }
+  } finally {
+    bar.stop();
+    await toxiproxy.stop();
+  }
+
+  const serverDefaults = serverConfigSchema.parse({ db: {} });
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
+  const summary = summarizeLatencyRuns(runs);
+  const report: LatencyBenchReport = {
+    startedAt: startedAt.toISOString(),
+    seconds: (performance.now() - started) / 1000,
+    environment: { ...environment, toxiproxy: toxiproxyVersion(options.toxiproxy) },
+    settings: {
+      samples: options.samples,
+      runs: options.runs,
+      batchSize: options.batchSize,
+      placements,
+      ...(pinning && placements.includes('pinned') ? { pinning } : {}),
+      ...(stepMs === undefined || options.trainerSamplesPerSecond === undefined
+        ? {}
+        : { trainer: { samplesPerSecond: options.trainerSamplesPerSecond, stepMs } }),
+      rttsMs: options.rttsMs,
+      congestedAtRttMs: options.congestedAtRttMs,
+      congested: options.congested,
+      jitter: 'latency toxic jitter of +-10% of each direction, at most 5 ms',
+      warmupFraction: options.warmupFraction,
+      connectionsPerHost: options.db.connectionsPerHost,
+      serverDefaultPrefetch: serverDefaults.defaultPrefetch,
+      serverMaxInFlightPerStream: serverDefaults.maxInFlightPerStream,
+      peakRssPerRun,
+      ...(extraPath === undefined ? {} : { extraPath }),
+    },
+    dataset,
+    runs,
+    summary,
+    ratios: latencyRatios(runs),
+    notes,
+    childPids,
+    toxiproxyPid: toxiproxy.pid,
+    jsonPath: path.join(options.outDir, `latency-${stamp}.json`),
+    svgPath: path.join(options.outDir, `latency-${stamp}.svg`),
+  };
+  await mkdir(options.outDir, { recursive: true });
+  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(
+    report.svgPath,
+    latencyChartSvg(
+      summary,
+      `samples/s vs injected round trip (${dataset.samples} x ${(dataset.meanBytes / 1e3).toFixed(0)} kB, median of ${options.runs})`,
+    ),
+  );
+  return report;
+}
+
+/**
+ * Runs one trainer child against `serve`: waits until it is set up, resets the loader's peak
+ * RSS, samples CPU times, lets it go, and samples again when it reports; the child is ended
+ * whatever happens.
+ */
+async function runClient(
+  options: LatencyBenchOptions,
+  serve: ServeProcess,
+  place: {
+    placement: Placement;
+    pace: LatencyPace;
+    stepMs?: number;
+    scenario: LatencyScenario;
+    routes: RouteSet;
+    rttMs: number;
+    run: number;
+    placed: { onSpawn: (pid: number) => void; cpus?: string };
+  },
+): Promise<LatencyRun> {
+  const how = SCENARIOS[place.scenario];
+  const config: SdkClientConfig = {
+    address: serve.address,
+    dataset: options.dataset,
+    batchSize: options.batchSize,
+    seed: place.run,
+    ordering: how.ordering,
+    ...(how.prefetch === undefined ? {} : { prefetch: how.prefetch }),
+    warmupWorldSize: 10,
+    warmupFraction: options.warmupFraction,
+    ...(place.stepMs === undefined ? {} : { stepMs: place.stepMs }),
+  };
+  const child = startBenchChild<SdkClientResult>(CLIENT_SCRIPT, config, place.placed);
+  const onAbort = (): void => void child.stop();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  let result: SdkClientResult;
+  let cpu: Record<string, number | undefined>;
+  let rss: number | undefined;
+  try {
+    await child.ready;
+    options.signal?.throwIfAborted();
+    const rssReset = resetPeakRss(serve.pid);
+    const meter = cpuMeter({ loader: serve.pid, db: options.dbPid });
+    child.go();
+    result = await child.result;
+    cpu = meter();
+    rss = rssReset ? peakRssBytes(serve.pid) : undefined;
+  } catch (err) {
+    options.signal?.throwIfAborted();
+    throw err;
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    await child.stop();
+  }
+  if (result.samples !== options.samples) {
+    throw new Error(`a run delivered ${result.samples} samples, expected ${options.samples}`);
+  }
+  const loader = cpu['loader'];
+  const db = cpu['db'];
+  return {
+    placement: place.placement,
+    pace: place.pace,
+    ...(place.stepMs === undefined ? {} : { stepMs: place.stepMs }),
+    scenario: place.scenario,
+    ordering: how.ordering,
+    ...(how.prefetch === undefined ? {} : { prefetch: how.prefetch }),
+    routes: place.routes,
+    rttMs: place.rttMs,
+    run: place.run,
+    seed: place.run,
+    samples: result.samples,
+    bytes: result.bytes,
+    wallSeconds: result.wallSeconds,
+    samplesPerSecond: result.samples / result.wallSeconds,
+    megabytesPerSecond: result.bytes / 1e6 / result.wallSeconds,
+    waitMs: result.waitMs,
+    firstBatchMs: result.firstBatchMs,
+    warmupBatches: result.warmupBatches,
+    stallFraction: result.steadyWallMs > 0 ? result.steadyWaitTotalMs / result.steadyWallMs : 0,
+    cpuSeconds: {
+      ...(loader === undefined ? {} : { loader }),
+      ...(db === undefined ? {} : { db }),
+      client: result.cpuSeconds,
+    },
+    ...(loader === undefined ? {} : { loaderCpuSecondsPerGB: loader / (result.bytes / 1e9) }),
+    ...(rss === undefined ? {} : { loaderPeakRssBytes: rss }),
+  };
+}
+
+/** `toxiproxy-server -version`'s answer, or `unknown`. */
+function toxiproxyVersion(binary: string): string {
+  try {
+    return execFileSync(binary, ['-version'], { encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}

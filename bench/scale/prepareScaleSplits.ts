@@ -1,0 +1,76 @@
+import type cassandra from 'cassandra-driver';
+import {
+  createSplitSet,
+  latestSplitVersion,
+  readSplitSetInfo,
+  splitTablesExist,
+} from '../../src/core/index.js';
+
+/** A split set of the scale benchmark: one part `train` of at most `cap` samples. @internal */
+export interface ScaleSplit {
+  /** What the stream asks for: `<set>/train`. */
+  split: string;
+  /** Samples asked for (the part's cap). */
+  cap: number;
+  /** Samples the part holds. */
+  size: number;
+  /** Whether this run created it (false: reused). */
+  created: boolean;
+}
+
+/** Name of the split set capped at `cap` samples. @internal */
+export function scaleSplitSetName(cap: number, prefix = 'scale'): string {
+  return `${prefix}_n${cap}`;
+}
+
+/**
+ * Makes sure the dataset has, for every cap, a split set `scale_n<cap>` with one part `train`
+ * of at most `cap` samples, made by the real split creation (`createSplitSet`: natural class
+ * proportions, seed 0); a stored one (latest version) is reused, since split sets never
+ * change.
+ *
+ * @internal
+ */
+export async function prepareScaleSplits(
+  client: cassandra.Client,
+  dataset: string,
+  caps: readonly number[],
+  hooks: { log?: (line: string) => void; signal?: AbortSignal } = {},
+  prefix = 'scale',
+): Promise<ScaleSplit[]> {
+  const out: ScaleSplit[] = [];
+  for (const cap of caps) {
+    const name = scaleSplitSetName(cap, prefix);
+    const exists =
+      (await splitTablesExist(client, dataset)) &&
+      (await latestSplitVersion(client, dataset, name)) > 0;
+    const started = performance.now();
+    const info = exists
+      ? await readSplitSetInfo(client, dataset, name)
+      : await createSplitSet(
+          client,
+          {
+            dataset,
+            name,
+            parts: [['train', 1]],
+            folds: 0,
+            groupBy: [],
+            classTargets: { mode: 'natural' },
+            maxTotal: cap,
+            filters: [],
+            seed: 0n,
+            newVersion: false,
+            allowShortfall: false,
+          },
+          hooks.signal ? { signal: hooks.signal } : {},
+        );
+    const size = info.parts.find((p) => p.name === 'train')?.size ?? 0;
+    if (!exists) {
+      hooks.log?.(
+        `split set ${name}: ${size} samples, created in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      );
+    }
+    out.push({ split: `${name}/train`, cap, size, created: !exists });
+  }
+  return out;
+}

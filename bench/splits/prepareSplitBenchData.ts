@@ -1,0 +1,80 @@
+import cassandra from 'cassandra-driver';
+import {
+  ensureDatasetSchema,
+  readDatasetInfo,
+  refreshDatasetCounts,
+  datasetNamespace,
+  sampleId,
+} from '../../src/core/index.js';
+
+/** Shape of the synthetic ImageNet-sized metadata set. */
+export interface SplitBenchShape {
+  rows: number;
+  classes: number;
+  /** Group sizes are uniform in [1, maxGroup]. */
+  maxGroup: number;
+}
+
+/**
+ * Writes a metadata-only synthetic set (no sample bytes: splits read only metadata) of
+ * `rows` rows with `group_id` and `label`: groups of 1 to `maxGroup` samples, each group drawn
+ * mostly (80%) from one class and otherwise from any class, so labels correlate within a
+ * group as they do within a patient or a photographer. Deterministic; skipped when the dataset
+ * already holds that many rows.
+ */
+export async function prepareSplitBenchData(
+  client: cassandra.Client,
+  dataset: string,
+  shape: SplitBenchShape,
+  onProgress: (done: number, total: number) => void,
+): Promise<{ reused: boolean }> {
+  await ensureDatasetSchema(client, {
+    dataset,
+    replication: { class: 'SimpleStrategy', replicationFactor: 1 },
+    columns: [{ name: 'group_id', type: 'text' }],
+  });
+  const info = await readDatasetInfo(client, dataset);
+  if (info.sampleCount === shape.rows) return { reused: true };
+
+  let state = 12345;
+  const rand = (): number => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+  const ns = datasetNamespace(dataset);
+  const insert = `INSERT INTO ${dataset}.metadata (id, label, source_key, size_bytes, group_id) VALUES (?, ?, ?, ?, ?)`;
+  let row = 0;
+  let group = 0;
+  let inGroup = 0;
+  let groupSize = 0;
+  let primary = 0;
+  let done = 0;
+  const next = (): unknown[] | undefined => {
+    if (row >= shape.rows) return undefined;
+    if (inGroup >= groupSize) {
+      group++;
+      inGroup = 0;
+      groupSize = 1 + Math.floor(rand() * shape.maxGroup);
+      primary = Math.floor(rand() * shape.classes);
+    }
+    inGroup++;
+    const label = rand() < 0.8 ? primary : Math.floor(rand() * shape.classes);
+    const key = `synthetic/${row++}`;
+    return [sampleId(key, ns), label, key, 110_000, `g${group}`];
+  };
+  const worker = async (): Promise<void> => {
+    for (let params = next(); params; params = next()) {
+      await client.execute(insert, params, {
+        prepare: true,
+        consistency: cassandra.types.consistencies.localOne,
+      });
+      if (++done % 5000 === 0) onProgress(done, shape.rows);
+    }
+  };
+  await Promise.all(Array.from({ length: 128 }, worker));
+  onProgress(done, shape.rows);
+  await refreshDatasetCounts(client, dataset);
+  return { reused: false };
+}

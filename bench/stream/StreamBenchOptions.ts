@@ -1,0 +1,88 @@
+import path from 'node:path';
+import type { Progress } from '../../src/cli/progress.js';
+import type { PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
+import type { DbConfig } from '../../src/core/index.js';
+
+/** Where the processes run: wherever the OS puts them, or database and loader on own cores. */
+export type Placement = 'unpinned' | 'pinned';
+
+/** Makes a progress display for `total` items (the CLI passes `createProgress`). */
+export type BenchProgressFactory = (label: string, total: number, unit: string) => Progress;
+
+/**
+ * `progress` if given, else displays that show nothing but pass their lines to `log`.
+ *
+ * @internal
+ */
+export function progressOrLog(
+  progress: BenchProgressFactory | undefined,
+  log: (line: string) => void,
+): BenchProgressFactory {
+  return (
+    progress ??
+    (() => ({ update: () => undefined, log: (line) => log(line), stop: () => undefined }))
+  );
+}
+
+/** Settings of {@link runStreamBench}. */
+export interface StreamBenchOptions {
+  /** Database the loader, the tight loop and this process connect to. */
+  db: DbConfig;
+  /** Samples (distinct JPEGs cropped from real photographs) in the dataset. */
+  samples: number;
+  /** Size of the samples: `imagenet` (~104 kB) or `small` (224x224, ~15 kB). */
+  payload: PhotoPresetName;
+  /** Dataset (keyspace) name. */
+  dataset: string;
+  /** Measured runs of each scenario and placement, interleaved. */
+  runs: number;
+  /** Concurrencies the tight loop is calibrated over; the best is used for its timed runs. */
+  concurrencies: number[];
+  batchSize: number;
+  placements: Placement[];
+  /** Iterations of each layout in the encode/decode micro-benchmark. */
+  layoutIterations: number;
+  /** Folder of the generated images (an ImageFolder tree). */
+  imageRoot: string;
+  /** Folder the JSON report is written to. */
+  outDir: string;
+  /**
+   * Pid of the database node, for its CPU seconds and for pinning; undefined when the
+   * database is not the local development node.
+   */
+  dbPid: number | undefined;
+  /** Progress displays; default: none. */
+  progress?: BenchProgressFactory;
+  /** Status lines (default: none). */
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** Default sample count of the benchmarks. @internal */
+export const DEFAULT_SAMPLES = 3000;
+
+/**
+ * `bench_photo_<payload>_n<N>`: one dataset per payload and sample count, so a quick run
+ * never streams the full dataset and never spoils it. The payload is `imagenet` for every
+ * benchmark but `bench stream --payload small`.
+ *
+ * @internal
+ */
+export function defaultDatasetName(samples: number, payload: PhotoPresetName = 'imagenet'): string {
+  return `bench_photo_${payload}_n${samples}`;
+}
+
+/**
+ * Everything the benchmarks keep under `<repo>/.state/bench`: the image tree of a payload,
+ * `photos-<payload>` (shared by every sample count and benchmark: a dataset of N samples
+ * takes images 0..N-1), and the JSON reports.
+ *
+ * @internal
+ */
+export function benchPaths(
+  stateRoot: string,
+  payload: PhotoPresetName = 'imagenet',
+): { imageRoot: string; outDir: string } {
+  const outDir = path.join(stateRoot, 'bench');
+  return { imageRoot: path.join(outDir, `photos-${payload}`), outDir };
+}

@@ -1,0 +1,39 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
+
+const self = fileURLToPath(import.meta.url);
+const here = path.dirname(self);
+/** `.ts` when running from source (through tsx), `.js` when running the build. */
+const ext = path.extname(self);
+
+/**
+ * The package's root folder (the nearest one with a `package.json` above this file): child
+ * processes run there so `--import tsx` resolves.
+ *
+ * @internal
+ */
+export const packageRoot = path.resolve(defaultStateDir(here), '../..');
+
+/**
+ * Node arguments that run a script of this folder (`tightLoopChild`, `sdkClientChild`): through
+ * tsx from source, directly from the build.
+ *
+ * @internal
+ */
+export function childScriptArgs(name: string): string[] {
+  return nodeArgsFor(path.join(here, `${name}${ext}`));
+}
+
+/**
+ * Node arguments that run the CLI (`src/cli/main.ts` through tsx, or the built `main.js`).
+ *
+ * @internal
+ */
+export function cliMainArgs(): string[] {
+  return nodeArgsFor(path.resolve(here, '../../cli', `main${ext}`));
+}
+
+function nodeArgsFor(script: string): string[] {
+  return ext === '.ts' ? ['--import', 'tsx', script] : [script];
+}

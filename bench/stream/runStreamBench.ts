@@ -1,0 +1,380 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
+import { createDbClient } from '../../src/core/index.js';
+import { pinProcess, resolvePlacements } from './pinning.js';
+import { benchEnvironment } from './benchEnvironment.js';
+import { runLayoutBench } from './layoutBench.js';
+import { prepareStreamDataset } from './prepareStreamDataset.js';
+import { cpuMeter } from './procCpu.js';
+import type { SdkClientConfig, SdkClientResult } from './sdkClientChild.js';
+import { startServeProcess, warmUpLoader, type ServeProcess } from './serveProcess.js';
+import { startBenchChild, type BenchChild } from './startBenchChild.js';
+import { progressOrLog, type Placement, type StreamBenchOptions } from './StreamBenchOptions.js';
+import type { RunRecord, ScenarioName, StreamBenchReport } from './StreamBenchReport.js';
+import { summarizeRuns } from './summarizeRuns.js';
+import type { TightLoopConfig, TightLoopResult } from './tightLoopChild.js';
+
+/** A service scenario: how the SDK client asks for the stream. */
+interface ServiceScenario {
+  scenario: ScenarioName;
+  ordering: 'out-of-order' | 'in-order';
+  prefetch?: number;
+}
+
+const SERVICE_SCENARIOS: ServiceScenario[] = [
+  { scenario: 'service', ordering: 'out-of-order' },
+  { scenario: 'service-in-order-p2', ordering: 'in-order', prefetch: 2 },
+];
+
+/**
+ * The streaming benchmark of the issue: ~100 kB JPEG samples in batches of `batchSize`,
+ * streamed through a real `serve` process and the client SDK in another process, against a
+ * tight loop that reads the same ids with the same driver directly (no gRPC) at its best
+ * concurrency. Scenarios run `runs` times interleaved (tight loop, service, service in order
+ * with prefetch 2, then again), in each placement: unpinned, and pinned (the database node on
+ * one CPU, loader and client on another, so the comparison shows whether the loader keeps up
+ * with the database rather than who wins shared cores). CPU seconds of the database and the
+ * loader come from `/proc/<pid>/stat` around the measured part only; the children measure
+ * their own. The database's CPU affinity is restored whatever happens.
+ *
+ * Also runs the batch-layout micro-benchmark, and writes the whole report as JSON to
+ * `outDir/stream-<timestamp>.json`.
+ */
+export async function runStreamBench(options: StreamBenchOptions): Promise<StreamBenchReport> {
+  const log = options.log ?? (() => undefined);
+  const signal = options.signal;
+  const started = performance.now();
+  const startedAt = new Date();
+  const notes: string[] = [];
+  const childPids: number[] = [];
+  const onSpawn = (pid: number): void => {
+    childPids.push(pid);
+  };
+  const progress = progressOrLog(options.progress, log);
+
+  const resolved = await resolvePlacements(options.placements, options.dbPid, log);
+  const { placements, pinning } = resolved;
+  notes.push(...resolved.notes);
+
+  const client = await createDbClient(options.db);
+  let environment;
+  let dataset;
+  try {
+    environment = await benchEnvironment(client);
+    dataset = await prepareStreamDataset(client, {
+      name: options.dataset,
+      samples: options.samples,
+      imageRoot: options.imageRoot,
+      payload: options.payload,
+      progress,
+      ...(signal ? { signal } : {}),
+    });
+  } finally {
+    await client.shutdown();
+  }
+  log(
+    `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB, ` +
+      `${(dataset.totalBytes / 1e6).toFixed(1)} MB` +
+      (dataset.ingested ? ` (made in ${dataset.prepareSeconds.toFixed(1)} s)` : ' (already there)'),
+  );
+
+  log(`batch layout micro-benchmark: ${options.layoutIterations} iterations per layout`);
+  const layout = runLayoutBench({
+    samples: options.batchSize,
+    sampleBytes: Math.round(dataset.meanBytes),
+    iterations: options.layoutIterations,
+  });
+
+  const serverDefaults = serverConfigSchema.parse({ db: {} });
+  const calibrate = options.concurrencies.length > 1;
+  const perPlacement =
+    (calibrate ? options.concurrencies.length : 0) + options.runs * (1 + SERVICE_SCENARIOS.length);
+  const bar = progress('bench stream', perPlacement * placements.length, 'runs');
+  const runs: RunRecord[] = [];
+  const bestConcurrency: Partial<Record<Placement, number>> = {};
+  const loaderStreamEnds: Partial<Record<Placement, Record<string, unknown>[]>> = {};
+  const record = (r: RunRecord): void => {
+    runs.push(r);
+    bar.update(runs.length);
+    const extra = r.waitMs
+      ? `, batch wait p50 ${r.waitMs.p50.toFixed(1)} / p99 ${r.waitMs.p99.toFixed(1)} ms`
+      : '';
+    bar.log(
+      `${r.placement} ${r.phase === 'calibration' ? 'calibration ' : ''}${scenarioLabel(r)} ` +
+        `run ${r.run + 1}: ${Math.round(r.samplesPerSecond)} samples/s, ` +
+        `${r.megabytesPerSecond.toFixed(0)} MB/s${extra}`,
+    );
+  };
+
+  try {
+    for (const placement of placements) {
+      const cpus = placement === 'pinned' ? pinning?.loaderAndClient : undefined;
+      const restore =
+        placement === 'pinned' && pinning && options.dbPid !== undefined
+          ? await pinProcess(options.dbPid, pinning.database)
+          : async () => undefined;
+      try {
+        let best = options.concurrencies[0]!;
+        if (calibrate) {
+          let bestRate = 0;
+          for (const [i, concurrency] of options.concurrencies.entries()) {
+            signal?.throwIfAborted();
+            const r = await runTightLoop(options, {
+              placement,
+              phase: 'calibration',
+              run: i,
+              concurrency,
+              seed: 1000 + i,
+              cpus,
+              onSpawn,
+            });
+            record(r);
+            if (r.samplesPerSecond > bestRate) {
+              bestRate = r.samplesPerSecond;
+              best = concurrency;
+            }
+          }
+          bar.log(`${placement}: tight loop keeps concurrency ${best}`);
+        }
+        bestConcurrency[placement] = best;
+
+        const serve = await startServeProcess({
+          db: options.db,
+          ...(cpus === undefined ? {} : { cpus }),
+          onSpawn,
+        });
+        loaderStreamEnds[placement] = serve.streamEnds;
+        try {
+          await warmUpLoader(serve, options);
+          for (let run = 0; run < options.runs; run++) {
+            signal?.throwIfAborted();
+            const background = await backgroundCpuPerSecond(options.dbPid);
+            const round = (r: RunRecord): RunRecord => withBackground(r, background);
+            record(
+              round(
+                await runTightLoop(options, {
+                  placement,
+                  phase: 'timed',
+                  run,
+                  concurrency: best,
+                  seed: run,
+                  cpus,
+                  onSpawn,
+                }),
+              ),
+            );
+            for (const scenario of SERVICE_SCENARIOS) {
+              signal?.throwIfAborted();
+              record(
+                round(
+                  await runService(options, serve, scenario, { placement, run, cpus, onSpawn }),
+                ),
+              );
+            }
+          }
+        } finally {
+          await serve.stop();
+        }
+      } finally {
+        await restore();
+      }
+    }
+  } finally {
+    bar.stop();
+  }
+
+  const report: StreamBenchReport = {
+    startedAt: startedAt.toISOString(),
+    seconds: (performance.now() - started) / 1000,
+    environment,
+    settings: {
+      samples: options.samples,
+      runs: options.runs,
+      batchSize: options.batchSize,
+      concurrencies: options.concurrencies,
+      placements,
+      connectionsPerHost: options.db.connectionsPerHost,
+      serverDefaultPrefetch: serverDefaults.defaultPrefetch,
+      serverMaxInFlightPerStream: serverDefaults.maxInFlightPerStream,
+      ...(pinning && placements.includes('pinned') ? { pinning } : {}),
+    },
+    dataset,
+    bestConcurrency,
+    runs,
+    summary: summarizeRuns(runs, placements),
+    layout,
+    loaderStreamEnds,
+    childPids,
+    notes,
+    jsonPath: path.join(
+      options.outDir,
+      `stream-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`,
+    ),
+  };
+  await mkdir(options.outDir, { recursive: true });
+  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  return report;
+}
+
+/**
+ * CPU seconds per second the database uses while nothing of the benchmark runs (one second's
+ * sample): on a shared node, other clients' load, which the database's figures then include.
+ */
+async function backgroundCpuPerSecond(dbPid: number | undefined): Promise<number | undefined> {
+  if (dbPid === undefined) return undefined;
+  const meter = cpuMeter({ db: dbPid });
+  const t0 = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const used = meter()['db'];
+  return used === undefined ? undefined : used / ((performance.now() - t0) / 1000);
+}
+
+function withBackground(r: RunRecord, background: number | undefined): RunRecord {
+  if (background === undefined || r.cpuSeconds.db === undefined) return r;
+  return {
+    ...r,
+    cpuSeconds: { ...r.cpuSeconds, dbNet: r.cpuSeconds.db - background * r.wallSeconds },
+    dbBackgroundCpuPerSecond: background,
+  };
+}
+
+interface RunPlace {
+  placement: Placement;
+  run: number;
+  cpus: string | undefined;
+  onSpawn: (pid: number) => void;
+}
+
+async function runTightLoop(
+  options: StreamBenchOptions,
+  place: RunPlace & { phase: RunRecord['phase']; concurrency: number; seed: number },
+): Promise<RunRecord> {
+  const config: TightLoopConfig = {
+    db: options.db,
+    dataset: options.dataset,
+    concurrency: place.concurrency,
+    seed: place.seed,
+    warmupReads: options.samples,
+  };
+  const r = await measure<TightLoopResult>(
+    startBenchChild<TightLoopResult>('tightLoopChild', config, childOptions(place)),
+    { db: options.dbPid },
+    options,
+  );
+  return {
+    placement: place.placement,
+    scenario: 'tight-loop',
+    phase: place.phase,
+    run: place.run,
+    concurrency: place.concurrency,
+    seed: place.seed,
+    ...figures(r.result, options),
+    cpuSeconds: { ...defined('db', r.cpu['db']), client: r.result.cpuSeconds },
+  };
+}
+
+async function runService(
+  options: StreamBenchOptions,
+  serve: ServeProcess,
+  scenario: ServiceScenario,
+  place: RunPlace,
+): Promise<RunRecord> {
+  const config: SdkClientConfig = {
+    address: serve.address,
+    dataset: options.dataset,
+    batchSize: options.batchSize,
+    seed: place.run,
+    ordering: scenario.ordering,
+    ...(scenario.prefetch === undefined ? {} : { prefetch: scenario.prefetch }),
+    warmupWorldSize: 1,
+  };
+  const r = await measure<SdkClientResult>(
+    startBenchChild<SdkClientResult>('sdkClientChild', config, childOptions(place)),
+    { db: options.dbPid, loader: serve.pid },
+    options,
+  );
+  return {
+    placement: place.placement,
+    scenario: scenario.scenario,
+    phase: 'timed',
+    run: place.run,
+    ordering: scenario.ordering,
+    ...(scenario.prefetch === undefined ? {} : { prefetch: scenario.prefetch }),
+    seed: place.run,
+    ...figures(r.result, options),
+    cpuSeconds: {
+      ...defined('db', r.cpu['db']),
+      ...defined('loader', r.cpu['loader']),
+      client: r.result.cpuSeconds,
+    },
+    waitMs: r.result.waitMs,
+  };
+}
+
+function childOptions(place: RunPlace): { cpus?: string; onSpawn: (pid: number) => void } {
+  return { ...(place.cpus === undefined ? {} : { cpus: place.cpus }), onSpawn: place.onSpawn };
+}
+
+/**
+ * Waits until the child is set up, samples the CPU times of the other processes, lets the
+ * child go, and samples them again when it reports; the child is ended whatever happens.
+ */
+async function measure<R>(
+  child: BenchChild<R>,
+  pids: Record<string, number | undefined>,
+  options: StreamBenchOptions,
+): Promise<{ result: R; cpu: Record<string, number | undefined> }> {
+  const onAbort = (): void => void child.stop();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await child.ready;
+    options.signal?.throwIfAborted();
+    const meter = cpuMeter(pids);
+    child.go();
+    const result = await child.result;
+    return { result, cpu: meter() };
+  } catch (err) {
+    // A child killed by the interrupt that aborted the run: report the interrupt.
+    options.signal?.throwIfAborted();
+    throw err;
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    await child.stop();
+  }
+}
+
+function figures(
+  r: { samples: number; bytes: number; wallSeconds: number },
+  options: StreamBenchOptions,
+): Pick<
+  RunRecord,
+  'samples' | 'bytes' | 'wallSeconds' | 'samplesPerSecond' | 'megabytesPerSecond'
+> {
+  if (r.samples !== options.samples) {
+    throw new Error(`a run delivered ${r.samples} samples, expected ${options.samples}`);
+  }
+  return {
+    samples: r.samples,
+    bytes: r.bytes,
+    wallSeconds: r.wallSeconds,
+    samplesPerSecond: r.samples / r.wallSeconds,
+    megabytesPerSecond: r.bytes / 1e6 / r.wallSeconds,
+  };
+}
+
+function defined<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
+}
+
+/** How a run is named in progress lines and the table. @internal */
+export function scenarioLabel(r: { scenario: ScenarioName; concurrency?: number }): string {
+  switch (r.scenario) {
+    case 'tight-loop':
+      return `tight loop (C=${r.concurrency})`;
+    case 'service':
+      return 'service (out-of-order, default prefetch)';
+    case 'service-in-order-p2':
+      return 'service (in-order, prefetch 2)';
+  }
+}

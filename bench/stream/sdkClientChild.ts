@@ -1,0 +1,149 @@
+/**
+ * Child process of `bench stream`: a trainer that streams one epoch of split `all` through the
+ * client SDK, touching every sample, and reports what it received, how long it took, its own
+ * CPU seconds, and the time between batches as the consumer sees it.
+ *
+ * @internal
+ */
+import { LoaderClient } from '../../src/client/LoaderClient.js';
+import type { OrderingName, StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
+import { runBenchChild } from './childProtocol.js';
+import { quantile } from './stats.js';
+
+/** Settings of an SDK client child. @internal */
+export interface SdkClientConfig {
+  address: string;
+  dataset: string;
+  batchSize: number;
+  seed: number;
+  ordering: OrderingName;
+  /** Batches requested ahead; absent: the server's default. */
+  prefetch?: number;
+  /**
+   * Before `ready`, untimed, stream rank 0 of this many ranks (1: a whole epoch), so the
+   * measured epoch finds the process warmed up (JIT, heap sizes); the warm-up ends on its own,
+   * so no cancelled reads spill into the measured stream.
+   */
+  warmupWorldSize: number;
+  /**
+   * Share of the first batches whose waits are left out of p50/p99 (default 0): they include
+   * filling the prefetch window, a cost paid once per stream (`bench latency` uses 0.1).
+   */
+  warmupFraction?: number;
+  /** Split to stream (default `all`). */
+  split?: string;
+  /**
+   * Split of the warm-up stream (default: the measured one); another one leaves loading the
+   * measured split's ids to the measured stream (`bench scale`).
+   */
+  warmupSplit?: string;
+  /**
+   * A simulated training step: ms spent (idle, as while a GPU computes) on every batch before
+   * asking for the next; absent or 0: the trainer takes the next batch at once. With a step,
+   * a wait is the time from the step's end to the next batch, i.e. the trainer's stall.
+   */
+  stepMs?: number;
+  /**
+   * Stop (cancelling the stream) once at least this many samples arrived; absent: the whole
+   * epoch (`bench scale --samples-per-run` compares splits at equal stream length).
+   */
+  maxSamples?: number;
+}
+
+/** What an SDK client child measured. @internal */
+export interface SdkClientResult {
+  samples: number;
+  bytes: number;
+  batches: number;
+  wallSeconds: number;
+  cpuSeconds: number;
+  /** Batches left out of the wait figures (see `warmupFraction`). */
+  warmupBatches: number;
+  /** Time to the first batch, ms. */
+  firstBatchMs: number;
+  /** Time between batches as the consumer saw them (the first from the call's start), ms. */
+  waitMs: { p50: number; p99: number; max: number };
+  /** Sum of the waits after warm-up, ms (with a step: the trainer's stalled time). */
+  steadyWaitTotalMs: number;
+  /** Wall time after warm-up, ms. */
+  steadyWallMs: number;
+}
+
+runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
+  const client = new LoaderClient(config.address);
+  try {
+    const request: StreamBatchesOptions = {
+      dataset: config.dataset,
+      split: config.split ?? 'all',
+      batchSize: config.batchSize,
+      seed: config.seed,
+      epochs: 1,
+      ordering: config.ordering,
+      ...(config.prefetch === undefined ? {} : { prefetch: config.prefetch }),
+    };
+    const warmup = {
+      ...request,
+      split: config.warmupSplit ?? request.split,
+      seed: config.seed + 1_000_000,
+    };
+    for await (const batch of client.streamBatches({
+      ...warmup,
+      worldSize: config.warmupWorldSize,
+      rank: 0,
+    })) {
+      void batch;
+    }
+    await ready();
+    const waits: number[] = [];
+    /** When the trainer was done with each batch (after its step, if any). */
+    const doneAt: number[] = [];
+    let samples = 0;
+    let bytes = 0;
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    let last = t0;
+    for await (const batch of client.streamBatches(request)) {
+      const now = performance.now();
+      waits.push(now - last);
+      last = now;
+      for (const sample of batch.samples) bytes += sample.length;
+      samples += batch.samples.length;
+      if (config.maxSamples !== undefined && samples >= config.maxSamples) break;
+      if (config.stepMs) {
+        await new Promise((resolve) => setTimeout(resolve, config.stepMs));
+        last = performance.now();
+      }
+      doneAt.push(last);
+    }
+    const end = performance.now();
+    const wallSeconds = (end - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    // Keep at least one wait even for a stream of a single batch.
+    const warmupBatches = Math.min(
+      Math.floor(waits.length * (config.warmupFraction ?? 0)),
+      Math.max(waits.length - 1, 0),
+    );
+    const steady = waits.slice(warmupBatches);
+    // Steady time starts when the trainer was done with the last warm-up batch (timers fire
+    // late, so nominal steps would not do) and ends with the stream.
+    const steadyFrom = warmupBatches === 0 ? t0 : doneAt[warmupBatches - 1]!;
+    return {
+      samples,
+      bytes,
+      batches: waits.length,
+      wallSeconds,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      warmupBatches,
+      firstBatchMs: waits[0] ?? Number.NaN,
+      waitMs: {
+        p50: quantile(steady, 0.5),
+        p99: quantile(steady, 0.99),
+        max: Math.max(...steady),
+      },
+      steadyWaitTotalMs: steady.reduce((sum, w) => sum + w, 0),
+      steadyWallMs: end - steadyFrom,
+    };
+  } finally {
+    client.close();
+  }
+});

@@ -1,0 +1,75 @@
+/**
+ * Child process of `bench stream`: the baseline. Reads every sample of a dataset once with the
+ * same driver, pooling and statement as the loader, `concurrency` reads in flight, no gRPC,
+ * and reports what it read, how long it took and its own CPU seconds.
+ *
+ * @internal
+ */
+import cassandra from 'cassandra-driver';
+import { type DbConfig, createDbClient, permutation, loadSplitIds } from '../../src/core/index.js';
+import { runBenchChild } from './childProtocol.js';
+
+/** Settings of a tight-loop child. @internal */
+export interface TightLoopConfig {
+  db: DbConfig;
+  dataset: string;
+  concurrency: number;
+  /** Seed of the read order (the permutation the loader would use for epoch 0). */
+  seed: number;
+  /**
+   * Reads done before `ready`, untimed (the benchmark asks for a whole pass), so the measured
+   * pass finds the process warmed up (JIT, heap sizes, connections), as the loader is.
+   */
+  warmupReads: number;
+}
+
+/** What a tight-loop child measured. @internal */
+export interface TightLoopResult {
+  samples: number;
+  bytes: number;
+  wallSeconds: number;
+  cpuSeconds: number;
+}
+
+runBenchChild<TightLoopConfig, TightLoopResult>(async (config, ready) => {
+  const client = await createDbClient(config.db);
+  try {
+    const split = await loadSplitIds(client, config.dataset);
+    const order = permutation(split.count, BigInt(config.seed), 0);
+    const query = `SELECT label, label_blob, data FROM ${config.dataset}.samples WHERE id = ?`;
+    const options: cassandra.QueryOptions = {
+      prepare: true,
+      isIdempotent: true,
+      consistency: cassandra.types.consistencies.localOne,
+    };
+    const readAll = async (count: number): Promise<{ samples: number; bytes: number }> => {
+      let next = 0;
+      let samples = 0;
+      let bytes = 0;
+      const worker = async (): Promise<void> => {
+        while (next < count) {
+          const stored = order[next++]!;
+          const id = new cassandra.types.Uuid(split.ids.subarray(stored * 16, stored * 16 + 16));
+          const row = (await client.execute(query, [id], options)).first();
+          if (!row) throw new Error(`sample ${id.toString()} has no row`);
+          const data = row['data'] as Buffer;
+          const blob = row['label_blob'] as Buffer | null;
+          samples++;
+          bytes += data.length + (blob?.length ?? 0);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(config.concurrency, count) }, worker));
+      return { samples, bytes };
+    };
+    await readAll(Math.min(config.warmupReads, split.count));
+    await ready();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const read = await readAll(split.count);
+    const wallSeconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    return { ...read, wallSeconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+  } finally {
+    await client.shutdown();
+  }
+});

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+
+/**
+ * The limits every stream is held to, validated once with the rest of the configuration. The
+ * wire layer checks requests against them; the fetch engine sizes its window and retries by
+ * them. Defaults suit a loader reaching its database over a high-latency link.
+ */
+export const streamLimitsSchema = z.object({
+  /** Largest batch a request may ask for. */
+  maxBatchSize: z.number().int().min(1).max(1_048_576).default(8192),
+  /** Batches worth of samples requested ahead when a request says 0. */
+  defaultPrefetch: z.number().int().min(1).max(1024).default(4),
+  /** Largest prefetch a request may ask for. */
+  maxPrefetch: z.number().int().min(1).max(1024).default(64),
+  /**
+   * Positions one stream may hold in its window (prefetch x batch size) at most, adaptive
+   * growth included: what bounds a stream's memory and its resume token's bitmap.
+   */
+  maxWindowSamples: z
+    .number()
+    .int()
+    .min(1)
+    .max(1 << 22)
+    .default(65_536),
+  /** Sample reads in flight per stream at most (the window may hold more positions). */
+  maxInFlightPerStream: z.number().int().min(1).max(100_000).default(256),
+  /** Attempts per sample read (the first included) before the stream ends with UNAVAILABLE. */
+  readAttempts: z.number().int().min(1).max(100).default(6),
+  /** First retry backoff; doubled per attempt, with jitter. */
+  retryBaseMs: z.number().int().min(1).max(60_000).default(50),
+});
+
+/** Validated stream limits. */
+export type StreamLimits = z.infer<typeof streamLimitsSchema>;

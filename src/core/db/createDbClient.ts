@@ -1,0 +1,53 @@
+import cassandra from 'cassandra-driver';
+import type { DbConfig } from './dbConfig.js';
+import { unavailable } from '../errors/LoaderError.js';
+
+/**
+ * Opens a driver client for the configured cluster and connects it, turning a failure to reach
+ * the cluster into an UNAVAILABLE {@link LoaderError} that names the contact points.
+ */
+export async function createDbClient(
+  config: DbConfig,
+  options: { keyspace?: string } = {},
+): Promise<cassandra.Client> {
+  const { distance } = cassandra.types;
+  const client = new cassandra.Client({
+    contactPoints: config.contactPoints,
+    localDataCenter: config.localDataCenter,
+    protocolOptions: { port: config.port },
+    ...(options.keyspace ? { keyspace: options.keyspace } : {}),
+    ...(config.username
+      ? {
+          authProvider: new cassandra.auth.PlainTextAuthProvider(
+            config.username,
+            config.password ?? '',
+          ),
+        }
+      : {}),
+    pooling: {
+      coreConnectionsPerHost: {
+        [distance.local]: config.connectionsPerHost,
+        [distance.remote]: 1,
+      },
+    },
+    socketOptions: { readTimeout: config.requestTimeoutMs, connectTimeout: 10_000 },
+    // Blobs (and uuids) as views of the received frame instead of copies: saves one copy of
+    // every sample's bytes, which the batch encoder copies into the message anyway. A sample
+    // read is a single-row response, so its blob keeps alive only the frame it came in (or,
+    // for a frame shorter than one socket read, that read's chunk of at most 64 KiB) and only
+    // until its batch is encoded. Whoever keeps such values longer should copy them.
+    encoding: { copyBuffer: false },
+  });
+  try {
+    await client.connect();
+  } catch (err) {
+    await client.shutdown().catch(() => undefined);
+    throw unavailable(
+      `cannot reach the database at ${config.contactPoints.join(',')}:${config.port} ` +
+        `(datacenter ${config.localDataCenter}); start a local node with ` +
+        '`scylla-loader db start` or set SCYLLA_LOADER_CONTACT_POINTS',
+      err,
+    );
+  }
+  return client;
+}

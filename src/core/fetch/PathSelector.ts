@@ -1,0 +1,51 @@
+import type { DbPath } from '../db/DbPath.js';
+
+/** A route's live figures. @internal */
+export interface PathState {
+  path: DbPath;
+  inFlight: number;
+  /** Exponentially weighted mean read latency, in milliseconds. */
+  latencyMs: number;
+}
+
+/**
+ * Spreads reads over the routes to the database: each read goes where it is expected to
+ * finish first, (reads in flight + 1) x mean latency, so a slow or congested route gets fewer
+ * reads without being abandoned (its latency keeps being measured).
+ */
+export class PathSelector {
+  readonly states: PathState[];
+
+  constructor(paths: readonly DbPath[]) {
+    if (paths.length === 0) throw new Error('at least one database path is required');
+    this.states = paths.map((path) => ({ path, inFlight: 0, latencyMs: 1 }));
+  }
+
+  /** The route to use next, avoiding `exclude` (e.g. the one that just failed) if possible. */
+  pick(exclude?: PathState): PathState {
+    let best: PathState | undefined;
+    let bestScore = Infinity;
+    for (const s of this.states) {
+      if (s === exclude && this.states.length > 1) continue;
+      const score = (s.inFlight + 1) * s.latencyMs;
+      if (score < bestScore) {
+        best = s;
+        bestScore = score;
+      }
+    }
+    return best!;
+  }
+
+  /**
+   * Counts a failed read against the route, as a slow answer would: a route that fails fast
+   * would otherwise keep the best score and get most first attempts.
+   */
+  penalize(state: PathState): void {
+    this.observe(state, Math.max(state.latencyMs * 4, 100));
+  }
+
+  /** Folds one observed latency into the route's mean. */
+  observe(state: PathState, latencyMs: number): void {
+    state.latencyMs = 0.9 * state.latencyMs + 0.1 * latencyMs;
+  }
+}

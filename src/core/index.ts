@@ -1,0 +1,70 @@
+/**
+ * The scylla-loader core: the library under the gRPC server, the CLI, the SDK's shared types
+ * and the benchmarks. Schema, database access, ingest, splits, sampling, resume tokens and the
+ * fetch engine. It knows nothing of gRPC: its errors carry an {@link ErrorCode}, which the
+ * server maps to statuses in one place. Everything outside `src/core/` imports from here.
+ *
+ * @packageDocumentation
+ */
+export { BoundedCache } from './cache/BoundedCache.js';
+export { connectDbPaths } from './db/connectDbPaths.js';
+export { createDbClient } from './db/createDbClient.js';
+export { type DbConfig, dbConfigFromEnv, dbConfigSchema } from './db/dbConfig.js';
+export {
+  type ErrorCode,
+  LoaderError,
+  invalidArgument,
+  notFound,
+  unavailable,
+} from './errors/LoaderError.js';
+export {
+  type AssembledBatch,
+  BatchFetcher,
+  type FetchOptions,
+  adaptiveWindowMax,
+} from './fetch/BatchFetcher.js';
+export { type IngestEntry } from './ingest/IngestEntry.js';
+export { type IngestSource } from './ingest/IngestSource.js';
+export { type IngestSummary, ingestDataset } from './ingest/ingestDataset.js';
+export { type PreprocessOptions } from './ingest/preprocessImage.js';
+export { readImageFolder } from './ingest/readImageFolder.js';
+export { readManifest } from './ingest/readManifest.js';
+export { type LoaderMetrics, createLoaderMetrics } from './metrics/loaderMetrics.js';
+export { parseResumeKey } from './resume/parseResumeKey.js';
+export {
+  type ResumeState,
+  decodeResumeToken,
+  encodeResumeToken,
+  requestFingerprint,
+} from './resume/resumeToken.js';
+export { epochShard } from './sampling/epochShard.js';
+export { permutation } from './sampling/permutation.js';
+export { RandomStream } from './sampling/randomStream.js';
+export { type ShardRule } from './sampling/shard.js';
+export { type ColumnType, isColumnType } from './schema/columnTypes.js';
+export { type DatasetInfo, readDatasetInfo, refreshDatasetCounts } from './schema/datasetInfo.js';
+export { datasetExists, ensureDatasetSchema, requireDataset } from './schema/datasetSchema.js';
+export { validateIdentifier } from './schema/identifiers.js';
+export { type Replication, parseReplication } from './schema/replication.js';
+export { datasetNamespace, sampleId } from './schema/sampleId.js';
+export { type MetadataFilter } from './splits/MetadataFilter.js';
+export { type SplitIds } from './splits/SplitIds.js';
+export { type SplitInput } from './splits/SplitInput.js';
+export { type SplitSetInfo } from './splits/SplitSetInfo.js';
+export { type ClassTargets } from './splits/SplitSpec.js';
+export { assignSplits } from './splits/assignSplits.js';
+export { type CreateSplitSetRequest, createSplitSet } from './splits/createSplitSet.js';
+export { ALL_SPLIT, loadSplitIds } from './splits/loadSplitIds.js';
+export { readSplitInput } from './splits/readSplitInput.js';
+export { resolveSplit } from './splits/resolveSplit.js';
+export { validateSplitName } from './splits/splitNames.js';
+export {
+  ensureSplitTables,
+  latestSplitVersion,
+  listSplitSets,
+  readPartIds,
+  readSplitSetInfo,
+} from './splits/splitStore.js';
+export { splitTablesExist } from './splits/splitTablesExist.js';
+export { type StreamLimits, streamLimitsSchema } from './config/streamLimits.js';
+export { type DbPath, type DbPathConfig, dbPathSchema } from './db/DbPath.js';

@@ -1,0 +1,131 @@
+import { createHash } from 'node:crypto';
+import type cassandra from 'cassandra-driver';
+import { invalidArgument, LoaderError } from '../errors/LoaderError.js';
+import { requireDataset } from '../schema/datasetSchema.js';
+import { assignSplits } from './assignSplits.js';
+import type { MetadataFilter } from './MetadataFilter.js';
+import { readSplitInput } from './readSplitInput.js';
+import type { SplitSetInfo } from './SplitSetInfo.js';
+import type { ClassTargets } from './SplitSpec.js';
+import { validateSplitName } from './splitNames.js';
+import { ensureSplitTables, latestSplitVersion, writeSplitSet } from './splitStore.js';
+
+/** What to make: a split set of named parts, or k folds. */
+export interface CreateSplitSetRequest {
+  dataset: string;
+  name: string;
+  /** Parts and weights, e.g. [['train', 7], ['val', 2], ['test', 1]]; empty with `folds`. */
+  parts: Array<[string, number]>;
+  /** K-fold mode: k disjoint folds `fold-0`..`fold-<k-1>` (then `parts` must be empty). */
+  folds: number;
+  groupBy: string[];
+  classTargets: ClassTargets;
+  maxTotal?: number;
+  filters: MetadataFilter[];
+  seed: bigint;
+  /** Write a new version when the name exists (otherwise that is ALREADY_EXISTS). */
+  newVersion: boolean;
+  allowShortfall: boolean;
+}
+
+/** Largest k of a k-fold split set. */
+export const MAX_FOLDS = 100;
+
+/**
+ * Makes a split set from the dataset's metadata and stores it (see `writeSplitSet`): reads the
+ * needed columns with a parallel scan, assigns whole groups and samples to parts
+ * (`assignSplits`), and writes the parts' ids and, last, the info row.
+ */
+export async function createSplitSet(
+  client: cassandra.Client,
+  req: CreateSplitSetRequest,
+  hooks: { onScanProgress?: (rows: number) => void; signal?: AbortSignal } = {},
+): Promise<SplitSetInfo> {
+  const name = validateSplitName(req.name, 'split set');
+  let parts = req.parts;
+  if (req.folds > 0) {
+    if (parts.length > 0) throw invalidArgument('give either parts or folds, not both');
+    if (req.folds < 2 || req.folds > MAX_FOLDS) {
+      throw invalidArgument(`folds must be between 2 and ${MAX_FOLDS}, got ${req.folds}`);
+    }
+    parts = Array.from({ length: req.folds }, (_, i) => [`fold-${i}`, 1]);
+  } else if (parts.length === 0) {
+    throw invalidArgument('give the parts with their weights (e.g. train=7,val=2,test=1) or folds');
+  }
+  const seen = new Set<string>();
+  for (const [part] of parts) {
+    validateSplitName(part, 'part');
+    if (seen.has(part)) throw invalidArgument(`part ${part} is named twice`);
+    if (req.folds === 0 && /^(train|val)-\d+$/.test(part)) {
+      throw invalidArgument(`part name ${part} is reserved for k-fold sets; pick another`);
+    }
+    seen.add(part);
+  }
+  await requireDataset(client, req.dataset);
+  await ensureSplitTables(client, req.dataset);
+  const latest = await latestSplitVersion(client, req.dataset, name);
+  if (latest > 0 && !req.newVersion) {
+    throw new LoaderError(
+      'ALREADY_EXISTS',
+      `split set ${name} already exists (version ${latest}); split sets never change, so ask ` +
+        `for a new version (--new-version) to write version ${latest + 1}`,
+    );
+  }
+
+  const input = await readSplitInput(client, req.dataset, {
+    groupBy: req.groupBy,
+    filters: req.filters,
+    ...(hooks.onScanProgress ? { onProgress: hooks.onScanProgress } : {}),
+    ...(hooks.signal ? { signal: hooks.signal } : {}),
+  });
+  const result = assignSplits(input, {
+    parts,
+    classTargets: req.classTargets,
+    ...(req.maxTotal !== undefined ? { maxTotal: req.maxTotal } : {}),
+    seed: req.seed,
+    allowShortfall: req.allowShortfall,
+  });
+
+  hooks.signal?.throwIfAborted();
+  const hash = createHash('sha256');
+  const stored = result.parts.map((p) => {
+    const ids = Buffer.allocUnsafe(p.samples.length * 16);
+    p.samples.forEach((s, i) => input.ids.copy(ids, i * 16, s * 16, s * 16 + 16));
+    hash.update(p.name).update('\u0000').update(ids);
+    return {
+      name: p.name,
+      size: p.samples.length,
+      classCounts: Object.fromEntries(p.classCounts),
+      targets: Object.fromEntries(p.targets),
+      groups: p.groups,
+      ids,
+    };
+  });
+  return writeSplitSet(
+    client,
+    req.dataset,
+    {
+      name,
+      version: latest + 1,
+      params: {
+        parts: req.folds > 0 ? [] : req.parts,
+        folds: req.folds,
+        groupBy: req.groupBy,
+        classTargets: req.classTargets,
+        maxTotal: req.maxTotal ?? null,
+        filters: req.filters,
+        seed: req.seed.toString(),
+        allowShortfall: req.allowShortfall,
+        samplesConsidered: input.count,
+        groupsConsidered: input.groupCount,
+      },
+      seed: req.seed,
+      folds: req.folds,
+      parts: stored,
+      contentHash: hash.digest('hex'),
+      worstDeviation: result.worstDeviation,
+      createdAt: new Date(),
+    },
+    hooks.signal,
+  );
+}
