@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_FLOW_CONTROL_WINDOW } from '../../src/client/channelOptions.js';
 import type { DbConfig } from '../../src/core/index.js';
-import { cpuMeter } from '../stream/procCpu.js';
+import { cpuMeter } from '../measure/procCpu.js';
 import { startBenchChild, type BenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
 import { ceilingScript, freePort } from './ceilingScripts.js';

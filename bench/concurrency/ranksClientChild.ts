@@ -22,6 +22,7 @@ import { LoaderClient } from '../../src/client/LoaderClient.js';
 import type { StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
 import { runBenchChild } from '../stream/childProtocol.js';
 import { quantile } from '../stream/stats.js';
+import { startSelfMeasure } from '../measure/startSelfMeasure.js';
 
 /** Settings of a ranks client child. @internal */
 export interface RanksClientConfig {
@@ -94,7 +95,7 @@ runBenchChild<RanksClientConfig, RanksClientResult>(async (config, ready) => {
     );
     await ready();
     const waits: number[] = [];
-    const cpu0 = process.cpuUsage();
+    const measure = startSelfMeasure();
     const t0 = performance.now();
     const received = await Promise.all(
       clients.map(async (client, rank): Promise<{ figures: RankResult; ids: string[][] }> => {
@@ -130,13 +131,12 @@ runBenchChild<RanksClientConfig, RanksClientResult>(async (config, ready) => {
         };
       }),
     );
-    const wallSeconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
+    const { wallSeconds, cpuSeconds } = measure();
     const ids: RanksIds = received.map((r) => r.ids);
     await writeFile(config.idsFile, JSON.stringify(ids));
     return {
       wallSeconds,
-      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      cpuSeconds,
       ranks: received.map((r) => r.figures),
       waitMs: {
         p50: quantile(waits, 0.5),

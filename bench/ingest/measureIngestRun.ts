@@ -6,7 +6,7 @@ import {
   type Replication,
 } from '../../src/core/index.js';
 import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';
-import { startCpuWindow } from './cpuWindow.js';
+import { startCpuWindow } from '../measure/cpuWindow.js';
 import type { CpuSplit, IngestBenchSource, IngestRunRecord } from './IngestBenchReport.js';
 import { waitForQuietDatabase } from './waitForQuietDatabase.js';
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { processCpuSeconds } from '../stream/procCpu.js';
+import { processCpuSeconds } from '../measure/procCpu.js';
 
 /**
  * Waits until the database processes use less than `thresholdCores` over a `windowMs` window,

@@ -6,7 +6,7 @@ import { pinProcess, resolvePlacements } from './pinning.js';
 import { benchEnvironment } from './benchEnvironment.js';
 import { runLayoutBench } from './layoutBench.js';
 import { prepareStreamDataset } from './prepareStreamDataset.js';
-import { cpuMeter } from './procCpu.js';
+import { cpuMeter } from '../measure/procCpu.js';
 import type { SdkClientConfig, SdkClientResult } from './sdkClientChild.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from './serveProcess.js';
 import { startBenchChild, type BenchChild } from './startBenchChild.js';

@@ -9,6 +9,7 @@ import { LoaderClient } from '../../src/client/LoaderClient.js';
 import type { OrderingName, StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
 import { runBenchChild } from './childProtocol.js';
 import { quantile } from './stats.js';
+import { startSelfMeasure } from '../measure/startSelfMeasure.js';
 
 /** Settings of an SDK client child. @internal */
 export interface SdkClientConfig {
@@ -99,7 +100,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
     const doneAt: number[] = [];
     let samples = 0;
     let bytes = 0;
-    const cpu0 = process.cpuUsage();
+    const measure = startSelfMeasure();
     const t0 = performance.now();
     let last = t0;
     for await (const batch of client.streamBatches(request)) {
@@ -116,8 +117,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       doneAt.push(last);
     }
     const end = performance.now();
-    const wallSeconds = (end - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
+    const { wallSeconds, cpuSeconds } = measure();
     // Keep at least one wait even for a stream of a single batch.
     const warmupBatches = Math.min(
       Math.floor(waits.length * (config.warmupFraction ?? 0)),
@@ -132,7 +132,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       bytes,
       batches: waits.length,
       wallSeconds,
-      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      cpuSeconds,
       warmupBatches,
       firstBatchMs: waits[0] ?? Number.NaN,
       waitMs: {

@@ -8,6 +8,7 @@
 import cassandra from 'cassandra-driver';
 import { type DbConfig, createDbClient, permutation, loadSplitIds } from '../../src/core/index.js';
 import { runBenchChild } from './childProtocol.js';
+import { startSelfMeasure } from '../measure/startSelfMeasure.js';
 
 /** Settings of a tight-loop child. @internal */
 export interface TightLoopConfig {
@@ -63,12 +64,9 @@ runBenchChild<TightLoopConfig, TightLoopResult>(async (config, ready) => {
     };
     await readAll(Math.min(config.warmupReads, split.count));
     await ready();
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
+    const measure = startSelfMeasure();
     const read = await readAll(split.count);
-    const wallSeconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    return { ...read, wallSeconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+    return { ...read, ...measure() };
   } finally {
     await client.shutdown();
   }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { clockTicksPerSecond, processCpuSeconds } from '../stream/procCpu.js';
-import type { CpuSplit } from './IngestBenchReport.js';
+import { clockTicksPerSecond, processCpuSeconds } from './procCpu.js';
+import type { CpuSplit } from '../ingest/IngestBenchReport.js';
 
 /**
  * Starts measuring CPU seconds of this process (all threads: libuv's file reads and the
