@@ -4,10 +4,8 @@ import path from 'node:path';
 import { uuidFromBytes } from '../../src/client/uuidFromBytes.js';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createDbClient, loadSplitIds } from '../../src/core/index.js';
-import { peakRssBytes, resetPeakRss } from '../measure/peakRss.js';
 import { benchEnvironment } from '../stream/benchEnvironment.js';
 import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
-import { cpuMeter } from '../measure/procCpu.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
@@ -17,6 +15,7 @@ import type { ConcurrencyBenchReport, ConcurrencyRun } from './ConcurrencyBenchR
 import { interleavedSchedule } from './interleavedSchedule.js';
 import type { RanksClientConfig, RanksClientResult, RanksIds } from './ranksClientChild.js';
 import { summarizeConcurrencyRuns } from './summarizeConcurrencyRuns.js';
+import { measureLoaderRun } from '../measure/measureLoaderRun.js';
 
 /** The child script, relative to the folder `startBenchChild` runs scripts from. */
 const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
@@ -164,27 +163,11 @@ async function measureRun(
   const child = startBenchChild<RanksClientResult>(CLIENT_SCRIPT, config, {
     onSpawn: place.onSpawn,
   });
-  const onAbort = (): void => void child.stop();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  let result: RanksClientResult;
-  let cpu: Record<string, number | undefined>;
-  let rss: number | undefined;
-  try {
-    await child.ready;
-    options.signal?.throwIfAborted();
-    const rssReset = resetPeakRss(serve.pid);
-    const meter = cpuMeter({ loader: serve.pid, db: options.dbPid });
-    child.go();
-    result = await child.result;
-    cpu = meter();
-    rss = rssReset ? peakRssBytes(serve.pid) : undefined;
-  } catch (err) {
-    options.signal?.throwIfAborted();
-    throw err;
-  } finally {
-    options.signal?.removeEventListener('abort', onAbort);
-    await child.stop();
-  }
+  const {
+    result,
+    cpu: { loader, db },
+    loaderPeakRssBytes: rss,
+  } = await measureLoaderRun(child, { loader: serve.pid, db: options.dbPid }, options.signal);
   const ids = JSON.parse(await readFile(place.idsFile, 'utf8')) as RanksIds;
   await rm(place.idsFile, { force: true });
   const exactlyOnce = combineExactlyOnce(
@@ -197,8 +180,6 @@ async function measureRun(
   );
   const samples = result.ranks.reduce((a, r) => a + r.samples, 0);
   const bytes = result.ranks.reduce((a, r) => a + r.bytes, 0);
-  const loader = cpu['loader'];
-  const db = cpu['db'];
   return {
     streams: place.streams,
     run: place.run,

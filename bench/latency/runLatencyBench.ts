@@ -5,7 +5,6 @@ import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { type DbConfig, createDbClient } from '../../src/core/index.js';
 import { benchEnvironment } from '../stream/benchEnvironment.js';
 import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
-import { cpuMeter } from '../measure/procCpu.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import type { LatencyBenchOptions } from './LatencyBenchOptions.js';
@@ -20,10 +19,10 @@ import { pinProcess, resolvePlacements } from '../stream/pinning.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { progressOrLog, type Placement } from '../stream/StreamBenchOptions.js';
 import { latencyChartSvg } from './latencyChartSvg.js';
-import { peakRssBytes, resetPeakRss } from '../measure/peakRss.js';
 import { congestedToxics, latencyToxics } from './routeToxics.js';
 import { latencyRatios, summarizeLatencyRuns } from './summarizeLatencyRuns.js';
 import { startToxiproxy } from './toxiproxy.js';
+import { measureLoaderRun } from '../measure/measureLoaderRun.js';
 
 /** How the trainer asks for its stream in each scenario. */
 const SCENARIOS: Record<
@@ -265,32 +264,14 @@ async function runClient(
     ...(place.stepMs === undefined ? {} : { stepMs: place.stepMs }),
   };
   const child = startBenchChild<SdkClientResult>(CLIENT_SCRIPT, config, place.placed);
-  const onAbort = (): void => void child.stop();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  let result: SdkClientResult;
-  let cpu: Record<string, number | undefined>;
-  let rss: number | undefined;
-  try {
-    await child.ready;
-    options.signal?.throwIfAborted();
-    const rssReset = resetPeakRss(serve.pid);
-    const meter = cpuMeter({ loader: serve.pid, db: options.dbPid });
-    child.go();
-    result = await child.result;
-    cpu = meter();
-    rss = rssReset ? peakRssBytes(serve.pid) : undefined;
-  } catch (err) {
-    options.signal?.throwIfAborted();
-    throw err;
-  } finally {
-    options.signal?.removeEventListener('abort', onAbort);
-    await child.stop();
-  }
+  const {
+    result,
+    cpu: { loader, db },
+    loaderPeakRssBytes: rss,
+  } = await measureLoaderRun(child, { loader: serve.pid, db: options.dbPid }, options.signal);
   if (result.samples !== options.samples) {
     throw new Error(`a run delivered ${result.samples} samples, expected ${options.samples}`);
   }
-  const loader = cpu['loader'];
-  const db = cpu['db'];
   return {
     placement: place.placement,
     pace: place.pace,

@@ -1,20 +1,18 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createDbClient } from '../../src/core/index.js';
-import { peakRssBytes, resetPeakRss } from '../measure/peakRss.js';
 import { benchEnvironment } from '../stream/benchEnvironment.js';
-import { cpuMeter } from '../measure/procCpu.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { startServeProcess } from '../stream/serveProcess.js';
 import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import { prepareScaleDataset } from './prepareScaleDataset.js';
 import { prepareScaleSplits, type ScaleSplit } from './prepareScaleSplits.js';
-import { rssBytes } from '../measure/processRss.js';
 import type { ScaleBenchOptions } from './ScaleBenchOptions.js';
 import type { ScaleBenchReport, ScaleRun } from './ScaleBenchReport.js';
 import { SCALE_SAMPLE_BYTES } from './scaleSample.js';
 import { rssVerdict, summarizeScaleRuns } from './summarizeScaleRuns.js';
+import { measureLoaderRun } from '../measure/measureLoaderRun.js';
 
 /** The client child is `bench stream`'s trainer. */
 const CLIENT_SCRIPT = 'sdkClientChild';
@@ -151,31 +149,13 @@ async function measureOne(
       ...(options.samplesPerRun === undefined ? {} : { maxSamples: options.samplesPerRun }),
     };
     const child = startBenchChild<SdkClientResult>(CLIENT_SCRIPT, config, { onSpawn });
-    const onAbort = (): void => void child.stop();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let result: SdkClientResult;
-    let cpu: Record<string, number | undefined>;
-    let before: number | undefined;
-    let peak: number | undefined;
-    let after: number | undefined;
-    try {
-      await child.ready;
-      signal?.throwIfAborted();
-      before = rssBytes(serve.pid);
-      const reset = resetPeakRss(serve.pid);
-      const meter = cpuMeter({ loader: serve.pid, db: options.dbPid });
-      child.go();
-      result = await child.result;
-      cpu = meter();
-      peak = reset ? peakRssBytes(serve.pid) : undefined;
-      after = rssBytes(serve.pid);
-    } catch (err) {
-      signal?.throwIfAborted();
-      throw err;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      await child.stop();
-    }
+    const {
+      result,
+      cpu: { loader, db },
+      loaderRssBeforeBytes: before,
+      loaderPeakRssBytes: peak,
+      loaderRssAfterBytes: after,
+    } = await measureLoaderRun(child, { loader: serve.pid, db: options.dbPid }, signal);
     const expected = expectedSamples(split.size, options);
     if (result.samples !== expected) {
       throw new Error(
@@ -188,8 +168,6 @@ async function measureOne(
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const loaderSamples = serve.streamEnds[1]?.['samples'];
-    const loader = cpu['loader'];
-    const db = cpu['db'];
     return {
       size: split.cap,
       split: split.split,
