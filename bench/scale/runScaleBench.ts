@@ -60,13 +60,15 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<ScaleBe
     const hooks = { log, ...(signal ? { signal } : {}) };
     splits = await prepareScaleSplits(client, options.dataset, sizes, hooks);
     // A set of its own, never one of the measured sizes: a measured stream must load its ids.
-    [warmup] = await prepareScaleSplits(
+    const [own] = await prepareScaleSplits(
       client,
       options.dataset,
       [warmupSamples],
       hooks,
       'scale_warmup',
     );
+    if (own === undefined) throw new Error('the warm-up split set came back empty');
+    warmup = own;
   } finally {
     await client.shutdown();
   }
