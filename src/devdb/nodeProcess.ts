@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import type { NodeLayout } from './nodeLayout.js';
 import { isProcessAlive } from './processAlive.js';
@@ -38,9 +38,15 @@ function isCommandOfNode(pid: number, node: NodeLayout): boolean {
     // No /proc (macOS): the pid being alive is all we can check cheaply.
     return true;
   }
-  // Arguments are NUL-separated; the storagedir flag is the one that carries the raw path.
-  return (
-    cmdline.includes('CassandraDaemon') &&
-    cmdline.includes(`\0-Dcassandra.storagedir=${node.dir}\0`)
-  );
+  // Arguments are NUL-separated; the storagedir flag is the one that carries the raw path. A
+  // state folder reached through a symbolic link (a second checkout sharing one node) is the
+  // same node, so the real path counts too.
+  if (!cmdline.includes('CassandraDaemon')) return false;
+  const dirs = new Set([node.dir]);
+  try {
+    dirs.add(realpathSync(node.dir));
+  } catch {
+    // The folder is gone: only the path as given can match.
+  }
+  return [...dirs].some((dir) => cmdline.includes(`\0-Dcassandra.storagedir=${dir}\0`));
 }
