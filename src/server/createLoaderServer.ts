@@ -1,19 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { ReflectionService } from '@grpc/reflection';
-import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
+import { HealthImplementation } from 'grpc-health-check';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { LoaderServiceDefinition } from '../generated/scylla_loader/v1/LoaderService.js';
 import type { StreamBatchesRequest__Output } from '../generated/scylla_loader/v1/StreamBatchesRequest.js';
 import type { StreamBatchesResponse } from '../generated/scylla_loader/v1/StreamBatchesResponse.js';
-import { loadLoaderProto, loaderPackageDefinition } from '../proto/loadLoaderProto.js';
-import { PROTO_OPTIONS } from '../proto/protoOptions.js';
+import { loadLoaderProto } from '../proto/loadLoaderProto.js';
 import { createStreamAdmission } from './admission.js';
 import { parseResumeKey, connectDbPaths, LoaderError, createLoaderMetrics } from '../core/index.js';
 import type { ServerConfig } from './config/serverConfig.js';
 import { createLogger } from './createLogger.js';
+import { createReflectionService } from './createReflectionService.js';
 import { grpcServerOptions } from './grpcServerOptions.js';
 import { startMetricsServer, type MetricsServer } from './metricsServer.js';
 import { createCreateSplitsHandler } from './rpc/createSplits.js';
@@ -69,6 +67,9 @@ export async function createLoaderServer(
   const resumeKey = resolveResumeKey(config, logger);
   const metrics = createLoaderMetrics();
   dropMisnamedDefaultMetrics(metrics.registry);
+  // Reflection describes the health service too, so grpcurl can call both without protos. Made
+  // before connecting: a missing descriptor set fails the start with nothing to close.
+  const reflection = createReflectionService();
   const paths = await connectDbPaths(config);
   const context: ServerContext = { config, paths, metrics, logger, resumeKey };
 
@@ -79,8 +80,7 @@ export async function createLoaderServer(
     logger,
   });
   const makeStreamHandler = opts.streamBatchesHandler ?? createStreamBatchesHandler;
-  const loaderDefinition = loaderPackageDefinition();
-  const loaderService = loadLoaderProto(loaderDefinition).scylla_loader.v1.LoaderService.service;
+  const loaderService = loadLoaderProto().scylla_loader.v1.LoaderService.service;
   server.addService(withPreEncodedStreamBatches(loaderService), {
     StreamBatches: admission.wrap(makeStreamHandler(context)),
     DescribeDataset: createDescribeDatasetHandler(context),
@@ -93,9 +93,7 @@ export async function createLoaderServer(
     [LOADER_SERVICE_NAME]: 'NOT_SERVING',
   });
   health.addToServer(server);
-  // Reflection describes the health service too, so grpcurl can call both without protos.
-  const healthDefinition = protoLoader.loadSync(healthProtoPath, PROTO_OPTIONS);
-  new ReflectionService({ ...loaderDefinition, ...healthDefinition }).addToServer(server);
+  reflection.addToServer(server);
 
   let serving = false;
   let metricsServer: MetricsServer | undefined;

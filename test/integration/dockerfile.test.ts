@@ -238,7 +238,7 @@ describe('Dockerfile', () => {
     });
 
     it(
-      'serves the gRPC health check and /metrics, then exits 0 on SIGTERM',
+      'serves the gRPC health check, reflection and /metrics, then exits 0 on SIGTERM',
       { timeout: 300_000 },
       async () => {
         const entrypoint = execForm(runtimeInstruction('ENTRYPOINT')?.args ?? '[]', 'ENTRYPOINT');
@@ -325,6 +325,18 @@ describe('Dockerfile', () => {
         );
         expect(viaHealthcheck, viaHealthcheck.output).toMatchObject({ code: 0 });
 
+        // Reflection serves the descriptor sets the build put into dist/: a client with no
+        // .proto files resolves the imported Timestamp and the original field names.
+        const described = await run(
+          toolPath('grpcurl'),
+          ['-plaintext', `127.0.0.1:${grpcPort}`, 'describe', 'scylla_loader.v1.SplitSet'],
+          work,
+          {},
+          false,
+        );
+        expect(described, described.output).toMatchObject({ code: 0 });
+        expect(described.output).toContain('.google.protobuf.Timestamp created_at = 9;');
+
         const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
         expect(metrics.status).toBe(200);
         expect(await metrics.text()).toMatch(/^# HELP /m);
@@ -350,10 +362,16 @@ function runtimeEnv(): Record<string, string> {
   return env;
 }
 
-/** Builds dist/ when it is missing or older than a source or proto file. */
+/**
+ * Builds dist/ when it is missing, older than a source or proto file, or lacks the descriptor
+ * sets reflection serves (a dist/ built before they existed).
+ */
 async function ensureBuilt(): Promise<void> {
   const main = path.join(repo, 'dist/src/cli/main.js');
-  const built = existsSync(main) ? statSync(main).mtimeMs : 0;
+  const complete = ['cli/main.js', 'generated/loader.binpb', 'generated/health.binpb'].every((f) =>
+    existsSync(path.join(repo, 'dist/src', f)),
+  );
+  const built = complete ? statSync(main).mtimeMs : 0;
   const newest = Math.max(
     await newestMtime(
       path.join(repo, 'src'),
