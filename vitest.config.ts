@@ -7,6 +7,9 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          // A guard against hangs, not a speed check: the split assignment and permutation
+          // tests compute over 10^5 to 10^6 items and take seconds on a loaded 2-core machine.
+          testTimeout: 30_000,
         },
       },
       {
