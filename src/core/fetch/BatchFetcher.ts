@@ -41,7 +41,10 @@ export class BatchFetcher {
   private failure: unknown;
   private wake: (() => void) | undefined;
   private closed = false;
-  /** First reads and hedges aside, the reads whose answer is awaited. */
+  /**
+   * Reads awaiting their answer (any attempt); second reads of stragglers are not counted,
+   * they take no place in the window (the hedger bounds them).
+   */
   private inFlight = 0;
 
   // Per-epoch state.
