@@ -31,7 +31,7 @@ export function childScriptArgs(name: string): string[] {
  * @internal
  */
 export function cliMainArgs(): string[] {
-  return nodeArgsFor(path.resolve(here, '../../cli', `main${ext}`));
+  return nodeArgsFor(path.resolve(here, '../../src/cli', `main${ext}`));
 }
 
 function nodeArgsFor(script: string): string[] {

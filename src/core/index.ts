@@ -17,12 +17,10 @@ export {
   notFound,
   unavailable,
 } from './errors/LoaderError.js';
-export {
-  type AssembledBatch,
-  BatchFetcher,
-  type FetchOptions,
-  adaptiveWindowMax,
-} from './fetch/BatchFetcher.js';
+export { type AssembledBatch } from './fetch/AssembledBatch.js';
+export { BatchFetcher } from './fetch/BatchFetcher.js';
+export { type FetchOptions } from './fetch/FetchOptions.js';
+export { adaptiveWindowMax } from './fetch/adaptiveWindowMax.js';
 export { type IngestEntry } from './ingest/IngestEntry.js';
 export { type IngestSource } from './ingest/IngestSource.js';
 export { type IngestSummary, ingestDataset } from './ingest/ingestDataset.js';

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { StreamBatchesResponse } from '../../src/generated/scylla_loader/v1/StreamBatchesResponse.js';
 import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
 import { LoaderError } from '../../src/core/errors/LoaderError.js';
-import type { AssembledBatch, FetchedSample } from '../../src/core/fetch/BatchFetcher.js';
+import type { AssembledBatch } from '../../src/core/fetch/AssembledBatch.js';
+import type { FetchedSample } from '../../src/core/fetch/FetchedSample.js';
 import { buildBatchResponse } from '../../src/server/rpc/buildBatchResponse.js';
 import { encodeBatchResponse } from '../../src/server/rpc/encodeBatchResponse.js';
 

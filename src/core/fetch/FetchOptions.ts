@@ -1,0 +1,36 @@
+import type { DbPath } from '../db/DbPath.js';
+import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
+import type { ResumeState } from '../resume/resumeToken.js';
+import type { EpochShard } from '../sampling/epochShard.js';
+
+/** What the engine needs to fetch a rank's epochs. */
+export interface FetchOptions {
+  keyspace: string;
+  /** The split's ids, 16 bytes each, in stored order. */
+  ids: Buffer;
+  firstEpoch: number;
+  /** One past the last epoch to stream. */
+  endEpoch: number;
+  /** The rank's positions in an epoch. */
+  shardOf: (epoch: number) => EpochShard;
+  batchSize: number;
+  /** Batches worth of positions held in flight or waiting to be sent. */
+  prefetch: number;
+  /**
+   * Positions the window may grow to while the stream starves (absent: fixed at prefetch x
+   * batch size). See `adaptiveWindowMax`.
+   */
+  adaptiveWindowMax?: number;
+  ordering: 'out-of-order' | 'in-order';
+  missing: 'fail' | 'skip';
+  /** Reads in flight at most, first reads and retries waiting out their backoff together. */
+  maxInFlight: number;
+  /** Attempts per read before the stream fails with UNAVAILABLE. */
+  readAttempts: number;
+  /** Backoff before the first retry, doubled for each further one (with jitter). */
+  retryBaseMs: number;
+  resume?: ResumeState;
+  paths: readonly DbPath[];
+  metrics: LoaderMetrics;
+  signal: AbortSignal;
+}

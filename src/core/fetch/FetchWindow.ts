@@ -1,0 +1,114 @@
+/** Requests issued for every one completed while the window fills: five for four. */
+export const RAMP_CREDIT = 1.25;
+/** Reads a stream may issue before any has completed (fewer when its in-flight limit is lower). */
+export const RAMP_START = 32;
+
+/** The sizes a stream's window is made from. */
+export interface FetchWindowOptions {
+  batchSize: number;
+  /** Batches worth of positions held in flight or waiting to be sent. */
+  prefetch: number;
+  /** Positions the window may grow to while the stream starves (absent: it never grows). */
+  adaptiveWindowMax?: number;
+  /** Reads in flight at most, retries waiting out their backoff included. */
+  maxInFlight: number;
+}
+
+/**
+ * How many reads a stream may have going, and how far ahead they may reach: a window of
+ * `prefetch x batchSize` positions requested or holding data until sent, a span of twice the
+ * window above the lowest position that has not arrived, and a staggered ramp at the start
+ * (a first few reads, then five new ones for every four completed) so a stream's start does
+ * not burst. With an adaptive maximum the window grows while it, and nothing else, starves
+ * the stream (see {@link FetchWindow.growIfStarved}).
+ *
+ * Pure bookkeeping: the caller counts reads and positions and asks; nothing here reads or
+ * waits, and nothing allocates, so it costs the per-sample path a few comparisons.
+ */
+export class FetchWindow {
+  private size: number;
+  private reach: number;
+  private readonly max: number;
+  private credits: number;
+  /** Reads completed since the window last grew. */
+  private completedSinceGrowth = 0;
+
+  constructor(private readonly opts: FetchWindowOptions) {
+    this.size = Math.max(1, opts.prefetch * opts.batchSize);
+    this.reach = 2 * this.size;
+    this.max = Math.max(this.size, opts.adaptiveWindowMax ?? 0);
+    this.credits = Math.min(RAMP_START, opts.maxInFlight);
+  }
+
+  /** Positions the window holds now (grown from prefetch x batch size when adaptive). */
+  get positions(): number {
+    return this.size;
+  }
+
+  /** How far above the lowest position not arrived a read may reach: twice the window. */
+  get span(): number {
+    return this.reach;
+  }
+
+  /**
+   * True when one more read may be issued: the ramp has a credit left, the reads in flight
+   * (`requests`, retries waiting included) are under the limit, and the positions requested or
+   * holding data (`occupancy`) are fewer than the window.
+   */
+  admits(occupancy: number, requests: number): boolean {
+    return this.credits >= 1 && requests < this.opts.maxInFlight && occupancy < this.size;
+  }
+
+  /** True when a read of `position` stays within the span above `unresolved`. */
+  reaches(position: number, unresolved: number): boolean {
+    return position < unresolved + this.reach;
+  }
+
+  /** Spends one ramp credit on a read just issued. */
+  issued(): void {
+    this.credits -= 1;
+  }
+
+  /**
+   * Counts a first read that brought its answer: it earns the ramp 1.25 new reads (five for
+   * four), never more credit than the in-flight limit, and counts towards the next growth.
+   */
+  completed(): void {
+    this.credits = Math.min(this.credits + RAMP_CREDIT, this.opts.maxInFlight);
+    this.completedSinceGrowth++;
+  }
+
+  /**
+   * With an adaptive window: the trainer is waiting for a batch, none is ready, and healthy
+   * reads in flight fill the window (all of it but less than a batch of arrived samples) while
+   * the in-flight limit would allow more, so the window (not the database or the trainer) is
+   * what holds the stream back: it grows by a batch, up to its maximum, and the span with it.
+   * A round trip's worth of reads then fits in it (rate x latency, as a TCP window grows to the
+   * bandwidth-delay product). It does not grow while reads wait out a retry (`retrying > 0`:
+   * the database is struggling, more reads would not help), nor when arrived samples fill it
+   * (in order, behind a straggler), nor once the epoch's last read is issued (`allIssued`), nor
+   * more than once per batch of completed reads. It never shrinks within a stream.
+   *
+   * @returns true when the window grew (more reads may be issued now).
+   */
+  growIfStarved(
+    occupancy: number,
+    inFlight: number,
+    retrying: number,
+    allIssued: boolean,
+  ): boolean {
+    const { batchSize, maxInFlight } = this.opts;
+    if (this.size >= this.max) return false;
+    if (retrying > 0 || allIssued) return false;
+    if (occupancy < this.size) return false;
+    if (inFlight <= this.size - batchSize) return false;
+    if (inFlight >= maxInFlight) return false;
+    // At most once per batch of completed reads: a moment with every read of the window in
+    // flight, such as the start of a stream, is not by itself a sign that it is too small.
+    if (this.completedSinceGrowth < batchSize) return false;
+    this.completedSinceGrowth = 0;
+    this.size = Math.min(this.max, this.size + batchSize);
+    this.reach = 2 * this.size;
+    return true;
+  }
+}

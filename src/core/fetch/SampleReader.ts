@@ -1,0 +1,65 @@
+import cassandra from 'cassandra-driver';
+import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
+import type { FetchedSample } from './FetchedSample.js';
+import type { PathSelector, PathState } from './PathSelector.js';
+
+/** The answer to one read: the sample's id and its row (null when the id has none). */
+export interface RowRead {
+  id: Buffer;
+  row: cassandra.types.Row | null;
+}
+
+/**
+ * Reads one sample's row with a single-partition query over a given route, keeping the
+ * route's figures (reads in flight, mean latency, a penalty on failure) and the read metrics.
+ * Retrying, hedging and ordering are the caller's: this is one attempt.
+ */
+export class SampleReader {
+  private readonly query: string;
+
+  constructor(
+    keyspace: string,
+    /** The split's ids, 16 bytes each, in stored order. */
+    private readonly ids: Buffer,
+    private readonly selector: PathSelector,
+    private readonly metrics: Pick<LoaderMetrics, 'dbRequestsInFlight' | 'dbReadSeconds'>,
+  ) {
+    this.query = `SELECT label, label_blob, data FROM ${keyspace}.samples WHERE id = ?`;
+  }
+
+  /** Reads the sample stored at `storedPosition` of the split over `path`. */
+  async read(storedPosition: number, path: PathState): Promise<RowRead> {
+    const id = this.ids.subarray(storedPosition * 16, storedPosition * 16 + 16);
+    const started = performance.now();
+    path.inFlight++;
+    this.metrics.dbRequestsInFlight.inc();
+    try {
+      const rs = await path.path.client.execute(this.query, [new cassandra.types.Uuid(id)], {
+        prepare: true,
+        isIdempotent: true,
+        consistency: cassandra.types.consistencies.localOne,
+      });
+      const ms = performance.now() - started;
+      this.selector.observe(path, ms);
+      this.metrics.dbReadSeconds.observe({ path: path.path.name }, ms / 1000);
+      return { id, row: rs.first() };
+    } catch (err) {
+      this.selector.penalize(path);
+      throw err;
+    } finally {
+      path.inFlight--;
+      this.metrics.dbRequestsInFlight.dec();
+    }
+  }
+
+  /** The sample at `position` of the epoch made from a row this reader read. */
+  toSample(position: number, id: Buffer, row: cassandra.types.Row): FetchedSample {
+    return {
+      position,
+      id,
+      label: (row['label'] as number | null) ?? -1,
+      labelBlob: (row['label_blob'] as Buffer | null) ?? null,
+      data: row['data'] as Buffer,
+    };
+  }
+}
