@@ -2,15 +2,14 @@ import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createDbClient,
+  createSplitIdsCache,
   createSplitSet,
   type CreateSplitSetRequest,
   readSplitInput,
   listSplitSets,
   readPartIds,
   readSplitSetInfo,
-  BoundedCache,
   resolveSplit,
-  type SplitIds,
 } from '../../src/core/index.js';
 import { ingestPathologyDataset } from '../support/pathologyDataset.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
@@ -137,7 +136,7 @@ describe('split sets in the database', () => {
     const all = folds.flatMap(idList);
     expect(new Set(all).size).toBe(all.length);
     expect([...all].sort()).toEqual(tiles.map((t) => t.id).sort());
-    const cache = new BoundedCache<SplitIds>(1 << 30, (s) => s.ids.length);
+    const cache = createSplitIdsCache(1 << 30);
     const train1 = await resolveSplit(client, cache, ks, 'cv/train-1');
     expect(idList(train1.ids)).toEqual([
       ...idList(folds[0]!),
