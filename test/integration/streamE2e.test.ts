@@ -4,6 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type cassandra from 'cassandra-driver';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -194,11 +195,11 @@ describe('StreamBatches through the SDK', () => {
       (await metricValue('scylla_loader_db_requests_in_flight')) > 0 &&
       Date.now() < deadline
     ) {
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     expect(await metricValue('scylla_loader_db_requests_in_flight')).toBe(0);
     const reads = await metricValue('scylla_loader_db_read_duration_seconds_count{path="primary"}');
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     expect(await metricValue('scylla_loader_db_read_duration_seconds_count{path="primary"}')).toBe(
       reads,
     );
@@ -225,7 +226,7 @@ describe('StreamBatches through the SDK', () => {
         slow,
         { dataset: bigKs, split: 'all', batchSize: 30, prefetch: 2 },
         async () => {
-          await new Promise((r) => setTimeout(r, 15));
+          await sleep(15);
           worst = Math.max(worst, (await reads()) - r0 - ((await sent()) - s0));
         },
       );
@@ -272,7 +273,7 @@ describe('StreamBatches through the SDK', () => {
         { onReconnect: () => reconnects++ },
       )) {
         ids.push(...b.ids);
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
         if (!killed && ids.length >= 500) {
           killed = true;
           loader.kill('SIGKILL');
