@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import cassandra from 'cassandra-driver';
 import pino from 'pino';
+import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createDbClient,
@@ -31,10 +32,7 @@ let labelOf: Map<string, number>;
 let dataOf: Map<string, Buffer>;
 void pino;
 
-function uuidOf(id: Buffer): string {
-  const h = id.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
+const uuidOf = (id: Buffer): string => stringify(id);
 
 interface Spec {
   batchSize?: number;

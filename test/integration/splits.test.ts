@@ -1,4 +1,5 @@
 import type cassandra from 'cassandra-driver';
+import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createDbClient,
@@ -17,11 +18,8 @@ import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 let client: cassandra.Client;
 let ks: string;
 let tiles: Awaited<ReturnType<typeof ingestPathologyDataset>>;
-const uuid = (b: Buffer, i: number): string => {
-  const h = b.toString('hex', i * 16, i * 16 + 16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-};
-const idList = (b: Buffer): string[] => Array.from({ length: b.length / 16 }, (_, i) => uuid(b, i));
+const idList = (b: Buffer): string[] =>
+  Array.from({ length: b.length / 16 }, (_, i) => stringify(b, i * 16));
 
 const request = (change: Partial<CreateSplitSetRequest> = {}): CreateSplitSetRequest => ({
   dataset: ks,

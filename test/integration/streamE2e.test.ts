@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type cassandra from 'cassandra-driver';
 import pino from 'pino';
+import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientError } from '../../src/client/ClientError.js';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
@@ -127,14 +128,9 @@ describe('StreamBatches through the SDK', () => {
       batchSize: 50,
       dropLast: false,
     });
-    const want = Array.from({ length: shard.length }, (_, j) => {
-      const h = split.ids.toString(
-        'hex',
-        shard.storedPosition(j) * 16,
-        shard.storedPosition(j) * 16 + 16,
-      );
-      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-    });
+    const want = Array.from({ length: shard.length }, (_, j) =>
+      stringify(split.ids, shard.storedPosition(j) * 16),
+    );
     expect(inOrder).toEqual(want);
     const ooo = idsOf(await all(client, { ...req, ordering: 'out-of-order' }));
     expect([...ooo].sort()).toEqual([...want].sort());
