@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { uuidFromBytes } from '../../src/client/uuidFromBytes.js';
+import { stringify } from 'uuid';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createDbClient, loadSplitIds } from '../../src/core/index.js';
 import { benchEnvironment } from '../stream/benchEnvironment.js';
@@ -55,7 +55,7 @@ export async function runConcurrencyBench(
       ...(signal ? { signal } : {}),
     });
     const all = await loadSplitIds(client, options.dataset);
-    datasetIds = Array.from({ length: all.count }, (_, i) => uuidFromBytes(all.ids, i * 16));
+    datasetIds = Array.from({ length: all.count }, (_, i) => stringify(all.ids, i * 16));
   } finally {
     await client.shutdown();
   }

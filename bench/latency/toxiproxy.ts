@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { endChild, tail } from '../stream/spawnPinned.js';
 
 /** A toxic as toxiproxy's HTTP API takes it (`POST /proxies/<proxy>/toxics`). @internal */
@@ -61,7 +62,7 @@ export async function startToxiproxy(
       ]);
       if (up) break;
       if (Date.now() > deadline) throw new Error(`toxiproxy-server did not answer at ${api}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
   } catch (err) {
     await endChild(child, 2_000);

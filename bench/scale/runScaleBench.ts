@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createDbClient } from '../../src/core/index.js';
 import { benchEnvironment } from '../stream/benchEnvironment.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
@@ -167,7 +168,7 @@ async function measureOne(
     // The loader's own count of the measured stream (the warm-up's `stream end` comes first;
     // the loader logs the measured one just after ending the call).
     for (let i = 0; i < 40 && serve.streamEnds.length < 2; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
     const loaderSamples = serve.streamEnds[1]?.['samples'];
     return {

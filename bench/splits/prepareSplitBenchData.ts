@@ -1,4 +1,5 @@
 import cassandra from 'cassandra-driver';
+import pMap from 'p-map';
 import {
   ensureDatasetSchema,
   readDatasetInfo,
@@ -45,35 +46,38 @@ export async function prepareSplitBenchData(
   };
   const ns = datasetNamespace(dataset);
   const insert = `INSERT INTO ${dataset}.metadata (id, label, source_key, size_bytes, group_id) VALUES (?, ?, ?, ?, ?)`;
-  let row = 0;
-  let group = 0;
-  let inGroup = 0;
-  let groupSize = 0;
-  let primary = 0;
-  let done = 0;
-  const next = (): unknown[] | undefined => {
-    if (row >= shape.rows) return undefined;
-    if (inGroup >= groupSize) {
-      group++;
-      inGroup = 0;
-      groupSize = 1 + Math.floor(rand() * shape.maxGroup);
-      primary = Math.floor(rand() * shape.classes);
+  // A generator, not an array: rows are drawn in order from one random stream, so the set is
+  // deterministic, and only as fast as the writes take them, so they are never all in memory.
+  function* rowsToWrite(): Generator<unknown[]> {
+    let group = 0;
+    let inGroup = 0;
+    let groupSize = 0;
+    let primary = 0;
+    for (let row = 0; row < shape.rows; row++) {
+      if (inGroup >= groupSize) {
+        group++;
+        inGroup = 0;
+        groupSize = 1 + Math.floor(rand() * shape.maxGroup);
+        primary = Math.floor(rand() * shape.classes);
+      }
+      inGroup++;
+      const label = rand() < 0.8 ? primary : Math.floor(rand() * shape.classes);
+      const key = `synthetic/${row}`;
+      yield [sampleId(key, ns), label, key, 110_000, `g${group}`];
     }
-    inGroup++;
-    const label = rand() < 0.8 ? primary : Math.floor(rand() * shape.classes);
-    const key = `synthetic/${row++}`;
-    return [sampleId(key, ns), label, key, 110_000, `g${group}`];
-  };
-  const worker = async (): Promise<void> => {
-    for (let params = next(); params; params = next()) {
+  }
+  let done = 0;
+  await pMap(
+    rowsToWrite(),
+    async (params) => {
       await client.execute(insert, params, {
         prepare: true,
         consistency: cassandra.types.consistencies.localOne,
       });
       if (++done % 5000 === 0) onProgress(done, shape.rows);
-    }
-  };
-  await Promise.all(Array.from({ length: 128 }, worker));
+    },
+    { concurrency: 128 },
+  );
   onProgress(done, shape.rows);
   await refreshDatasetCounts(client, dataset);
   return { reused: false };

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createDbClient } from '../../src/core/index.js';
 import { pinProcess, resolvePlacements } from './pinning.js';
@@ -225,7 +226,7 @@ async function backgroundCpuPerSecond(dbPid: number | undefined): Promise<number
   if (dbPid === undefined) return undefined;
   const meter = cpuMeter({ db: dbPid });
   const t0 = performance.now();
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  await sleep(1000);
   const used = meter()['db'];
   return used === undefined ? undefined : used / ((performance.now() - t0) / 1000);
 }

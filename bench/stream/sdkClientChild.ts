@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
 import type { OrderingName, StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
 import { runBenchChild } from './childProtocol.js';
@@ -111,7 +112,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       samples += batch.samples.length;
       if (config.maxSamples !== undefined && samples >= config.maxSamples) break;
       if (config.stepMs) {
-        await new Promise((resolve) => setTimeout(resolve, config.stepMs));
+        await sleep(config.stepMs);
         last = performance.now();
       }
       doneAt.push(last);

@@ -6,6 +6,7 @@
  * @internal
  */
 import cassandra from 'cassandra-driver';
+import pMap from 'p-map';
 import { type DbConfig, createDbClient, permutation, loadSplitIds } from '../../src/core/index.js';
 import { runBenchChild } from './childProtocol.js';
 import { startSelfMeasure } from '../measure/startSelfMeasure.js';
@@ -44,12 +45,11 @@ runBenchChild<TightLoopConfig, TightLoopResult>(async (config, ready) => {
       consistency: cassandra.types.consistencies.localOne,
     };
     const readAll = async (count: number): Promise<{ samples: number; bytes: number }> => {
-      let next = 0;
       let samples = 0;
       let bytes = 0;
-      const worker = async (): Promise<void> => {
-        while (next < count) {
-          const stored = order[next++]!;
+      await pMap(
+        order.subarray(0, count),
+        async (stored) => {
           const id = new cassandra.types.Uuid(split.ids.subarray(stored * 16, stored * 16 + 16));
           const row = (await client.execute(query, [id], options)).first();
           if (!row) throw new Error(`sample ${id.toString()} has no row`);
@@ -57,9 +57,9 @@ runBenchChild<TightLoopConfig, TightLoopResult>(async (config, ready) => {
           const blob = row['label_blob'] as Buffer | null;
           samples++;
           bytes += data.length + (blob?.length ?? 0);
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(config.concurrency, count) }, worker));
+        },
+        { concurrency: config.concurrency },
+      );
       return { samples, bytes };
     };
     await readAll(Math.min(config.warmupReads, split.count));

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientReadableStream } from '@grpc/grpc-js';
 import type { StreamBatchesRequest } from '../generated/scylla_loader/v1/StreamBatchesRequest.js';
 import type { StreamBatchesResponse__Output } from '../generated/scylla_loader/v1/StreamBatchesResponse.js';
@@ -8,7 +9,6 @@ import { decodeBatch } from './decodeBatch.js';
 import { isRetryable } from './isRetryable.js';
 import { limitBuffering } from './limitBuffering.js';
 import type { ReconnectOptions } from './LoaderClientOptions.js';
-import { sleep } from './sleep.js';
 import type { StreamCallOptions } from './StreamCallOptions.js';
 import { toClientError } from './toClientError.js';
 
@@ -90,6 +90,13 @@ export async function* resumableBatches(
       delayMs,
     });
     // A deadline reached while waiting makes the next call fail at once with DEADLINE_EXCEEDED.
-    await sleep(delayMs, signal);
+    try {
+      await sleep(delayMs, undefined, { signal });
+    } catch (err) {
+      // An abort rejects with a generic AbortError; the caller gets its own reason instead, as
+      // it does when the abort comes during a call.
+      signal?.throwIfAborted();
+      throw err;
+    }
   }
 }

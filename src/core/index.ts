@@ -6,7 +6,6 @@
  *
  * @packageDocumentation
  */
-export { BoundedCache } from './cache/BoundedCache.js';
 export { connectDbPaths } from './db/connectDbPaths.js';
 export { createDbClient } from './db/createDbClient.js';
 export { type DbConfig, dbConfigFromEnv, dbConfigSchema } from './db/dbConfig.js';
@@ -35,6 +34,11 @@ export {
   encodeResumeToken,
   requestFingerprint,
 } from './resume/resumeToken.js';
+export {
+  type PermutationArgs,
+  type PermutationCache,
+  createPermutationCache,
+} from './sampling/createPermutationCache.js';
 export { epochShard } from './sampling/epochShard.js';
 export { permutation } from './sampling/permutation.js';
 export { RandomStream } from './sampling/randomStream.js';
@@ -48,6 +52,11 @@ export { datasetNamespace, sampleId } from './schema/sampleId.js';
 export { type MetadataFilter } from './splits/MetadataFilter.js';
 export { type SplitIds } from './splits/SplitIds.js';
 export { type SplitInput } from './splits/SplitInput.js';
+export {
+  type SplitIdsCache,
+  type SplitIdsLoader,
+  createSplitIdsCache,
+} from './splits/createSplitIdsCache.js';
 export { type SplitSetInfo } from './splits/SplitSetInfo.js';
 export { type ClassTargets } from './splits/SplitSpec.js';
 export { assignSplits } from './splits/assignSplits.js';

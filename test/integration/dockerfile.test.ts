@@ -6,6 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { toolPath } from '../support/toolPath.js';
 import { testDbConfig } from './dbHelpers.js';
@@ -308,7 +309,7 @@ describe('Dockerfile', () => {
               `no SERVING within 90 s (${last.output.trim()}); server output:\n${output}`,
             );
           }
-          await new Promise((r) => setTimeout(r, 500));
+          await sleep(500);
         }
         expect(last.output).toContain('SERVING');
 

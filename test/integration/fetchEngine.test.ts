@@ -1,5 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import cassandra from 'cassandra-driver';
 import pino from 'pino';
+import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createDbClient,
@@ -30,10 +32,7 @@ let labelOf: Map<string, number>;
 let dataOf: Map<string, Buffer>;
 void pino;
 
-function uuidOf(id: Buffer): string {
-  const h = id.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
+const uuidOf = (id: Buffer): string => stringify(id);
 
 interface Spec {
   batchSize?: number;
@@ -250,11 +249,10 @@ describe('fetch engine against the real node', () => {
     abort.abort();
     await expect(it.next()).rejects.toThrow();
     const deadline = Date.now() + 5000;
-    while ((await inFlight()) > 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 10));
+    while ((await inFlight()) > 0 && Date.now() < deadline) await sleep(10);
     expect(await inFlight()).toBe(0);
     const after = await reads();
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(await reads()).toBe(after);
     expect(after).toBeLessThan(N);
   });
@@ -350,7 +348,7 @@ describe('fetch engine against the real node', () => {
       get(target, prop, receiver) {
         if (prop !== 'execute') return Reflect.get(target, prop, receiver);
         return async (query: string, params: unknown[], opts: unknown) => {
-          if (String(params[0]) === slowId) await new Promise((r) => setTimeout(r, 1500));
+          if (String(params[0]) === slowId) await sleep(1500);
           return target.execute(query, params as never, opts as never);
         };
       },
@@ -380,7 +378,7 @@ describe('fetch engine against the real node', () => {
         if (prop !== 'execute') return Reflect.get(target, prop, receiver);
         return async (query: string, params: unknown[], opts: unknown) => {
           if (String(params[0]) === slowId && reads++ === 0) {
-            await new Promise((r) => setTimeout(r, 2000));
+            await sleep(2000);
             firstReadDone = true;
           }
           return target.execute(query, params as never, opts as never);
@@ -439,7 +437,7 @@ describe('fetch engine against the real node', () => {
       get(target, prop, receiver) {
         if (prop !== 'execute') return Reflect.get(target, prop, receiver);
         return async (query: string, params: unknown[], opts: unknown) => {
-          await new Promise((r) => setTimeout(r, 40));
+          await sleep(40);
           return target.execute(query, params as never, opts as never);
         };
       },
@@ -481,7 +479,7 @@ describe('fetch engine against the real node', () => {
           return async (query: string, params: unknown[], opts: unknown) => {
             peak = Math.max(peak, ++now);
             try {
-              await new Promise((r) => setTimeout(r, 40));
+              await sleep(40);
               return await target.execute(query, params as never, opts as never);
             } finally {
               now--;
@@ -532,7 +530,7 @@ describe('fetch engine against the real node', () => {
         return async (query: string, params: unknown[], opts: unknown) => {
           const id = String(params[0]);
           if (holding) readWhileHeld.add(id);
-          if (id === stuckId) await new Promise((r) => setTimeout(r, 1000));
+          if (id === stuckId) await sleep(1000);
           return target.execute(query, params as never, opts as never);
         };
       },
@@ -554,7 +552,7 @@ describe('fetch engine against the real node', () => {
     const fetcher = new BatchFetcher(options({ batchSize: 10, prefetch: 3 }, {}, metrics));
     const it = fetcher.batches()[Symbol.asyncIterator]();
     await it.next();
-    await new Promise((r) => setTimeout(r, 500)); // a slow consumer: nothing is read meanwhile
+    await sleep(500); // a slow consumer: nothing is read meanwhile
     const reads = (await metrics.dbReadSeconds.get()).values.find((v) =>
       v.metricName?.endsWith('_count'),
     )!.value;

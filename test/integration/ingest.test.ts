@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type cassandra from 'cassandra-driver';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -313,7 +314,7 @@ describe('ingest', () => {
       }
     };
     while (Date.now() < deadline && (await countSoFar()) < 50) {
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     child.kill('SIGKILL');
     const killed = await done;

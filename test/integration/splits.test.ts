@@ -1,16 +1,16 @@
 import type cassandra from 'cassandra-driver';
+import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createDbClient,
+  createSplitIdsCache,
   createSplitSet,
   type CreateSplitSetRequest,
   readSplitInput,
   listSplitSets,
   readPartIds,
   readSplitSetInfo,
-  BoundedCache,
   resolveSplit,
-  type SplitIds,
 } from '../../src/core/index.js';
 import { ingestPathologyDataset } from '../support/pathologyDataset.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
@@ -18,11 +18,8 @@ import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 let client: cassandra.Client;
 let ks: string;
 let tiles: Awaited<ReturnType<typeof ingestPathologyDataset>>;
-const uuid = (b: Buffer, i: number): string => {
-  const h = b.toString('hex', i * 16, i * 16 + 16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-};
-const idList = (b: Buffer): string[] => Array.from({ length: b.length / 16 }, (_, i) => uuid(b, i));
+const idList = (b: Buffer): string[] =>
+  Array.from({ length: b.length / 16 }, (_, i) => stringify(b, i * 16));
 
 const request = (change: Partial<CreateSplitSetRequest> = {}): CreateSplitSetRequest => ({
   dataset: ks,
@@ -137,7 +134,7 @@ describe('split sets in the database', () => {
     const all = folds.flatMap(idList);
     expect(new Set(all).size).toBe(all.length);
     expect([...all].sort()).toEqual(tiles.map((t) => t.id).sort());
-    const cache = new BoundedCache<SplitIds>(1 << 30, (s) => s.ids.length);
+    const cache = createSplitIdsCache(1 << 30);
     const train1 = await resolveSplit(client, cache, ks, 'cv/train-1');
     expect(idList(train1.ids)).toEqual([
       ...idList(folds[0]!),

@@ -5,12 +5,12 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type cassandra from 'cassandra-driver';
 import pino from 'pino';
+import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientError } from '../../src/client/ClientError.js';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
 import type { CreateSplitsOptions } from '../../src/client/CreateSplitsOptions.js';
 import type { SplitSet } from '../../src/client/SplitSet.js';
-import { uuidFromBytes } from '../../src/client/uuidFromBytes.js';
 import type { CreateSplitsRequest__Output } from '../../src/generated/scylla_loader/v1/CreateSplitsRequest.js';
 import type { CreateSplitsResponse } from '../../src/generated/scylla_loader/v1/CreateSplitsResponse.js';
 import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
@@ -88,7 +88,7 @@ function cliEnv(): NodeJS.ProcessEnv {
 async function storedIds(set: string, part: string, version?: number): Promise<string[]> {
   const info = await readSplitSetInfo(db, ks, set, version);
   const ids = await readPartIds(db, ks, info, part);
-  return Array.from({ length: ids.length / 16 }, (_, i) => uuidFromBytes(ids, i * 16));
+  return Array.from({ length: ids.length / 16 }, (_, i) => stringify(ids, i * 16));
 }
 
 /** Every id one epoch of `split` delivers. */

@@ -4,8 +4,10 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type cassandra from 'cassandra-driver';
 import pino from 'pino';
+import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientError } from '../../src/client/ClientError.js';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
@@ -126,14 +128,9 @@ describe('StreamBatches through the SDK', () => {
       batchSize: 50,
       dropLast: false,
     });
-    const want = Array.from({ length: shard.length }, (_, j) => {
-      const h = split.ids.toString(
-        'hex',
-        shard.storedPosition(j) * 16,
-        shard.storedPosition(j) * 16 + 16,
-      );
-      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-    });
+    const want = Array.from({ length: shard.length }, (_, j) =>
+      stringify(split.ids, shard.storedPosition(j) * 16),
+    );
     expect(inOrder).toEqual(want);
     const ooo = idsOf(await all(client, { ...req, ordering: 'out-of-order' }));
     expect([...ooo].sort()).toEqual([...want].sort());
@@ -194,11 +191,11 @@ describe('StreamBatches through the SDK', () => {
       (await metricValue('scylla_loader_db_requests_in_flight')) > 0 &&
       Date.now() < deadline
     ) {
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     expect(await metricValue('scylla_loader_db_requests_in_flight')).toBe(0);
     const reads = await metricValue('scylla_loader_db_read_duration_seconds_count{path="primary"}');
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     expect(await metricValue('scylla_loader_db_read_duration_seconds_count{path="primary"}')).toBe(
       reads,
     );
@@ -225,7 +222,7 @@ describe('StreamBatches through the SDK', () => {
         slow,
         { dataset: bigKs, split: 'all', batchSize: 30, prefetch: 2 },
         async () => {
-          await new Promise((r) => setTimeout(r, 15));
+          await sleep(15);
           worst = Math.max(worst, (await reads()) - r0 - ((await sent()) - s0));
         },
       );
@@ -272,7 +269,7 @@ describe('StreamBatches through the SDK', () => {
         { onReconnect: () => reconnects++ },
       )) {
         ids.push(...b.ids);
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
         if (!killed && ids.length >= 500) {
           killed = true;
           loader.kill('SIGKILL');

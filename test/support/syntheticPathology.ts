@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { v4 } from 'uuid';
 import type { SplitInput } from '../../src/core/index.js';
 
 /** One synthetic tile: a patient, a slide, coordinates, and normal (0) or tumor (1). */
@@ -46,7 +46,7 @@ export function syntheticPathology(patients: number, seed = 1): Tile[] {
 /** The tiles as a {@link SplitInput} grouped by patient, with random ids. */
 export function toSplitInput(tiles: Tile[]): SplitInput {
   const ids = Buffer.alloc(tiles.length * 16);
-  tiles.forEach((_, i) => Buffer.from(randomUUID().replaceAll('-', ''), 'hex').copy(ids, i * 16));
+  tiles.forEach((_, i) => v4(undefined, ids, i * 16));
   const groupIndex = new Map<number, number>();
   const groups = Int32Array.from(tiles, (t) => {
     let g = groupIndex.get(t.patient);

@@ -4,7 +4,6 @@ import { backoffDelay } from '../../src/client/backoff.js';
 import { channelOptions } from '../../src/client/channelOptions.js';
 import { ClientError } from '../../src/client/ClientError.js';
 import { isRetryable } from '../../src/client/isRetryable.js';
-import { sleep } from '../../src/client/sleep.js';
 import { toClientError } from '../../src/client/toClientError.js';
 
 const PATH = '/scylla_loader.v1.LoaderService/StreamBatches';
@@ -118,23 +117,5 @@ describe('channelOptions', () => {
       'grpc.initial_reconnect_backoff_ms': 10,
       'grpc.max_reconnect_backoff_ms': 20,
     });
-  });
-});
-
-describe('sleep', () => {
-  it('resolves after the delay', async () => {
-    const start = performance.now();
-    await sleep(20);
-    expect(performance.now() - start).toBeGreaterThanOrEqual(15);
-  });
-
-  it('rejects with the reason as soon as the signal aborts', async () => {
-    const controller = new AbortController();
-    const start = performance.now();
-    const slept = sleep(10_000, controller.signal);
-    setTimeout(() => controller.abort(new Error('stop')), 10);
-    await expect(slept).rejects.toThrow('stop');
-    expect(performance.now() - start).toBeLessThan(1000);
-    await expect(sleep(1, AbortSignal.abort(new Error('already')))).rejects.toThrow('already');
   });
 });

@@ -1,4 +1,5 @@
 import cassandra from 'cassandra-driver';
+import pMap from 'p-map';
 
 const { Long } = cassandra.types;
 
@@ -36,25 +37,34 @@ export async function scanTokenRanges(
   // The first slice includes the ring's minimum; the others start just above their lower bound.
   const firstQuery = `${base} WHERE token(id) >= ? AND token(id) <= ?`;
   const query = `${base} WHERE token(id) > ? AND token(id) <= ?`;
-  let next = 0;
-
-  const worker = async (): Promise<void> => {
-    while (next < segments) {
-      const i = next++;
-      let pageState: string | undefined;
-      do {
-        options.signal?.throwIfAborted();
-        const rs: cassandra.types.ResultSet = await client.execute(
-          i === 0 ? firstQuery : query,
-          [bounds[i], bounds[i + 1]],
-          { prepare: true, fetchSize: options.pageSize ?? 5000, pageState },
-        );
-        options.onRows(rs.rows);
-        pageState = rs.pageState ?? undefined;
-      } while (pageState);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, segments) }, worker));
+  const pageSize = options.pageSize ?? 5000;
+  // When one slice fails, the slices still being paged stop at their next page instead of
+  // handing rows to a caller whose scan has already failed.
+  const failed = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, failed.signal]) : failed.signal;
+  try {
+    await pMap(
+      Array.from({ length: segments }, (_, i) => i),
+      async (i) => {
+        let pageState: string | undefined;
+        do {
+          signal.throwIfAborted();
+          const rs: cassandra.types.ResultSet = await client.execute(
+            i === 0 ? firstQuery : query,
+            [bounds[i], bounds[i + 1]],
+            { prepare: true, fetchSize: pageSize, pageState },
+          );
+          signal.throwIfAborted();
+          options.onRows(rs.rows);
+          pageState = rs.pageState ?? undefined;
+        } while (pageState);
+      },
+      { concurrency, signal: options.signal },
+    );
+  } catch (err) {
+    failed.abort(err);
+    throw err;
+  }
 }
 
 /** Evenly spaced bounds over [-2^63, 2^63 - 1], `segments + 1` of them. @internal */

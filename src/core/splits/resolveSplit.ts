@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
-import type { BoundedCache } from '../cache/BoundedCache.js';
 import { notFound } from '../errors/LoaderError.js';
 import { requireDataset } from '../schema/datasetSchema.js';
 import { ALL_SPLIT, loadSplitIds } from './loadSplitIds.js';
 import { parseSplitRef } from './splitNames.js';
 import type { SplitIds } from './SplitIds.js';
+import type { SplitIdsCache } from './createSplitIdsCache.js';
 import { readPartIds, readSplitSetInfo } from './splitStore.js';
 import { splitTablesExist } from './splitTablesExist.js';
 
@@ -23,24 +23,23 @@ const ALL_SPLIT_TTL_MS = 60_000;
  */
 export async function resolveSplit(
   client: cassandra.Client,
-  cache: BoundedCache<SplitIds>,
+  cache: SplitIdsCache,
   dataset: string,
   split: string,
 ): Promise<SplitIds> {
   const ref = parseSplitRef(split);
   if (ref.kind === 'all') {
-    return cache.get(
-      `${dataset}/${ALL_SPLIT}`,
-      () => loadSplitIds(client, dataset),
-      ALL_SPLIT_TTL_MS,
-    );
+    return cache.forceFetch(`${dataset}/${ALL_SPLIT}`, {
+      context: () => loadSplitIds(client, dataset),
+      ttl: ALL_SPLIT_TTL_MS,
+    });
   }
   await requireDataset(client, dataset);
   if (!(await splitTablesExist(client, dataset))) {
     throw notFound(`dataset ${dataset} has no split sets yet; create one with \`splits create\``);
   }
   const info = await readSplitSetInfo(client, dataset, ref.set, ref.version);
-  return cache.get(`${dataset}/${ref.set}@${info.version}/${ref.part}`, async () => {
+  const load = async (): Promise<SplitIds> => {
     const fold = /^(train|val)-(\d+)$/.exec(ref.part);
     let ids: Buffer;
     if (fold && info.folds > 0 && !info.parts.some((p) => p.name === ref.part)) {
@@ -65,5 +64,6 @@ export async function resolveSplit(
       count: ids.length / 16,
       contentHash: createHash('sha256').update(ids).digest('hex'),
     };
-  });
+  };
+  return cache.forceFetch(`${dataset}/${ref.set}@${info.version}/${ref.part}`, { context: load });
 }

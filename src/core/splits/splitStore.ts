@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
+import pMap from 'p-map';
 import { LoaderError, notFound } from '../errors/LoaderError.js';
 import type { SplitSetInfo } from './SplitSetInfo.js';
 
@@ -48,17 +49,17 @@ export async function writeSplitSet(
     }
     return { ...part, chunks };
   });
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < writes.length) {
-      signal?.throwIfAborted();
-      const [part, chunk, ids] = writes[next++]!;
+  // An abort stops issuing writes at once; chunks already written stay invisible, as no info
+  // row points at their write id.
+  await pMap(
+    writes,
+    async ([part, chunk, ids]) => {
       await client.execute(insert, [set.name, set.version, writeId, part, chunk, ids], {
         prepare: true,
       });
-    }
-  };
-  await Promise.all(Array.from({ length: 8 }, worker));
+    },
+    { concurrency: 8, signal },
+  );
 
   // A caller that gave up must not find the set stored (it would get ALREADY_EXISTS on retry).
   signal?.throwIfAborted();
@@ -169,10 +170,9 @@ export async function readPartIds(
   }
   const ids = Buffer.allocUnsafe(meta.size * 16);
   const chunkBytes = IDS_PER_CHUNK * 16;
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < meta.chunks) {
-      const c = next++;
+  await pMap(
+    Array.from({ length: meta.chunks }, (_, c) => c),
+    async (c) => {
       const rs = await client.execute(query, [info.name, info.version, info.writeId, part, c], {
         prepare: true,
       });
@@ -193,9 +193,9 @@ export async function readPartIds(
         );
       }
       chunk.copy(ids, c * chunkBytes);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(16, meta.chunks) }, worker));
+    },
+    { concurrency: 16 },
+  );
   return ids;
 }
 

@@ -3,18 +3,19 @@ import * as grpc from '@grpc/grpc-js';
 import type { StreamBatchesRequest__Output } from '../../generated/scylla_loader/v1/StreamBatchesRequest.js';
 import type { StreamBatchesResponse } from '../../generated/scylla_loader/v1/StreamBatchesResponse.js';
 import {
-  BoundedCache,
   LoaderError,
   adaptiveWindowMax,
   BatchFetcher,
+  createPermutationCache,
+  createSplitIdsCache,
   decodeResumeToken,
   encodeResumeToken,
   requestFingerprint,
   type ResumeState,
   epochShard,
-  permutation,
+  type PermutationCache,
   resolveSplit,
-  type SplitIds,
+  type SplitIdsCache,
 } from '../../core/index.js';
 import { toGrpcStatus } from '../errors/toGrpcStatus.js';
 import { encodeBatchResponse } from './encodeBatchResponse.js';
@@ -33,8 +34,8 @@ type Call = grpc.ServerWritableStream<StreamBatchesRequest__Output, StreamBatche
 export function createStreamBatchesHandler(
   ctx: ServerContext,
 ): grpc.handleServerStreamingCall<StreamBatchesRequest__Output, StreamBatchesResponse> {
-  const splits = new BoundedCache<SplitIds>(ctx.config.idCacheBytes, (s) => s.ids.length);
-  const permutations = new BoundedCache<Uint32Array>(ctx.config.idCacheBytes, (p) => p.byteLength);
+  const splits = createSplitIdsCache(ctx.config.idCacheBytes);
+  const permutations = createPermutationCache(ctx.config.idCacheBytes);
   return (call) => {
     void runStream(ctx, splits, permutations, call);
   };
@@ -42,8 +43,8 @@ export function createStreamBatchesHandler(
 
 async function runStream(
   ctx: ServerContext,
-  splits: BoundedCache<SplitIds>,
-  permutations: BoundedCache<Uint32Array>,
+  splits: SplitIdsCache,
+  permutations: PermutationCache,
   call: Call,
 ): Promise<void> {
   const streamId = randomBytes(6).toString('hex');
@@ -90,9 +91,9 @@ async function runStream(
       resume = decodeResumeToken(ctx.resumeKey, fingerprint, req.resumeToken);
     }
     const permute = (n: number, seed: bigint, epoch: number): Uint32Array =>
-      permutations.getOrCompute(`${split.contentHash}/${seed}/${epoch}`, () =>
-        permutation(n, seed, epoch),
-      );
+      permutations.memo(`${split.contentHash}/${n}/${seed}/${epoch}`, {
+        context: { n, seed, epoch },
+      });
     const fetcher = new BatchFetcher({
       keyspace: req.dataset,
       ids: split.ids,
