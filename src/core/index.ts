@@ -10,6 +10,7 @@ export { BoundedCache } from './cache/BoundedCache.js';
 export { connectDbPaths } from './db/connectDbPaths.js';
 export { createDbClient } from './db/createDbClient.js';
 export { type DbConfig, dbConfigFromEnv, dbConfigSchema } from './db/dbConfig.js';
+export { retryableDriverError } from './db/retryableDriverError.js';
 export {
   type ErrorCode,
   LoaderError,

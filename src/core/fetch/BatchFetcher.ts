@@ -6,7 +6,7 @@ import type { EpochShard } from '../sampling/epochShard.js';
 import type { DbPath } from '../db/DbPath.js';
 import type { StreamLimits } from '../config/streamLimits.js';
 import { DeliveryTracker } from './DeliveryTracker.js';
-import { isRetryable } from './isRetryable.js';
+import { retryableDriverError as isRetryable } from '../db/retryableDriverError.js';
 import { PathSelector, type PathState } from './PathSelector.js';
 
 /** One sample read from the database. */
