@@ -59,6 +59,7 @@ export { ALL_SPLIT, loadSplitIds } from './splits/loadSplitIds.js';
 export { readSplitInput } from './splits/readSplitInput.js';
 export { resolveSplit } from './splits/resolveSplit.js';
 export { validateSplitName } from './splits/splitNames.js';
+export { splitRequestSchema } from './splits/splitRequestSchema.js';
 export {
   ensureSplitTables,
   latestSplitVersion,
