@@ -5,17 +5,21 @@ import type { CreateSplitsOptions, SplitFilter } from './CreateSplitsOptions.js'
 import { seedString, uint32 } from './toProtoRequest.js';
 
 /**
- * Converts the SDK's options to the proto's `CreateSplitsRequest`. Throws a RangeError for a
- * value the proto cannot carry or that cannot mean anything (a non-finite weight, a negative
- * or fractional size, a filter without a condition); names and feasibility are the server's
- * to check.
+ * Converts the SDK's options to the proto's `CreateSplitsRequest`. Throws a RangeError only for
+ * a value the proto cannot carry (a weight or ratio that is not a number, a negative or
+ * fractional size or fold count, a seed beyond 64 bits, a label that is not an integer).
+ * Whether the request makes sense (names, positive weights and ratios, parts or folds, one
+ * condition per filter, a range's min not above its max) is judged by the server with the
+ * core's one validator, and comes back as INVALID_ARGUMENT naming the field: the SDK does not
+ * load the core (the database driver and the image library) into every trainer for a copy of
+ * those rules that could drift from it.
  *
  * @internal
  */
 export function toCreateSplitsRequest(options: CreateSplitsOptions): CreateSplitsRequest {
   const parts = Object.entries(options.parts ?? {}).map(([name, weight]) => {
-    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight <= 0) {
-      throw new RangeError(`parts.${name} must be a positive number, got ${String(weight)}`);
+    if (typeof weight !== 'number') {
+      throw new RangeError(`parts.${name} must be a number, got ${String(weight)}`);
     }
     return { name, weight };
   });
@@ -58,8 +62,8 @@ function classTargets(option: CreateSplitsOptions['classTargets']): {
     if (!/^-?\d+$/.test(label)) {
       throw new RangeError(`classTargets.ratios keys must be integer labels, got '${label}'`);
     }
-    if (typeof ratio !== 'number' || !Number.isFinite(ratio) || ratio <= 0) {
-      throw new RangeError(`classTargets.ratios[${label}] must be a positive number`);
+    if (typeof ratio !== 'number') {
+      throw new RangeError(`classTargets.ratios[${label}] must be a number`);
     }
     ratios[Number(label)] = ratio;
   }
@@ -70,12 +74,11 @@ function filterMessage(filter: SplitFilter, index: number): MetadataFilter {
   const column = filter.column;
   if ('equals' in filter) return { column, equals: String(filter.equals) };
   if ('in' in filter) return { column, in: { values: filter.in.map(String) } };
+  // Neither min nor max is sent as an empty range, which the server refuses as a filter
+  // without a condition.
   const { min, max } = filter;
-  if (min === undefined && max === undefined) {
-    throw new RangeError(`filters[${index}] (${column}) needs equals, in, or a min or max`);
-  }
   for (const v of [min, max]) {
-    if (v !== undefined && (typeof v !== 'number' || Number.isNaN(v))) {
+    if (v !== undefined && typeof v !== 'number') {
       throw new RangeError(`filters[${index}] (${column}): min and max must be numbers`);
     }
   }

@@ -9,6 +9,7 @@
 export { connectDbPaths } from './db/connectDbPaths.js';
 export { createDbClient } from './db/createDbClient.js';
 export { type DbConfig, dbConfigFromEnv, dbConfigSchema } from './db/dbConfig.js';
+export { retryableDriverError } from './db/retryableDriverError.js';
 export {
   type ErrorCode,
   LoaderError,
@@ -65,6 +66,7 @@ export { ALL_SPLIT, loadSplitIds } from './splits/loadSplitIds.js';
 export { readSplitInput } from './splits/readSplitInput.js';
 export { resolveSplit } from './splits/resolveSplit.js';
 export { validateSplitName } from './splits/splitNames.js';
+export { splitRequestSchema } from './splits/splitRequestSchema.js';
 export {
   ensureSplitTables,
   latestSplitVersion,

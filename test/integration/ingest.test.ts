@@ -2,6 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { status } from '@grpc/grpc-js';
 import type cassandra from 'cassandra-driver';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +16,10 @@ import {
   ensureDatasetSchema,
   datasetNamespace,
   sampleId,
+  LoaderError,
+  type IngestSource,
 } from '../../src/core/index.js';
+import { toGrpcStatus } from '../../src/server/errors/toGrpcStatus.js';
 import { writeCorruptJpeg, writeJpegs } from '../support/fixtures.js';
 import { collect, runCli, spawnCli } from '../support/runCli.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
@@ -279,6 +283,95 @@ describe('ingest', () => {
     expect(summary.skipped).toEqual([
       { origin: `${manifest}:3`, path: path.join(work, 'not/there.png'), reason: 'file not found' },
     ]);
+  });
+
+  it('a bug during ingest is reported as itself (INTERNAL), not as retryable UNAVAILABLE', async () => {
+    const ks = newDataset();
+    // A source with a bug: an int column holding text, which readManifest would never produce.
+    // The driver refuses to encode it before anything is sent: no retry can cure that.
+    const entry = (i: number, x: number | string) => ({
+      sourceKey: `s/${i}`,
+      filePath: `/generated/${i}`,
+      data: Buffer.from(`sample-${i}`),
+      label: i % 2,
+      metadata: { x },
+      origin: `test:${i}`,
+    });
+    const source: IngestSource = {
+      description: 'generated',
+      entries: [entry(0, 0), entry(1, 1), entry(2, 'two'), entry(3, 3)],
+      labelNames: [],
+      columns: [{ name: 'x', type: 'int' }],
+    };
+    const err = await ingestDataset(client, {
+      dataset: ks,
+      source,
+      replication: simple,
+      concurrency: 1,
+      strict: true,
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(LoaderError);
+    expect(toGrpcStatus(err, { callId: 'c1' })).toEqual({
+      code: status.INTERNAL,
+      details: "internal error; see the loader's log (call id c1)",
+    });
+    // In source order, one at a time: the samples before the bad one are in, none after it.
+    const ns = datasetNamespace(ks);
+    expect(await ids(ks, 'metadata')).toEqual([sampleId('s/0', ns), sampleId('s/1', ns)].sort());
+  });
+
+  it('a cancelled ingest stops with the abort reason, and a re-run completes it', async () => {
+    const ks = newDataset();
+    const source: IngestSource = {
+      description: 'generated',
+      entries: Array.from({ length: 200 }, (_, i) => ({
+        sourceKey: `s/${i}`,
+        filePath: `/generated/${i}`,
+        data: Buffer.from(`sample-${i}`),
+        label: i % 3,
+        metadata: {},
+        origin: `test:${i}`,
+      })),
+      labelNames: [],
+      columns: [],
+    };
+    const abort = new AbortController();
+    const seen: number[] = [];
+    const cancelled = ingestDataset(client, {
+      dataset: ks,
+      source,
+      replication: simple,
+      concurrency: 4,
+      strict: true,
+      signal: abort.signal,
+      onProgress: (p) => {
+        seen.push(p.done);
+        if (p.done === 20) abort.abort();
+      },
+    });
+    await expect(cancelled).rejects.toMatchObject({ name: 'AbortError' });
+    // Progress counts up by one per sample; no sample is started after the cancel, so at most
+    // the ones under way (concurrency 4) finish after it.
+    expect(seen.slice(0, 20)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    await new Promise((r) => setTimeout(r, 200));
+    const partial = (await ids(ks, 'metadata')).length;
+    expect(partial).toBeGreaterThanOrEqual(20);
+    expect(partial).toBeLessThanOrEqual(24);
+
+    const rerun = await ingestDataset(client, {
+      dataset: ks,
+      source,
+      replication: simple,
+      concurrency: 4,
+      strict: true,
+    });
+    expect(rerun.alreadyPresent).toBe(partial);
+    expect(rerun.written).toBe(200 - partial);
+    expect(await ids(ks, 'samples')).toHaveLength(200);
   });
 
   it('gives clear errors and a non-zero exit for user mistakes (CLI)', async () => {

@@ -318,6 +318,34 @@ describe('split sets over gRPC', () => {
     for (const req of bad) {
       expect(await codeOf(client.createSplits(req)), JSON.stringify(req)).toBe('INVALID_ARGUMENT');
     }
+    // Mistakes the core let through before its one validator: refused before any scan, with
+    // the field named.
+    const caught: Array<[CreateSplitsOptions, RegExp]> = [
+      [
+        { ...base, parts: { a: 1 }, filters: [{ column: 'x', min: 5, max: 1 }] },
+        /filters\.0\.min: range min 5 is above max 1/,
+      ],
+      [{ ...base, parts: { a: 1, b: 0 } }, /parts\.1\.1: part b needs a positive weight, got 0/],
+      [
+        { ...base, parts: { a: 1 }, classTargets: { ratios: { 0: 1, 1: 0 } } },
+        /classTargets\.ratios\.1: class ratio of label 1 must be positive/,
+      ],
+      [
+        { ...base, parts: { a: 1 }, groupBy: ['patient_id', 'patient_id'] },
+        /groupBy\.1: group-by column patient_id is named twice/,
+      ],
+      [{ ...base, folds: 1 }, /folds: k-fold needs at least 2 folds/],
+    ];
+    for (const [req, details] of caught) {
+      const err = await client.createSplits(req).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err, JSON.stringify(req)).toBeInstanceOf(ClientError);
+      expect((err as ClientError).codeName).toBe('INVALID_ARGUMENT');
+      expect((err as ClientError).details).toMatch(/^invalid request: /);
+      expect((err as ClientError).details).toMatch(details);
+    }
     expect(
       await codeOf(client.createSplits({ ...base, dataset: uniqueKeyspace(), parts: { a: 1 } })),
     ).toBe('NOT_FOUND');
@@ -340,6 +368,15 @@ describe('split sets over gRPC', () => {
           parts: [{ name: 'a', weight: 1 }],
           classTargetMode: 'CLASS_TARGET_MODE_BALANCED',
           classRatios: { 0: 1 },
+        },
+        // Two parts of one name: a map in the SDK cannot even say it.
+        {
+          dataset: ks,
+          name: 'bad',
+          parts: [
+            { name: 'a', weight: 1 },
+            { name: 'a', weight: 2 },
+          ],
         },
       ]) {
         expect(await rawCode(req)).toBe(grpc.status.INVALID_ARGUMENT);
@@ -499,6 +536,38 @@ describe('splits (CLI)', () => {
     expect(badParts.stderr).toMatch(
       /^error: --parts train7: "train7" is not <name>=<positive weight>/,
     );
+
+    // What the core's one validator refuses, each problem worded after its flag.
+    const mistakes = await runCli(
+      [
+        'splits',
+        'create',
+        ks,
+        'nope',
+        '--parts',
+        'train=7,train=0',
+        '--filter',
+        'x=5..1',
+        '--group-by',
+        'patient_id,patient_id',
+      ],
+      cliEnv(),
+    );
+    expect(mistakes.code).toBe(1);
+    const lines = mistakes.stderr.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^error: /);
+    expect(lines.map((l) => l.replace(/^error: /, '')).sort()).toEqual(
+      [
+        '--parts train=7,train=0: part train needs a positive weight, got 0',
+        '--parts train=7,train=0: part train is named twice',
+        '--filter x=5..1: range min 5 is above max 1, so no sample would pass',
+        '--group-by patient_id,patient_id: group-by column patient_id is named twice',
+      ].sort(),
+    );
+    const oneFold = await runCli(['splits', 'create', ks, 'nope', '--folds', '1'], cliEnv());
+    expect(oneFold.code).toBe(1);
+    expect(oneFold.stderr).toMatch(/^error: --folds 1: k-fold needs at least 2 folds/);
+    for (const r of [mistakes, oneFold]) expect(r.stderr).not.toMatch(/\n\s+at /);
 
     const exists = await runCli(['splits', 'create', ks, 'cli', '--parts', 'a=1'], cliEnv());
     expect(exists.code).toBe(1);

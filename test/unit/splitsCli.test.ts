@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
+  checkSplitsCreate,
   formatSplitList,
   parseClassRatios,
   parseFilter,
   parseParts,
   parseSetRef,
+  type SplitsCreateFlags,
 } from '../../src/cli/commands/splits.js';
+import type { CreateSplitSetRequest } from '../../src/core/splits/createSplitSet.js';
 import { LoaderError } from '../../src/core/errors/LoaderError.js';
 import type { SplitSetInfo } from '../../src/core/splits/SplitSetInfo.js';
 
@@ -30,7 +33,12 @@ describe('splits CLI parsing', () => {
       ['a', 0.5],
       ['b', 10],
     ]);
-    for (const bad of ['train', 'train=', 'train=0', 'train=-1', 'train=x', 'a=1,,b=2', '=3']) {
+    // Only the syntax: a zero or negative weight is the schema's to refuse (below).
+    expect(parseParts('train=0,val=-1')).toEqual([
+      ['train', 0],
+      ['val', -1],
+    ]);
+    for (const bad of ['train', 'train=', 'train=x', 'a=1,,b=2', '=3']) {
       expect(userError(() => parseParts(bad))).toMatch(/^--parts .*<name>=<positive weight>/);
     }
   });
@@ -45,7 +53,7 @@ describe('splits CLI parsing', () => {
     expect(parseFilter('path=a..b')).toEqual({ column: 'path', equals: 'a..b' });
     expect(parseFilter('note=x=y')).toEqual({ column: 'note', equals: 'x=y' });
     expect(userError(() => parseFilter('x=..'))).toMatch(/at least one end/);
-    expect(userError(() => parseFilter('x=5..1'))).toMatch(/range is empty/);
+    expect(parseFilter('x=5..1')).toEqual({ column: 'x', min: 5, max: 1 }); // refused below
     expect(userError(() => parseFilter('slide=1,,2'))).toMatch(/empty/);
     for (const bad of ['x', 'x=', '=3']) {
       expect(userError(() => parseFilter(bad))).toMatch(/use col=value/);
@@ -59,7 +67,59 @@ describe('splits CLI parsing', () => {
       /no class cat; its classes: 0=normal, 1=tumor/,
     );
     expect(userError(() => parseClassRatios('0=1,0=2', []))).toMatch(/named twice/);
-    expect(userError(() => parseClassRatios('0=0', []))).toMatch(/positive ratio/);
+    expect(userError(() => parseClassRatios('0=x', []))).toMatch(/positive ratio/);
+    expect(parseClassRatios('0=0', [])).toEqual({ 0: 0 }); // refused below
+  });
+
+  it('checks the request with the core schema, naming the flag each problem came from', () => {
+    const flags: SplitsCreateFlags = {
+      parts: 'train=7,val=0,val=1,train-0=1',
+      groupBy: ['patient_id,patient_id'],
+      balanced: false,
+      classRatios: '0=1,1=0',
+      maxTotal: '0',
+      filter: ['x=5..1', 'Bad=1'],
+      seed: '18446744073709551616',
+      newVersion: false,
+      allowShortfall: false,
+    };
+    const req: CreateSplitSetRequest = {
+      dataset: 'ds',
+      name: 'main',
+      parts: parseParts(flags.parts!),
+      folds: 0,
+      groupBy: ['patient_id', 'patient_id'],
+      classTargets: { mode: 'ratios', ratios: parseClassRatios(flags.classRatios!, []) },
+      maxTotal: 0,
+      filters: flags.filter.map(parseFilter),
+      seed: BigInt(flags.seed),
+      newVersion: false,
+      allowShortfall: false,
+    };
+    const lines = userError(() => checkSplitsCreate(flags, req)).split('\n');
+    const parts = `--parts ${flags.parts}: `;
+    expect(lines).toHaveLength(9);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        `${parts}part val needs a positive weight, got 0`,
+        `${parts}part val is named twice`,
+        `${parts}part name train-0 is reserved for the views of k-fold sets; pick another`,
+        '--group-by patient_id,patient_id: group-by column patient_id is named twice',
+        '--class-ratios 0=1,1=0: class ratio of label 1 must be positive, got 0',
+        '--max-total 0: max total must be at least 1',
+        '--filter x=5..1: range min 5 is above max 1, so no sample would pass',
+        expect.stringMatching(/^--filter Bad=1: invalid metadata column name "Bad"/),
+        '--seed 18446744073709551616: seed must fit in 64 bits (at most 2^64 - 1)',
+      ]),
+    );
+    const folds = { ...flags, parts: undefined, folds: '1' };
+    const one = { ...req, parts: [], folds: 1, groupBy: [], filters: [], maxTotal: undefined };
+    const k = { ...one, classTargets: { mode: 'natural' as const }, seed: 0n };
+    expect(userError(() => checkSplitsCreate(folds, k))).toMatch(
+      /^--folds 1: k-fold needs at least 2 folds/,
+    );
+    const fine = { ...k, folds: 5 };
+    expect(checkSplitsCreate(folds, fine)).toEqual(fine);
   });
 
   it('parses set and set@version', () => {

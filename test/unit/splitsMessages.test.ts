@@ -1,14 +1,26 @@
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { toCreateSplitsRequest } from '../../src/client/toCreateSplitsRequest.js';
 import { toSplitSet } from '../../src/client/toSplitSet.js';
 import type { CreateSplitsRequest__Output } from '../../src/generated/scylla_loader/v1/CreateSplitsRequest.js';
 import type { SplitSet__Output } from '../../src/generated/scylla_loader/v1/SplitSet.js';
 import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
-import { LoaderError } from '../../src/core/errors/LoaderError.js';
+import type { CreateSplitsOptions } from '../../src/client/CreateSplitsOptions.js';
+import { toGrpcStatus } from '../../src/server/errors/toGrpcStatus.js';
 import { streamableSplits } from '../../src/server/rpc/streamableSplits.js';
 import { toCreateSplitSetRequest } from '../../src/server/rpc/toCreateSplitSetRequest.js';
 import { toSplitSetMessage } from '../../src/server/rpc/toSplitSetMessage.js';
 import type { SplitSetInfo } from '../../src/core/splits/SplitSetInfo.js';
+
+/** What `fn` throws; fails the test when it returns. */
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected an error');
+}
 
 const service = loadLoaderProto().scylla_loader.v1.LoaderService.service;
 
@@ -128,34 +140,73 @@ describe('CreateSplits request: SDK → wire → createSplitSet', () => {
     expect(toCreateSplitSetRequest(balanced).classTargets).toEqual({ mode: 'balanced' });
   });
 
-  it('the SDK refuses what cannot mean anything, with a RangeError', () => {
-    const base = { dataset: 'ds', name: 'x' };
-    expect(() => toCreateSplitsRequest({ ...base, parts: { a: 0 } })).toThrow(RangeError);
-    expect(() => toCreateSplitsRequest({ ...base, parts: { a: NaN } })).toThrow(RangeError);
+  it('the SDK refuses, with a RangeError, only what the proto cannot carry', () => {
+    const base = { dataset: 'ds', name: 'x', parts: { a: 1 } };
     expect(() => toCreateSplitsRequest({ ...base, maxTotal: -1 })).toThrow(RangeError);
     expect(() => toCreateSplitsRequest({ ...base, folds: 1.5 })).toThrow(RangeError);
     expect(() => toCreateSplitsRequest({ ...base, seed: -1 })).toThrow(RangeError);
-    expect(() => toCreateSplitsRequest({ ...base, filters: [{ column: 'x' }] })).toThrow(
-      /needs equals, in, or a min or max/,
-    );
-    expect(() => toCreateSplitsRequest({ ...base, classTargets: { ratios: { 0: -1 } } })).toThrow(
-      RangeError,
-    );
+    const notNumber = { a: 'seven' } as unknown as Record<string, number>;
+    expect(() => toCreateSplitsRequest({ ...base, parts: notNumber })).toThrow(RangeError);
+    const badLabel = { ratios: { cat: 1 } } as unknown as { ratios: Record<number, number> };
+    expect(() => toCreateSplitsRequest({ ...base, classTargets: badLabel })).toThrow(RangeError);
   });
 
-  it('the server refuses what the wire allows but cannot mean anything', () => {
-    const bad = [
-      { dataset: 'ds', name: 'x', parts: [{ name: 'a', weight: Infinity }] },
-      { dataset: 'ds', name: 'x', filters: [{ column: 'c' }] },
-      { dataset: 'ds', name: 'x', filters: [{ column: 'c', in: { values: [] } }] },
-      { dataset: 'ds', name: 'x', filters: [{ column: 'c', range: { min: 2, max: 1 } }] },
-      { dataset: 'ds', name: 'x', classTargetMode: 'CLASS_TARGET_MODE_RATIOS' },
-      { dataset: 'ds', name: 'x', classRatios: { 0: 1 } },
-      { dataset: 'ds', name: 'x', maxTotal: '18446744073709551615' },
-      { dataset: 'Bad-Name', name: 'x' },
+  it('what makes no sense reaches the server, whose one validator names the field', () => {
+    const base = { dataset: 'ds', name: 'x', parts: { a: 1 } };
+    const cases: Array<[CreateSplitsOptions, RegExp]> = [
+      [{ ...base, parts: { a: 0 } }, /parts\.0\.1: part a needs a positive weight, got 0/],
+      [{ ...base, parts: { a: NaN } }, /parts\.0\.1: a part weight must be a finite number/],
+      [
+        { ...base, classTargets: { ratios: { 0: -1 } } },
+        /classTargets\.ratios\.0: class ratio of label 0 must be positive/,
+      ],
+      [{ ...base, filters: [{ column: 'x' }] }, /filters\.0: filter on x needs exactly one/],
+      [{ ...base, filters: [{ column: 'x', min: 2, max: 1 }] }, /filters\.0\.min: range min 2/],
+      [{ ...base, parts: undefined, folds: 1 }, /folds: k-fold needs at least 2 folds/],
     ];
-    for (const b of bad) {
-      expect(() => toCreateSplitSetRequest(overTheWire(b)), JSON.stringify(b)).toThrow(LoaderError);
+    for (const [options, details] of cases) {
+      const wire = overTheWire(toCreateSplitsRequest(options));
+      const status = toGrpcStatus(thrown(() => toCreateSplitSetRequest(wire)));
+      expect(status.code, JSON.stringify(options)).toBe(grpcStatus.INVALID_ARGUMENT);
+      expect(status.details).toMatch(details);
+    }
+  });
+
+  it('the server refuses what the wire allows but cannot mean anything, naming the field', () => {
+    const base = { dataset: 'ds', name: 'x', parts: [{ name: 'a', weight: 1 }] };
+    const bad: Array<[object, RegExp]> = [
+      [{ ...base, parts: [{ name: 'a', weight: Infinity }] }, /parts\.0\.1: .*finite/],
+      [{ ...base, filters: [{ column: 'c' }] }, /filters\.0: filter on c needs exactly one/],
+      [{ ...base, filters: [{ column: 'c', in: { values: [] } }] }, /filters\.0\.in: .*at least/],
+      [
+        { ...base, filters: [{ column: 'c', range: { min: 2, max: 1 } }] },
+        /filters\.0\.min: range min 2 is above max 1/,
+      ],
+      [{ ...base, filters: [{ column: 'c', range: { min: NaN } }] }, /filters\.0\.min: /],
+      [{ ...base, classTargetMode: 'CLASS_TARGET_MODE_RATIOS' }, /classTargets\.ratios: .*label/],
+      [
+        { ...base, classTargetMode: 'CLASS_TARGET_MODE_RATIOS', classRatios: { 3: 0 } },
+        /class ratio of label 3 must be positive/,
+      ],
+      [{ ...base, classRatios: { 0: 1 } }, /class_target_mode is not CLASS_TARGET_MODE_RATIOS/],
+      [{ ...base, maxTotal: '18446744073709551615' }, /maxTotal: max total is at most/],
+      [{ ...base, dataset: 'Bad-Name' }, /dataset: invalid dataset name "Bad-Name"/],
+      [{ ...base, name: 'Main' }, /name: invalid split set name "Main"/],
+      [
+        { ...base, parts: [...base.parts, { name: 'a', weight: 2 }] },
+        /parts\.1\.0: part a is named twice/,
+      ],
+      [{ ...base, parts: [{ name: 'val-0', weight: 1 }] }, /parts\.0\.0: .*reserved/],
+      [{ ...base, folds: 3 }, /folds: give either parts or folds, not both/],
+      [{ dataset: 'ds', name: 'x' }, /parts: give the parts/],
+      [{ ...base, folds: 101 }, /folds: folds is at most 100/],
+      [{ ...base, groupBy: ['p', 'p'] }, /groupBy\.1: group-by column p is named twice/],
+      [{ ...base, groupBy: ['Patient'] }, /groupBy\.0: invalid metadata column name/],
+    ];
+    for (const [b, details] of bad) {
+      const status = toGrpcStatus(thrown(() => toCreateSplitSetRequest(overTheWire(b))));
+      expect(status.code, JSON.stringify(b)).toBe(grpcStatus.INVALID_ARGUMENT);
+      expect(status.details, JSON.stringify(b)).toMatch(details);
     }
   });
 });

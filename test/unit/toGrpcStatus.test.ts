@@ -37,6 +37,8 @@ describe('toGrpcStatus', () => {
       new errors.ResponseError(types.responseErrorCodes.unavailableException, 'Cannot achieve'),
       new errors.ResponseError(types.responseErrorCodes.readTimeout, 'Operation timed out'),
       new errors.ResponseError(types.responseErrorCodes.overloaded, 'Overloaded'),
+      new errors.ResponseError(types.responseErrorCodes.writeTimeout, 'Operation timed out'),
+      new errors.ResponseError(types.responseErrorCodes.readFailure, 'Operation failed'),
     ];
     for (const err of retryable) {
       const s = toGrpcStatus(err);
@@ -54,6 +56,11 @@ describe('toGrpcStatus', () => {
       code: status.INTERNAL,
       details: "internal error; see the loader's log (stream id s1)",
     });
+    // The fetch engine's list and this mapping are one list: these are not retried either.
+    for (const code of ['truncateError', 'writeFailure'] as const) {
+      const err = new errors.ResponseError(types.responseErrorCodes[code], 'failed');
+      expect(toGrpcStatus(err).code, code).toBe(status.INTERNAL);
+    }
   });
 
   it('maps an AbortError to CANCELLED', () => {

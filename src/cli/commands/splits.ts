@@ -16,6 +16,7 @@ import {
   latestSplitVersion,
   listSplitSets,
   readSplitSetInfo,
+  splitRequestSchema,
 } from '../../core/index.js';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
 import { createProgress, type Progress } from '../progress.js';
@@ -184,7 +185,7 @@ export async function runSplitsCreate(
       : flags.classRatios !== undefined
         ? { mode: 'ratios', ratios: parseClassRatios(flags.classRatios, dataInfo.labelNames) }
         : { mode: 'natural' };
-    const req: CreateSplitSetRequest = {
+    const req = checkSplitsCreate(flags, {
       dataset,
       name,
       parts,
@@ -196,7 +197,7 @@ export async function runSplitsCreate(
       seed,
       newVersion: flags.newVersion,
       allowShortfall: flags.allowShortfall,
-    };
+    });
     const started = performance.now();
     const info = await createSplitSet(client, req, {
       signal: abort.signal,
@@ -219,18 +220,65 @@ export async function runSplitsCreate(
 
 const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
 
-/** Parses `train=7,val=2,test=1` into parts and weights, in order. @internal */
+/**
+ * Parses `train=7,val=2,test=1` into parts and weights, in order. Only the syntax is checked
+ * here; names and weights are the core's `splitRequestSchema`'s to judge. @internal
+ */
 export function parseParts(spec: string): Array<[string, number]> {
   return spec.split(',').map((item) => {
     const m = /^([^=]+)=(.+)$/.exec(item.trim());
-    const weight = m && NUMBER.test(m[2]!) ? Number(m[2]) : NaN;
-    if (!m || !(weight > 0) || !Number.isFinite(weight)) {
+    if (!m || !NUMBER.test(m[2]!)) {
       throw invalidArgument(
         `--parts ${spec}: "${item}" is not <name>=<positive weight>; e.g. train=7,val=2,test=1`,
       );
     }
-    return [m[1]!.trim(), weight];
+    return [m[1]!.trim(), Number(m[2])];
   });
+}
+
+/**
+ * Checks a `splits create` request with the core's one validator, before the metadata scan,
+ * and words each problem after the flag it came from (`--parts train=0,val=1: part train needs
+ * a positive weight, got 0`) instead of the request's field path. @internal
+ */
+export function checkSplitsCreate(
+  flags: SplitsCreateFlags,
+  req: CreateSplitSetRequest,
+): CreateSplitSetRequest {
+  const checked = splitRequestSchema.safeParse(req);
+  if (checked.success) return checked.data;
+  const lines = checked.error.issues.map((issue) => {
+    const flag = flagOf(flags, req, issue.path);
+    return flag === undefined ? issue.message : `${flag}: ${issue.message}`;
+  });
+  throw invalidArgument(lines.join('\n'));
+}
+
+/** The flag (with its value) that a field of the request was made from. */
+function flagOf(
+  flags: SplitsCreateFlags,
+  req: CreateSplitSetRequest,
+  path: readonly PropertyKey[],
+): string | undefined {
+  switch (path[0]) {
+    case 'parts':
+      return flags.parts !== undefined ? `--parts ${flags.parts}` : `--folds ${flags.folds}`;
+    case 'folds':
+      return `--folds ${flags.folds}`;
+    case 'groupBy':
+      return `--group-by ${req.groupBy.join(',')}`;
+    case 'classTargets':
+      return `--class-ratios ${flags.classRatios}`;
+    case 'maxTotal':
+      return `--max-total ${flags.maxTotal}`;
+    case 'filters':
+      return `--filter ${flags.filter[Number(path[1])]}`;
+    case 'seed':
+      return `--seed ${flags.seed}`;
+    default:
+      // The dataset and set names: their messages quote the name already.
+      return undefined;
+  }
 }
 
 /**
@@ -254,9 +302,6 @@ export function parseFilter(expr: string): MetadataFilter {
     if ((lo === '' || NUMBER.test(lo)) && (hi === '' || NUMBER.test(hi))) {
       if (lo === '' && hi === '') {
         throw invalidArgument(`--filter ${expr}: a range needs at least one end (e.g. x=0..)`);
-      }
-      if (lo !== '' && hi !== '' && Number(lo) > Number(hi)) {
-        throw invalidArgument(`--filter ${expr}: the range is empty (${lo} is above ${hi})`);
       }
       return {
         column,
@@ -283,8 +328,7 @@ export function parseClassRatios(spec: string, labelNames: string[]): Record<num
   const ratios: Record<number, number> = {};
   for (const item of spec.split(',')) {
     const m = /^([^=]+)=(.+)$/.exec(item.trim());
-    const ratio = m && NUMBER.test(m[2]!) ? Number(m[2]) : NaN;
-    if (!m || !(ratio > 0) || !Number.isFinite(ratio)) {
+    if (!m || !NUMBER.test(m[2]!)) {
       throw invalidArgument(
         `--class-ratios ${spec}: "${item}" is not <label>=<positive ratio>; e.g. 0=1,1=1`,
       );
@@ -305,7 +349,7 @@ export function parseClassRatios(spec: string, labelNames: string[]): Record<num
     if (ratios[label] !== undefined) {
       throw invalidArgument(`--class-ratios ${spec}: label ${label} is named twice`);
     }
-    ratios[label] = ratio;
+    ratios[label] = Number(m[2]);
   }
   return ratios;
 }
@@ -320,16 +364,15 @@ export function parseSetRef(ref: string): { name: string; version?: number } {
   return m[2] === undefined ? { name } : { name, version: Number(m[2]) };
 }
 
+/** A whole number; its range is the schema's to check. */
 function parseCount(flag: string, value: string): number {
-  const n = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) {
-    throw invalidArgument(`${flag} ${value}: give a positive integer`);
-  }
-  return n;
+  if (!/^\d+$/.test(value)) throw invalidArgument(`${flag} ${value}: give a positive integer`);
+  return Number(value);
 }
 
+/** A whole number as a bigint; its range is the schema's to check. */
 function parseSeed(value: string): bigint {
-  if (!/^\d+$/.test(value) || BigInt(value) >= 2n ** 64n) {
+  if (!/^\d+$/.test(value)) {
     throw invalidArgument(`--seed ${value}: give an integer in [0, 2^64 - 1]`);
   }
   return BigInt(value);

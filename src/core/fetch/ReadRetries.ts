@@ -1,6 +1,6 @@
 import { unavailable } from '../errors/LoaderError.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
-import { isRetryable } from './isRetryable.js';
+import { retryableDriverError } from '../db/retryableDriverError.js';
 import { retryBackoffMs } from './retryBackoffMs.js';
 
 /** The retry settings of a stream. */
@@ -39,11 +39,13 @@ export class ReadRetries {
    * @returns the error that ends the stream, or undefined when a retry was scheduled.
    */
   afterFailure(err: unknown, attempt: number, pathName: string, retry: () => void): unknown {
-    if (!isRetryable(err)) return err;
+    const trouble = retryableDriverError(err);
+    if (trouble === undefined) return err;
     if (attempt >= this.opts.readAttempts) {
+      // The driver's own message names hosts; the client gets the description, the log the cause.
       return unavailable(
-        `reading from the database failed after ${attempt} attempt(s): ` +
-          `${(err as Error)?.message ?? String(err)}; resume with the last resume token`,
+        `reading from the database failed after ${attempt} attempt(s): ${trouble}; ` +
+          'resume with the last resume token',
         err,
       );
     }

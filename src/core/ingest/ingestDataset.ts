@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import cassandra from 'cassandra-driver';
-import { invalidArgument, LoaderError, unavailable } from '../errors/LoaderError.js';
+import pMap from 'p-map';
+import { retryableDriverError } from '../db/retryableDriverError.js';
+import { invalidArgument, unavailable } from '../errors/LoaderError.js';
 import { ensureDatasetSchema } from '../schema/datasetSchema.js';
 import { quoteIdentifier } from '../schema/identifiers.js';
 import {
@@ -62,11 +64,31 @@ export interface IngestSummary extends IngestProgress {
  * ids already present are skipped without reading their files, so a re-run resumes an
  * interrupted ingest and a repeated one changes nothing. Counts are recomputed from the tables
  * at the end.
+ *
+ * Errors: a user's mistake is the INVALID_ARGUMENT (or other `LoaderError`) it was
+ * raised as; database trouble a later attempt can cure (`retryableDriverError`) is UNAVAILABLE,
+ * saying that running the same ingest again resumes it; anything else, a bug included,
+ * propagates as itself, so the server reports INTERNAL and the CLI prints the stack, instead
+ * of a retry being suggested for something no retry cures.
  */
 export async function ingestDataset(
   client: cassandra.Client,
   options: IngestOptions,
 ): Promise<IngestSummary> {
+  try {
+    return await ingest(client, options);
+  } catch (err) {
+    const trouble = retryableDriverError(err);
+    if (trouble === undefined) throw err;
+    throw unavailable(
+      `writing to dataset ${options.dataset} failed: ${trouble}; samples written so far are ` +
+        'kept, and running the same ingest again resumes it',
+      err,
+    );
+  }
+}
+
+async function ingest(client: cassandra.Client, options: IngestOptions): Promise<IngestSummary> {
   const { dataset, source } = options;
   const started = performance.now();
   await ensureDatasetSchema(client, {
@@ -153,36 +175,30 @@ export async function ingestDataset(
     progress.bytesWritten += data.length;
   };
 
-  let next = 0;
-  let failure: unknown;
-  const worker = async (): Promise<void> => {
-    while (next < source.entries.length && failure === undefined) {
-      options.signal?.throwIfAborted();
-      const entry = source.entries[next++]!;
+  // In source order, `concurrency` samples at a time. After the first failure the remaining
+  // samples are passed over without work, but the samples already under way are let finish,
+  // so the error is thrown once nothing of this ingest is still writing. A cancel stops at
+  // once (p-map rejects with the signal's reason) and starts no further sample.
+  let failure: { error: unknown } | undefined;
+  await pMap(
+    source.entries,
+    async (entry) => {
+      if (failure !== undefined) return;
       try {
         await ingestOne(entry);
-      } catch (err) {
-        failure ??= err;
+      } catch (error) {
+        failure ??= { error };
         return;
       }
       progress.done++;
       options.onProgress?.(progress);
-    }
-  };
-  await Promise.all(
-    Array.from(
-      { length: Math.max(1, Math.min(options.concurrency, source.entries.length)) },
-      worker,
-    ),
+    },
+    {
+      concurrency: Math.max(1, Math.min(options.concurrency, source.entries.length)),
+      ...(options.signal ? { signal: options.signal } : {}),
+    },
   );
-  if (failure !== undefined) {
-    if (failure instanceof LoaderError) throw failure;
-    throw unavailable(
-      `writing to dataset ${dataset} failed: ${describe(failure)}; samples written so far are ` +
-        'kept, and running the same ingest again resumes it',
-      failure,
-    );
-  }
+  if (failure !== undefined) throw failure.error;
 
   const counts = await refreshDatasetCounts(client, dataset);
   return {

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
-import { invalidArgument, LoaderError } from '../errors/LoaderError.js';
+import { LoaderError } from '../errors/LoaderError.js';
 import { requireDataset } from '../schema/datasetSchema.js';
 import { assignSplits } from './assignSplits.js';
 import type { MetadataFilter } from './MetadataFilter.js';
 import { readSplitInput } from './readSplitInput.js';
 import type { SplitSetInfo } from './SplitSetInfo.js';
 import type { ClassTargets } from './SplitSpec.js';
-import { validateSplitName } from './splitNames.js';
+import { splitRequestSchema } from './splitRequestSchema.js';
 import { ensureSplitTables, latestSplitVersion, writeSplitSet } from './splitStore.js';
 
 /** What to make: a split set of named parts, or k folds. */
@@ -28,39 +28,21 @@ export interface CreateSplitSetRequest {
   allowShortfall: boolean;
 }
 
-/** Largest k of a k-fold split set. */
-export const MAX_FOLDS = 100;
-
 /**
- * Makes a split set from the dataset's metadata and stores it (see `writeSplitSet`): reads the
+ * Makes a split set from the dataset's metadata and stores it (see `writeSplitSet`): checks the
+ * request ({@link splitRequestSchema}: a `ZodError` naming each invalid field), reads the
  * needed columns with a parallel scan, assigns whole groups and samples to parts
  * (`assignSplits`), and writes the parts' ids and, last, the info row.
  */
 export async function createSplitSet(
   client: cassandra.Client,
-  req: CreateSplitSetRequest,
+  request: CreateSplitSetRequest,
   hooks: { onScanProgress?: (rows: number) => void; signal?: AbortSignal } = {},
 ): Promise<SplitSetInfo> {
-  const name = validateSplitName(req.name, 'split set');
-  let parts = req.parts;
-  if (req.folds > 0) {
-    if (parts.length > 0) throw invalidArgument('give either parts or folds, not both');
-    if (req.folds < 2 || req.folds > MAX_FOLDS) {
-      throw invalidArgument(`folds must be between 2 and ${MAX_FOLDS}, got ${req.folds}`);
-    }
-    parts = Array.from({ length: req.folds }, (_, i) => [`fold-${i}`, 1]);
-  } else if (parts.length === 0) {
-    throw invalidArgument('give the parts with their weights (e.g. train=7,val=2,test=1) or folds');
-  }
-  const seen = new Set<string>();
-  for (const [part] of parts) {
-    validateSplitName(part, 'part');
-    if (seen.has(part)) throw invalidArgument(`part ${part} is named twice`);
-    if (req.folds === 0 && /^(train|val)-\d+$/.test(part)) {
-      throw invalidArgument(`part name ${part} is reserved for k-fold sets; pick another`);
-    }
-    seen.add(part);
-  }
+  const req: CreateSplitSetRequest = splitRequestSchema.parse(request);
+  const name = req.name;
+  const parts: Array<[string, number]> =
+    req.folds > 0 ? Array.from({ length: req.folds }, (_, i) => [`fold-${i}`, 1]) : req.parts;
   await requireDataset(client, req.dataset);
   await ensureSplitTables(client, req.dataset);
   const latest = await latestSplitVersion(client, req.dataset, name);

@@ -1,7 +1,6 @@
 import { status, type StatusObject } from '@grpc/grpc-js';
-import cassandra from 'cassandra-driver';
 import { ZodError } from 'zod';
-import { LoaderError } from '../../core/index.js';
+import { LoaderError, retryableDriverError } from '../../core/index.js';
 
 /** What a client sees of an error: a status code and details a person can act on. */
 export type GrpcErrorStatus = Pick<StatusObject, 'code' | 'details'>;
@@ -17,33 +16,14 @@ export interface ErrorOrigin {
 const RETRY_HINT = 'retry with backoff (a stream resumes with its last resume token)';
 
 /**
- * Driver response codes that say "the cluster is busy or missing replicas right now": the same
- * request is expected to succeed later, so clients get UNAVAILABLE and retry. Everything else
- * the server answers (syntax, schema, authorization) is our bug or misconfiguration: INTERNAL.
- */
-const RETRYABLE_RESPONSES = new Map<number, string>([
-  [
-    cassandra.types.responseErrorCodes.unavailableException,
-    'not enough database replicas are alive for the read',
-  ],
-  [
-    cassandra.types.responseErrorCodes.overloaded,
-    'the database is overloaded (fewer streams or a smaller prefetch lower its load)',
-  ],
-  [cassandra.types.responseErrorCodes.isBootstrapping, 'a database node is still bootstrapping'],
-  [cassandra.types.responseErrorCodes.readTimeout, 'database replicas timed out on a read'],
-  [cassandra.types.responseErrorCodes.writeTimeout, 'database replicas timed out on a write'],
-  [cassandra.types.responseErrorCodes.truncateError, 'a database truncate failed'],
-]);
-
-/**
  * Maps anything a handler throws to the status a client sees. This is the only place that
  * decides it, so every RPC reports the same error the same way:
  *
  * - {@link LoaderError}: its own code and message (written for the client);
  * - `ZodError`: INVALID_ARGUMENT listing each invalid field;
- * - driver errors that a retry can cure (no host, timeouts, unavailable or overloaded
- *   replicas, busy connections): UNAVAILABLE;
+ * - database errors that a retry can cure (the core's one list, `retryableDriverError`: no
+ *   host, timeouts, unavailable or overloaded replicas, busy or dropped connections):
+ *   UNAVAILABLE with what went wrong and a hint to retry;
  * - an `AbortError`: CANCELLED;
  * - anything else: INTERNAL with a generic message naming the stream or call id. The real
  *   error may hold hosts, CQL or stack traces, so it is never sent; the caller logs it.
@@ -54,29 +34,12 @@ export function toGrpcStatus(err: unknown, origin: ErrorOrigin = {}): GrpcErrorS
     const issues = err.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`);
     return { code: status.INVALID_ARGUMENT, details: `invalid request: ${issues.join('; ')}` };
   }
-  const driver = driverErrorDetails(err);
-  if (driver !== undefined) return { code: status.UNAVAILABLE, details: driver };
+  const trouble = retryableDriverError(err);
+  if (trouble !== undefined) {
+    return { code: status.UNAVAILABLE, details: `${trouble}; ${RETRY_HINT}` };
+  }
   if (isAbortError(err)) return { code: status.CANCELLED, details: 'call cancelled' };
   return { code: status.INTERNAL, details: internalDetails(origin) };
-}
-
-/** Actionable text for a retryable driver error, or undefined when it is not one. */
-function driverErrorDetails(err: unknown): string | undefined {
-  const { errors } = cassandra;
-  if (err instanceof errors.NoHostAvailableError) {
-    return `no database host could be reached; check the database and the loader's contact points, then ${RETRY_HINT}`;
-  }
-  if (err instanceof errors.OperationTimedOutError) {
-    return `a database request timed out; ${RETRY_HINT}`;
-  }
-  if (err instanceof errors.BusyConnectionError) {
-    return `every database connection is busy; ${RETRY_HINT}`;
-  }
-  if (err instanceof errors.ResponseError) {
-    const what = RETRYABLE_RESPONSES.get(err.code);
-    return what === undefined ? undefined : `${what}; ${RETRY_HINT}`;
-  }
-  return undefined;
 }
 
 /** `AbortSignal.abort()` rejects with a DOMException named AbortError; so do Node's APIs. */

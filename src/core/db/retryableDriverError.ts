@@ -1,0 +1,62 @@
+import cassandra from 'cassandra-driver';
+
+const { errors } = cassandra;
+const codes = cassandra.types.responseErrorCodes;
+
+/**
+ * Coordinator answers that mean "not now": the same request is expected to succeed once
+ * replicas are back, a node has finished bootstrapping or the load has dropped. Left out on
+ * purpose: `writeFailure` (a replica refused the mutation, most often because it is larger
+ * than the commit log accepts, which a retry cannot cure), `truncateError` (the loader never
+ * truncates, so one would be our bug), and every syntax, schema and authorization answer.
+ * `readFailure` stays in: a replica that failed a read (a bad disk, a node going down) is
+ * usually not the one a retry or a hedged read asks next.
+ */
+const RETRYABLE_RESPONSES = new Map<number, string>([
+  [
+    codes.unavailableException,
+    'not enough database replicas are alive for the consistency level; bring the missing ' +
+      'nodes back',
+  ],
+  [
+    codes.overloaded,
+    'the database is overloaded; fewer streams, a smaller prefetch or a lower ingest ' +
+      'concurrency lower its load',
+  ],
+  [codes.isBootstrapping, 'a database node is still bootstrapping'],
+  [codes.readTimeout, 'database replicas timed out on a read'],
+  [codes.writeTimeout, 'database replicas timed out on a write'],
+  [codes.readFailure, 'a database replica failed a read'],
+]);
+
+/** Socket errors of a connection the database (or the network) dropped or refused. */
+const RETRYABLE_ERRNO = new Map<string, string>([
+  ['ECONNRESET', 'the database closed the connection (ECONNRESET)'],
+  ['ECONNREFUSED', 'the database refused the connection (ECONNREFUSED); is it up?'],
+  ['EPIPE', 'the connection to the database broke (EPIPE)'],
+]);
+
+/**
+ * The one list of database errors worth another attempt later. Returns undefined for any other
+ * error, else a description a person can act on. The description never contains the driver's
+ * message, which names hosts and addresses a client must not see; callers add what a retry
+ * means for them (resume a stream with its token, run the same ingest again).
+ *
+ * The fetch engine retries on it, the gRPC layer answers UNAVAILABLE with it, and ingest
+ * reports UNAVAILABLE with it; everything else is a user's mistake (reported as such) or a bug
+ * (INTERNAL).
+ */
+export function retryableDriverError(err: unknown): string | undefined {
+  if (err instanceof errors.NoHostAvailableError) {
+    return "no database host could be reached; check the database and the loader's contact points";
+  }
+  if (err instanceof errors.OperationTimedOutError) {
+    return 'a database request got no answer in time; the database may be overloaded or unreachable';
+  }
+  if (err instanceof errors.BusyConnectionError) {
+    return 'every database connection is busy; lower the concurrency or add connections';
+  }
+  if (err instanceof errors.ResponseError) return RETRYABLE_RESPONSES.get(err.code);
+  const code = (err as NodeJS.ErrnoException | null | undefined)?.code;
+  return typeof code === 'string' ? RETRYABLE_ERRNO.get(code) : undefined;
+}
