@@ -6,7 +6,7 @@ import { prepareMnist } from '../../datasets/prepareMnist.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
 import {
-  BoundedCache,
+  createSplitIdsCache,
   createDbClient,
   datasetExists,
   datasetNamespace,
@@ -15,7 +15,6 @@ import {
   sampleId,
   LoaderError,
   resolveSplit,
-  type SplitIds,
   readDatasetInfo,
   createSplitSet,
   type SplitSetInfo,
@@ -121,7 +120,8 @@ export function registerDemoCommand(program: Command): void {
           splitIds = (
             await resolveSplit(
               client,
-              new BoundedCache<SplitIds>(Infinity, (ids) => ids.ids.length),
+              // One split, read once: a cache as large as the split is all this needs.
+              createSplitIdsCache(2 ** 31),
               flags.dataset,
               split(set),
             )
