@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
 import type { DbConfig } from '../../src/core/index.js';
+import { serveChildEnv, waitUntilServing } from '../../src/cli/serveChild.js';
 import { cliMainArgs } from './benchScripts.js';
 import { endChild, spawnPinned, tail, type SpawnPinnedOptions } from './spawnPinned.js';
 
@@ -31,59 +31,19 @@ export interface ServeProcessOptions extends SpawnPinnedOptions {
  * @internal
  */
 export async function startServeProcess(options: ServeProcessOptions): Promise<ServeProcess> {
-  const { db } = options;
   const child = spawnPinned([...(options.nodeFlags ?? []), ...cliMainArgs(), 'serve'], {
     ...options,
-    env: {
-      SCYLLA_LOADER_HOST: '127.0.0.1',
-      SCYLLA_LOADER_GRPC_PORT: '0',
-      SCYLLA_LOADER_METRICS_PORT: '0',
-      SCYLLA_LOADER_RESUME_KEY: randomBytes(32).toString('hex'),
-      SCYLLA_LOADER_LOG_LEVEL: 'info',
-      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(db.port),
-      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
-      SCYLLA_LOADER_CONNECTIONS_PER_HOST: String(db.connectionsPerHost),
-      ...options.env,
-    },
+    env: { ...serveChildEnv(options.db), ...options.env },
   });
   const stderr = tail(child.stderr);
   const stdout = tail(child.stdout);
   const streamEnds: Record<string, unknown>[] = [];
-  let buffered = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(new Error(`serve did not start in ${options.startTimeoutMs ?? 60_000} ms`));
-    }, options.startTimeoutMs ?? 60_000);
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => {
-      buffered += chunk;
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        let record: Record<string, unknown>;
-        try {
-          record = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          continue;
-        }
-        if (record['msg'] === 'loader serving') {
-          clearTimeout(timer);
-          resolve(Number(record['port']));
-        } else if (record['event'] === 'stream_end') {
-          streamEnds.push(record);
-        }
-      }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(
-        new Error(
-          `serve exited (${signal ?? `code ${code}`}) before serving\n${stderr()}\n${stdout()}`,
-        ),
-      );
-    });
+  const port = await waitUntilServing(child, {
+    timeoutMs: options.startTimeoutMs ?? 60_000,
+    output: () => `${stderr()}\n${stdout()}`,
+    onRecord: (record) => {
+      if (record['event'] === 'stream_end') streamEnds.push(record);
+    },
   }).catch(async (err: unknown) => {
     await endChild(child, 5_000);
     throw err;

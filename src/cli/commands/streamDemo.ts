@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { LoaderClient } from '../../client/LoaderClient.js';
 import type { DbConfig } from '../../core/index.js';
 import { createProgress, type Progress } from '../progress.js';
+import { serveChildEnv, waitUntilServing } from '../serveChild.js';
 
 /** One epoch's figures as the demo's client saw them. */
 export interface EpochFigures {
@@ -114,17 +114,7 @@ interface ServeChild {
  */
 async function startServe(db: DbConfig, log: (line: string) => void): Promise<ServeChild> {
   const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, 'serve'], {
-    env: {
-      ...process.env,
-      SCYLLA_LOADER_HOST: '127.0.0.1',
-      SCYLLA_LOADER_GRPC_PORT: '0',
-      SCYLLA_LOADER_METRICS_PORT: '0',
-      SCYLLA_LOADER_RESUME_KEY: randomBytes(32).toString('hex'),
-      SCYLLA_LOADER_LOG_LEVEL: 'info',
-      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(db.port),
-      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
-    },
+    env: { ...process.env, ...serveChildEnv(db) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -132,52 +122,21 @@ async function startServe(db: DbConfig, log: (line: string) => void): Promise<Se
     output = (output + text).slice(-4000);
   };
   child.stderr!.setEncoding('utf8').on('data', keep);
-  const port = new Promise<number>((resolve, reject) => {
-    let buffered = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      keep(chunk);
-      buffered += chunk;
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        let record: Record<string, unknown>;
-        try {
-          record = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          continue;
-        }
-        if (record['msg'] === 'loader serving') resolve(Number(record['port']));
-        // pino levels: 40 warn, 50 error, 60 fatal.
-        else if (Number(record['level']) >= 40) log(`loader: ${String(record['msg'])}`);
-      }
-    });
-    child.once('error', reject);
-    child.once('exit', (code, signal) =>
-      reject(
-        new Error(
-          `the loader process (serve) exited (${signal ?? `code ${code}`}) before serving:\n` +
-            output,
-        ),
-      ),
-    );
-  });
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`the loader process (serve) did not start in ${START_TIMEOUT_MS} ms`)),
-      START_TIMEOUT_MS,
-    );
-  });
+  child.stdout!.setEncoding('utf8').on('data', keep);
   try {
-    const grpcPort = await Promise.race([port, timeout]);
+    const grpcPort = await waitUntilServing(child, {
+      timeoutMs: START_TIMEOUT_MS,
+      output: () => output,
+      // pino levels: 40 warn, 50 error, 60 fatal.
+      onRecord: (record) => {
+        if (Number(record['level']) >= 40) log(`loader: ${String(record['msg'])}`);
+      },
+    });
     log(`loader process ${child.pid} serving on 127.0.0.1:${grpcPort}`);
     return { address: `127.0.0.1:${grpcPort}`, stop: () => stopChild(child) };
   } catch (err) {
     await stopChild(child);
     throw err;
-  } finally {
-    clearTimeout(timer);
   }
 }
 
