@@ -1,4 +1,4 @@
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { toolPath } from '../support/toolPath.js';
 import { testDbConfig } from './dbHelpers.js';
+import { runCommand as run } from '../support/runCommand.js';
 
 /**
  * The Dockerfile, checked without a container engine: hadolint, the files its COPY lines take
@@ -414,25 +415,4 @@ function freePorts(n: number): Promise<number[]> {
         }),
     ),
   ).finally(() => servers.forEach((s) => s.close()));
-}
-
-/** Runs a command; with `check`, a non-zero exit fails with its output. */
-function run(
-  file: string,
-  args: string[],
-  cwd: string,
-  env: NodeJS.ProcessEnv = process.env,
-  check = true,
-): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(file, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const output = `${stdout}${stderr}`;
-      const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
-      if (err && (check || typeof err.code !== 'number')) {
-        reject(new Error(`${file} ${args.join(' ')} failed (${err.message}):\n${output}`));
-        return;
-      }
-      resolve({ code, output });
-    });
-  });
 }

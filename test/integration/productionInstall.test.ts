@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -8,6 +7,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDbClient } from '../../src/core/index.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { runCommand as run } from '../support/runCommand.js';
 
 /**
  * The build run from a production-only install, laid out as the runtime image holds it
@@ -191,24 +191,3 @@ describe('a production-only install (as the runtime image has it)', () => {
     },
   );
 });
-
-/** Runs a command; with `check`, a non-zero exit fails with its output. */
-function run(
-  file: string,
-  args: string[],
-  cwd: string,
-  env: NodeJS.ProcessEnv = process.env,
-  check = true,
-): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(file, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const output = `${stdout}${stderr}`;
-      const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
-      if (err && (check || typeof err.code !== 'number')) {
-        reject(new Error(`${file} ${args.join(' ')} failed (${err.message}):\n${output}`));
-        return;
-      }
-      resolve({ code, output });
-    });
-  });
-}

@@ -2,7 +2,6 @@ import path from 'node:path';
 import type cassandra from 'cassandra-driver';
 import { Command } from 'commander';
 import { z } from 'zod';
-import { prepareMnist } from '../../datasets/prepareMnist.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
 import {
@@ -23,7 +22,7 @@ import {
   readSplitSetInfo,
 } from '../../core/index.js';
 import { dbConfigFromFlags } from '../dbOptions.js';
-import { createProgress, type Progress } from '../progress.js';
+import { prepareMnistWithProgress } from '../prepareMnistWithProgress.js';
 import { runAction } from '../runAction.js';
 import { formatInfo } from './describe.js';
 import { formatSummary, runIngest } from './ingest.js';
@@ -71,16 +70,10 @@ export function registerDemoCommand(program: Command): void {
         );
         step(`preparing MNIST as PNG files in ${mnistDir}`);
         let t0 = performance.now();
-        let progress: Progress | undefined;
-        const prepared = await prepareMnist({
+        const prepared = await prepareMnistWithProgress({
           outDir: mnistDir,
           ...(limit ? { limit } : {}),
-          onProgress: (done, total) => {
-            progress ??= createProgress('prepare mnist', total, { unit: 'images' });
-            progress.update(done);
-          },
         });
-        progress?.stop();
         process.stdout.write(
           prepared.reused
             ? `  already prepared: ${prepared.images} images\n`

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { z } from 'zod';
-import { prepareMnist } from '../../datasets/prepareMnist.js';
 import { PHOTO_PRESET_NAMES, PHOTO_PRESETS } from '../../datasets/photos/PhotoPreset.js';
 import { writePhotoJpegs } from '../../datasets/photos/writePhotoJpegs.js';
 import { createProgress, type Progress } from '../progress.js';
+import { prepareMnistWithProgress } from '../prepareMnistWithProgress.js';
 import { runAction } from '../runAction.js';
 
 /**
@@ -22,16 +22,10 @@ export function registerPrepareCommand(program: Command): void {
       runAction(async (flags: { out: string; limit?: string }) => {
         const limit =
           flags.limit === undefined ? undefined : z.coerce.number().int().min(1).parse(flags.limit);
-        let progress: Progress | undefined;
-        const result = await prepareMnist({
+        const result = await prepareMnistWithProgress({
           outDir: flags.out,
           ...(limit ? { limit } : {}),
-          onProgress: (done, total) => {
-            progress ??= createProgress('prepare mnist', total, { unit: 'images' });
-            progress.update(done);
-          },
         });
-        progress?.stop();
         process.stdout.write(
           result.reused
             ? `MNIST already prepared: ${result.manifest}\n`
