@@ -40,9 +40,11 @@ beforeAll(async () => {
   for (const f of ['package.json', 'package-lock.json']) {
     await cp(path.join(repo, f), path.join(work, f));
   }
-  // tsc needs the types generated from proto/ (typecheck and build make them; a fresh checkout
-  // has none yet).
-  if (!existsSync(path.join(repo, 'src/generated'))) await run('npm', ['run', 'gen:proto'], repo);
+  // tsc needs the types generated from proto/, and the server the descriptor sets reflection
+  // serves (typecheck and build make them; a fresh checkout has none yet).
+  if (!existsSync(path.join(repo, 'src/generated/loader.binpb'))) {
+    await run('npm', ['run', 'gen:proto'], repo);
+  }
   // The build (tsc -p tsconfig.build.json, as the image's build stage) goes straight into the
   // install's folder, so the repository's own dist/ is left alone. npm ci runs meanwhile.
   await Promise.all([
@@ -59,6 +61,10 @@ beforeAll(async () => {
     ),
     run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], work),
   ]);
+  // What `npm run build` adds after tsc: the descriptor sets, beside the compiled modules.
+  for (const set of ['loader.binpb', 'health.binpb']) {
+    await cp(path.join(repo, 'src/generated', set), path.join(work, 'dist/src/generated', set));
+  }
   await cp(path.join(repo, 'proto'), path.join(work, 'proto'), { recursive: true });
 }, 300_000);
 
