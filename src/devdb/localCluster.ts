@@ -25,6 +25,7 @@ import { probeCql } from './probeCql.js';
 import { acquireStartLock } from './startLock.js';
 import { terminatePid } from './terminateNode.js';
 import { ClusterNotReadyError, type WatchedNode, waitForCluster } from './waitForCluster.js';
+import { LoaderError } from '../core/index.js';
 
 /** Options of {@link startLocalCluster}. Omitted values come from the folder's `cluster.json`. */
 export interface StartLocalClusterOptions {
@@ -171,7 +172,8 @@ async function assertAddressesFree(
   for (const node of nodes) {
     for (const port of [spec.nativePort, spec.storagePort]) {
       if (await isPortOpen(node.address, port)) {
-        throw new Error(
+        throw new LoaderError(
+          'FAILED_PRECONDITION',
           `${node.address}:${port} is already in use by a process that is not node ` +
             `${node.index} of ${stateDir}: probably another local cluster on the same address ` +
             '(`scylla-loader db status --state-dir <its folder>`), or a Cassandra/ScyllaDB ' +
@@ -210,7 +212,8 @@ function resolveSpec(
       (k) => opts[k] !== undefined && opts[k] !== current[k],
     ).map((k) => `${k} ${String(current[k])} (asked for ${String(opts[k])})`);
     if (conflicts.length > 0) {
-      throw new Error(
+      throw new LoaderError(
+        'FAILED_PRECONDITION',
         `${stateDir} holds a local cluster created with ${conflicts.join(', ')}; start it ` +
           'with the same options, or stop it and delete that folder, or use another state folder',
       );
@@ -275,7 +278,11 @@ async function spawnNode(
   }
   if (child.pid === undefined) {
     const [err] = (await once(child, 'error')) as [Error];
-    throw new Error(`cannot run ${java}: ${err.message} (Java 17 is required)`, { cause: err });
+    throw new LoaderError(
+      'FAILED_PRECONDITION',
+      `cannot run ${java}: ${err.message} (Java 17 is required)`,
+      { cause: err },
+    );
   }
   // Errors after a successful spawn surface as the exit the readiness wait watches for.
   child.on('error', () => undefined);
@@ -305,7 +312,7 @@ async function waitOrExplain(
       const stdout = jvmOutputOfLastStart(await logTail(layout.stdoutLog, 40));
       if (stdout) parts.push(`Output of the JVM (${layout.stdoutLog}):\n${stdout}`);
     }
-    throw new Error(parts.join('\n'), { cause: err });
+    throw new LoaderError('UNAVAILABLE', parts.join('\n'), { cause: err });
   }
 }
 

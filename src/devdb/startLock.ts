@@ -3,6 +3,7 @@ import { link, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isProcessAlive } from './processAlive.js';
+import { LoaderError } from '../core/index.js';
 
 /**
  * Takes `<stateDir>/start.lock` so that two starters of one cluster (say the test runner's
@@ -39,7 +40,8 @@ export async function acquireStartLock(
       continue;
     }
     if (Date.now() >= deadline) {
-      throw new Error(
+      throw new LoaderError(
+        'UNAVAILABLE',
         `another process (pid ${holder}) is still starting the cluster in ${stateDir}`,
       );
     }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { readClusterSpec } from './clusterSpec.js';
 import { nodeLayouts } from './nodeLayout.js';
 import { type TerminateOptions, terminateNode } from './terminateNode.js';
+import { LoaderError } from '../core/index.js';
 
 /**
  * Stops one node of the local cluster in `stateDir`, leaving the others running: for tests of
@@ -18,7 +19,7 @@ export async function stopLocalNode(
   const spec = await readClusterSpec(dir);
   const node = spec ? nodeLayouts(dir, spec)[index - 1] : undefined;
   if (!node) {
-    throw new Error(`no node ${index} in the local cluster at ${dir}`);
+    throw new LoaderError('NOT_FOUND', `no node ${index} in the local cluster at ${dir}`);
   }
   return { stopped: await terminateNode(node, opts) };
 }
