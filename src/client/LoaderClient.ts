@@ -14,6 +14,7 @@ import { resumableBatches } from './resumableBatches.js';
 import type { SplitSet } from './SplitSet.js';
 import type { StreamBatchesOptions } from './StreamBatchesOptions.js';
 import type { CallOptions, StreamCallOptions } from './StreamCallOptions.js';
+import { checkCreateSplits } from './checkCreateSplits.js';
 import { toCreateSplitsRequest } from './toCreateSplitsRequest.js';
 import { toDatasetDescription } from './toDatasetDescription.js';
 import { toProtoRequest } from './toProtoRequest.js';
@@ -154,7 +155,9 @@ export class LoaderClient {
    * for (const p of set.parts) console.log(p.name, p.size, p.classCounts);
    * ```
    *
-   * @param request - The set to make; invalid values throw a RangeError here, at once.
+   * @param request - The set to make; a value the wire cannot carry rejects with a RangeError,
+   *   at once, and one the core's split request validator refuses (names, weights, ratios,
+   *   folds, filters) with a ClientError INVALID_ARGUMENT, before anything is sent.
    * @throws {@link ClientError}: ALREADY_EXISTS when the name exists (set `newVersion`),
    *   INVALID_ARGUMENT for bad parameters or targets that cannot be met (the details say what
    *   is possible; set `allowShortfall` to accept the best feasible split), NOT_FOUND for an
@@ -164,6 +167,7 @@ export class LoaderClient {
     let message;
     try {
       message = toCreateSplitsRequest(request);
+      checkCreateSplits(request, this.#createSplitsPath);
     } catch (err) {
       return Promise.reject(err as Error);
     }

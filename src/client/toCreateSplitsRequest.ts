@@ -9,10 +9,8 @@ import { seedString, uint32 } from './toProtoRequest.js';
  * a value the proto cannot carry (a weight or ratio that is not a number, a negative or
  * fractional size or fold count, a seed beyond 64 bits, a label that is not an integer).
  * Whether the request makes sense (names, positive weights and ratios, parts or folds, one
- * condition per filter, a range's min not above its max) is judged by the server with the
- * core's one validator, and comes back as INVALID_ARGUMENT naming the field: the SDK does not
- * load the core (the database driver and the image library) into every trainer for a copy of
- * those rules that could drift from it.
+ * condition per filter, a range's min not above its max) is judged by the core's one
+ * validator: the SDK runs it before sending (`checkCreateSplits`), the server again.
  *
  * @internal
  */

@@ -67,6 +67,7 @@ export { readSplitInput } from './splits/readSplitInput.js';
 export { resolveSplit } from './splits/resolveSplit.js';
 export { validateSplitName } from './splits/splitNames.js';
 export { splitRequestSchema } from './splits/splitRequestSchema.js';
+export { describeInvalidRequest } from './errors/describeInvalidRequest.js';
 export {
   ensureSplitTables,
   latestSplitVersion,

@@ -1,6 +1,6 @@
 import { status, type StatusObject } from '@grpc/grpc-js';
 import { ZodError } from 'zod';
-import { LoaderError, retryableDriverError } from '../../core/index.js';
+import { describeInvalidRequest, LoaderError, retryableDriverError } from '../../core/index.js';
 
 /** What a client sees of an error: a status code and details a person can act on. */
 export type GrpcErrorStatus = Pick<StatusObject, 'code' | 'details'>;
@@ -31,8 +31,7 @@ const RETRY_HINT = 'retry with backoff (a stream resumes with its last resume to
 export function toGrpcStatus(err: unknown, origin: ErrorOrigin = {}): GrpcErrorStatus {
   if (err instanceof LoaderError) return { code: status[err.code], details: err.message };
   if (err instanceof ZodError) {
-    const issues = err.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`);
-    return { code: status.INVALID_ARGUMENT, details: `invalid request: ${issues.join('; ')}` };
+    return { code: status.INVALID_ARGUMENT, details: describeInvalidRequest(err) };
   }
   const trouble = retryableDriverError(err);
   if (trouble !== undefined) {

@@ -1,0 +1,11 @@
+/**
+ * The core's request validators, a second entry beside `index.ts` that loads neither the
+ * database driver nor the image library: what the TypeScript SDK imports to refuse a request
+ * before sending it, with the same rules and words the server applies (one validator, not a
+ * copy per front-end).
+ *
+ * @packageDocumentation
+ */
+export { describeInvalidRequest } from './errors/describeInvalidRequest.js';
+export { MAX_FOLDS, splitRequestSchema } from './splits/splitRequestSchema.js';
+export type { CreateSplitSetRequest } from './splits/createSplitSet.js';
