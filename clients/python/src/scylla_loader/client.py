@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
@@ -30,6 +31,8 @@ from .errors import LoaderError, from_rpc_error
 from .request import MissingSamplePolicy, Ordering, ShardRule, ShuffleMode, build_request
 from .retry import ReconnectPolicy, is_retryable
 from .v1 import loader_pb2, loader_pb2_grpc
+
+log = logging.getLogger("scylla_loader")
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,11 @@ class BatchStream:
             if self._deadline is not None:
                 # A deadline reached while waiting makes the next call fail with DEADLINE_EXCEEDED.
                 delay = min(delay, max(0.0, self._deadline - time.monotonic()))
+            log.warning(
+                "StreamBatches on %s broke (%s: %s); resuming from the last batch in %.2f s "
+                "(attempt %d of %d)",
+                client.target, error.code.name, error.details, delay, failures, policy.attempts,
+            )
             if self._on_reconnect is not None:
                 self._on_reconnect(ReconnectInfo(failures, error.code, error.details, delay))
             self.reconnects += 1

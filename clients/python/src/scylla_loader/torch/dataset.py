@@ -25,7 +25,7 @@ T = TypeVar("T")
 STATE_VERSION = 1
 
 
-class LoaderDataset(IterableDataset[tuple[Any, torch.Tensor]]):
+class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     """One data-parallel rank's batches of a split, as ``(images, labels)`` items: each item is
     one batch made by the server, so use it with ``DataLoader(dataset, batch_size=None, ...)``.
 
@@ -62,6 +62,8 @@ class LoaderDataset(IterableDataset[tuple[Any, torch.Tensor]]):
         decode: ``None`` (raw ``bytes`` per sample), ``"pil"`` or ``"torchvision"``.
         transform: Applied to each decoded sample (or raw ``bytes``) before stacking.
         epoch: The first epoch (what ``set_epoch`` would set).
+        return_ids: Items are ``(images, labels, ids)`` with the samples' UUID strings (for
+            audits: exactly-once checks, error analysis).
         client_options: Keyword arguments for :class:`LoaderClient` (e.g. ``keepalive_time``).
     """
 
@@ -83,6 +85,7 @@ class LoaderDataset(IterableDataset[tuple[Any, torch.Tensor]]):
         rank: int | None = None,
         world_size: int | None = None,
         epoch: int = 0,
+        return_ids: bool = False,
         reconnect: ReconnectPolicy = ReconnectPolicy(),
         client_options: Mapping[str, Any] | None = None,
     ) -> None:
@@ -103,6 +106,7 @@ class LoaderDataset(IterableDataset[tuple[Any, torch.Tensor]]):
         self.prefetch = prefetch
         self.decode: Decode | None = decode
         self.transform = transform
+        self.return_ids = return_ids
         self.reconnect = reconnect
         self.client_options = dict(client_options or {})
         self.rank, self.world_size = resolve_rank(rank, world_size)
@@ -160,7 +164,7 @@ class LoaderDataset(IterableDataset[tuple[Any, torch.Tensor]]):
             self._client_pid = os.getpid()
         return self._client
 
-    def __iter__(self) -> Iterator[tuple[Any, torch.Tensor]]:
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
         info = get_worker_info()
         worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
         shard = worker_shard(self.rank, self.world_size, worker, workers)
@@ -209,7 +213,11 @@ class LoaderDataset(IterableDataset[tuple[Any, torch.Tensor]]):
         )
         try:
             for batch in stream:
-                item = collate(batch.samples, batch.labels, self.decode, self.transform)
+                item: tuple[Any, ...] = collate(
+                    batch.samples, batch.labels, self.decode, self.transform
+                )
+                if self.return_ids:
+                    item = (*item, batch.ids)
                 # The state is updated before the yield: a snapshot taken once the item is out
                 # (StatefulDataLoader's) counts it as delivered.
                 self._state = {
