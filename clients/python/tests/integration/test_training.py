@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ def test_one_epoch_of_the_example_cnn_reaches_97_percent(loader: LoaderProcess, 
     spec = importlib.util.spec_from_file_location("train_mnist", EXAMPLE)
     assert spec and spec.loader
     example = importlib.util.module_from_spec(spec)
+    sys.modules["train_mnist"] = example  # its dataclass looks its module up
     spec.loader.exec_module(example)
     split_set = mnist.train.rsplit("/", 1)[0]  # main@<version>
     result = example.train(loader.target, split_set=split_set, epochs=1, workers=2)
