@@ -84,14 +84,28 @@ def test_exactly_once_with_two_ddp_ranks_of_two_workers_over_two_epochs(
         assert set(results[r]["0"]["ids"]) != set(results[r]["1"]["ids"])
 
 
-def test_persistent_workers_advance_epochs_by_themselves(loader: LoaderProcess, mnist: Mnist) -> None:
+def test_persistent_workers_advance_by_themselves_and_follow_set_epoch(
+    loader: LoaderProcess, mnist: Mnist
+) -> None:
     dataset = LoaderDataset(loader.target, "mnist", mnist.val, batch_size=500, seed=3, return_ids=True)
     data = DataLoader(dataset, batch_size=None, num_workers=2, persistent_workers=True)
-    epochs = [[i for _s, _l, ids in data for i in ids] for _ in range(2)]
-    assert set(epochs[0]) == set(epochs[1]) and len(set(epochs[0])) == mnist.sizes["val"]
-    expected = stream_ids(loader.target, mnist.val, epoch=1, rank=0, world=2, seed=3)
-    assert expected <= set(epochs[1]) and not expected <= set(epochs[0][: len(expected)])
-    assert epochs[0] != epochs[1]
+
+    def worker0(items: list[list[str]]) -> set[str]:
+        # The DataLoader takes turns between its workers: worker 0 made items 0, 2, 4, ...
+        return {i for ids in items[::2] for i in ids}
+
+    def expected(epoch: int) -> set[str]:
+        # worker 0 streams as rank 0 of 2
+        return stream_ids(loader.target, mnist.val, epoch=epoch, rank=0, world=2, seed=3)
+
+    passes = [[ids for _s, _l, ids in data] for _ in range(3)]
+    for p in passes:
+        assert sorted(i for ids in p for i in ids) == sorted(set(i for ids in passes[0] for i in ids))
+    # Without set_epoch the persistent workers advance by themselves: 0, 1, 2.
+    assert [worker0(p) for p in passes] == [expected(0), expected(1), expected(2)]
+    assert expected(0) != expected(1)
+    dataset.set_epoch(7)  # reaches the persistent workers through shared memory
+    assert worker0([ids for _s, _l, ids in data]) == expected(7)
 
 
 def test_a_sigkilled_loader_is_resumed_under_a_dataloader_with_two_workers(
