@@ -33,6 +33,12 @@ def _ensure_mnist() -> None:
     """Ingests MNIST as the demo does unless the node already holds it (the demo's data then
     serves the tests, and the tests' the demo)."""
     described = cli("describe", DATASET, "--json", timeout=120)
+    if described.returncode != 0 and "does not exist" not in described.stderr:
+        # No database answering: start (or reuse) the local node, as the demo does.
+        started = cli("db", "start")
+        if started.returncode != 0:
+            raise RuntimeError(f"no database and `db start` failed: {started.stderr[-3000:]}")
+        described = cli("describe", DATASET, "--json", timeout=120)
     if described.returncode == 0 and json.loads(described.stdout).get("sampleCount", 0) >= 70000:
         return
     out = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "scylla-loader" / "mnist"
@@ -49,7 +55,15 @@ def resume_key() -> str:
 
 
 @pytest.fixture(scope="session")
-def loader(tmp_path_factory: pytest.TempPathFactory, resume_key: str) -> Iterator[LoaderProcess]:
+def database() -> None:
+    """The local node is up and holds MNIST (before any loader starts: it connects at once)."""
+    _ensure_mnist()
+
+
+@pytest.fixture(scope="session")
+def loader(
+    tmp_path_factory: pytest.TempPathFactory, resume_key: str, database: None
+) -> Iterator[LoaderProcess]:
     process = LoaderProcess(tmp_path_factory.mktemp("loader"), resume_key)
     process.start()
     yield process
@@ -58,7 +72,6 @@ def loader(tmp_path_factory: pytest.TempPathFactory, resume_key: str) -> Iterato
 
 @pytest.fixture(scope="session")
 def mnist(loader: LoaderProcess) -> Mnist:
-    _ensure_mnist()
     with LoaderClient(loader.target) as client:
         try:
             split_set = client.get_split(DATASET, SPLIT_SET)

@@ -205,3 +205,16 @@ def test_decoding_and_pin_memory(loader: LoaderProcess, mnist: Mnist) -> None:
                         transform=lambda b: b[:8])
     samples, _ = next(iter(raw))
     assert all(s == b"\x89PNG\r\n\x1a\n" for s in samples)
+
+
+def test_spawned_workers_share_the_epoch_too(loader: LoaderProcess, mnist: Mnist) -> None:
+    dataset = LoaderDataset(loader.target, "mnist", mnist.val, batch_size=500, seed=4, return_ids=True)
+    data = DataLoader(dataset, batch_size=None, num_workers=2, persistent_workers=True,
+                      multiprocessing_context="spawn")
+    first = [ids for _s, _l, ids in data]
+    dataset.set_epoch(5)
+    second = [ids for _s, _l, ids in data]
+    for epoch, items in ((0, first), (5, second)):
+        assert {i for ids in items[::2] for i in ids} == stream_ids(
+            loader.target, mnist.val, epoch=epoch, rank=0, world=2, seed=4
+        )

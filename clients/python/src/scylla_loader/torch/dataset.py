@@ -110,9 +110,12 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self.reconnect = reconnect
         self.client_options = dict(client_options or {})
         self.rank, self.world_size = resolve_rank(rank, world_size)
-        # [epoch, generation]: set_epoch writes both; workers compare the generation with the
-        # one they saw last to tell an explicit epoch from their own advance.
-        self._epoch_cell = multiprocessing.Array("q", [epoch, 0])
+        # [epoch, generation] in shared memory: set_epoch writes the epoch, then bumps the
+        # generation; workers compare the generation with the one they saw last to tell an
+        # explicit epoch from their own advance. A RawArray (no lock) because a lock belongs to
+        # one start method and the DataLoader may fork, spawn or forkserver its workers;
+        # set_epoch runs between epochs, while no worker starts an iteration.
+        self._epoch_cell = multiprocessing.RawArray("q", [epoch, 0])
         self._seen_generation = 0
         self._next_epoch = epoch
         self._pending: dict[str, Any] | None = None
@@ -133,13 +136,12 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         ``epoch``."""
         if epoch < 0:
             raise ValueError(f"epoch must be 0 or more, got {epoch}")
-        with self._epoch_cell.get_lock():
-            self._epoch_cell[0] = epoch
-            self._epoch_cell[1] += 1
+        self._epoch_cell[0] = epoch
+        self._epoch_cell[1] += 1
 
     def _begin_epoch(self) -> int:
-        with self._epoch_cell.get_lock():
-            epoch, generation = self._epoch_cell[0], self._epoch_cell[1]
+        generation = self._epoch_cell[1]
+        epoch = self._epoch_cell[0]
         if generation != self._seen_generation:
             self._seen_generation = generation
         else:
@@ -181,8 +183,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             epoch = int(pending["epoch"])
             token = pending["resume_token"]
             self._next_epoch = epoch + 1
-            with self._epoch_cell.get_lock():
-                self._seen_generation = self._epoch_cell[1]
+            self._seen_generation = self._epoch_cell[1]
             if pending["epoch_done"]:
                 self._state = dict(pending)
                 return
