@@ -218,3 +218,25 @@ def test_spawned_workers_share_the_epoch_too(loader: LoaderProcess, mnist: Mnist
         assert {i for ids in items[::2] for i in ids} == stream_ids(
             loader.target, mnist.val, epoch=epoch, rank=0, world=2, seed=4
         )
+
+
+def test_stateful_dataloader_without_workers_resumes_exactly_the_rest(
+    loader: LoaderProcess, mnist: Mnist
+) -> None:
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    def make() -> tuple[LoaderDataset, StatefulDataLoader]:
+        ds = LoaderDataset(loader.target, "mnist", mnist.test, batch_size=400, seed=2,
+                           ordering="in-order", return_ids=True)
+        return ds, StatefulDataLoader(ds, batch_size=None, num_workers=0)
+
+    _, whole = make()
+    everything = [ids for _s, _l, ids in whole]
+    _, first = make()
+    it = iter(first)
+    head = [next(it)[2] for _ in range(5)]
+    state = first.state_dict()
+    _, second = make()
+    second.load_state_dict(state)
+    rest = [ids for _s, _l, ids in second]
+    assert head + rest == everything
