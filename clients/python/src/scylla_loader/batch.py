@@ -1,0 +1,140 @@
+"""Batches as the client yields them."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+import grpc
+import numpy as np
+import numpy.typing as npt
+
+from .errors import LoaderError
+from .v1 import loader_pb2
+
+
+@dataclass(frozen=True, eq=False)
+class Batch:
+    """One batch of a stream, decoded.
+
+    ``samples`` and ``label_blobs`` are views into ``data`` and the label-blob bytes of the
+    response (no copy per sample): keeping one alive keeps the whole batch in memory, so copy
+    (``bytes(view)``) what must outlive it. ``sample_array(i)`` is the same view as a numpy
+    ``uint8`` array.
+
+    Attributes:
+        epoch: Epoch the batch belongs to.
+        index: Index of the batch within the rank's epoch, from 0.
+        id_bytes: Sample ids, 16 bytes each (UUID bytes), concatenated.
+        labels: Integer label of each sample (-1: none), ``int32``.
+        data: Every sample's bytes, concatenated in the batch's order.
+        sizes: Each sample's size in ``data``.
+        offsets: Each sample's offset in ``data``.
+        samples: Each sample's bytes, a ``memoryview`` into ``data``.
+        label_blobs: Each sample's label blob (a view; empty for none), or ``None`` when no
+            sample of the batch has one.
+        resume_token: Opaque token that resumes the stream right after this batch.
+        skipped_missing: Samples of this batch's share skipped because their row was missing.
+        last_in_epoch: True on the rank's last batch of the epoch.
+    """
+
+    epoch: int
+    index: int
+    id_bytes: bytes
+    labels: npt.NDArray[np.int32]
+    data: bytes
+    sizes: npt.NDArray[np.int64]
+    offsets: npt.NDArray[np.int64]
+    samples: list[memoryview]
+    label_blobs: list[memoryview] | None
+    resume_token: bytes
+    skipped_missing: int
+    last_in_epoch: bool
+    _ids: list[str] = field(default_factory=list, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    @property
+    def ids(self) -> list[str]:
+        """Sample ids as UUID strings, in the batch's order (computed once, on first use)."""
+        if len(self._ids) != len(self.samples):
+            raw = self.id_bytes
+            self._ids[:] = [str(uuid.UUID(bytes=raw[i : i + 16])) for i in range(0, len(raw), 16)]
+        return self._ids
+
+    def sample_array(self, i: int) -> npt.NDArray[np.uint8]:
+        """Sample ``i`` as a read-only numpy ``uint8`` array over ``data`` (no copy)."""
+        return np.frombuffer(
+            self.data, dtype=np.uint8, count=int(self.sizes[i]), offset=int(self.offsets[i])
+        )
+
+
+def _split(
+    buffer: bytes, sizes: npt.NDArray[np.int64], what: str, fail: _Fail
+) -> tuple[npt.NDArray[np.int64], list[memoryview]]:
+    total = int(sizes.sum()) if len(sizes) else 0
+    if total != len(buffer):
+        fail(f"{what} sizes add up to {total} bytes but {len(buffer)} were received")
+    offsets = np.zeros(len(sizes), dtype=np.int64)
+    if len(sizes) > 1:
+        np.cumsum(sizes[:-1], out=offsets[1:])
+    view = memoryview(buffer)
+    return offsets, [view[o : o + s] for o, s in zip(offsets.tolist(), sizes.tolist())]
+
+
+class _Fail:
+    def __init__(self, method: str, target: str, where: str) -> None:
+        self.method, self.target, self.where = method, target, where
+
+    def __call__(self, message: str) -> NoReturn:
+        raise LoaderError(
+            self.method,
+            self.target,
+            grpc.StatusCode.DATA_LOSS,
+            f"malformed batch{self.where}: {message}",
+        )
+
+
+def decode_batch(
+    message: loader_pb2.Batch, method: str = "StreamBatches", target: str = ""
+) -> Batch:
+    """Turns a received ``Batch`` message into a :class:`Batch`: an ``int32`` label array and
+    per-sample views (no copies) cut by ``data_sizes`` and ``label_blob_sizes``, as the
+    TypeScript SDK's ``decodeBatch``. A batch whose parts disagree (sizes that do not add up to
+    the bytes, counts that differ) is a :class:`LoaderError` with code DATA_LOSS.
+    """
+    fail = _Fail(method, target, f" (epoch {message.epoch}, batch {message.index})")
+    n = len(message.data_sizes)
+    id_bytes = message.ids
+    if len(id_bytes) != n * 16:
+        fail(f"{len(id_bytes)} id bytes for {n} samples (16 each)")
+    if len(message.labels) != n:
+        fail(f"{len(message.labels)} labels for {n} samples")
+    data = message.data
+    sizes = np.fromiter(message.data_sizes, dtype=np.int64, count=n)
+    offsets, samples = _split(data, sizes, "data", fail)
+    label_blobs: list[memoryview] | None = None
+    blob_count = len(message.label_blob_sizes)
+    if blob_count not in (0, n):
+        fail(f"{blob_count} label blob sizes for {n} samples")
+    blob_bytes = message.label_blobs
+    blob_sizes = np.fromiter(message.label_blob_sizes, dtype=np.int64, count=blob_count)
+    _, blobs = _split(blob_bytes, blob_sizes, "label blob", fail)
+    if len(blob_bytes) > 0:
+        label_blobs = blobs
+    return Batch(
+        epoch=message.epoch,
+        index=message.index,
+        id_bytes=id_bytes,
+        labels=np.fromiter(message.labels, dtype=np.int32, count=n),
+        data=data,
+        sizes=sizes,
+        offsets=offsets,
+        samples=samples,
+        label_blobs=label_blobs,
+        resume_token=message.resume_token,
+        skipped_missing=message.skipped_missing,
+        last_in_epoch=message.last_in_epoch,
+    )

@@ -1,0 +1,372 @@
+"""The client of a scylla-loader server."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from .backoff import backoff_delay
+from .batch import Batch, decode_batch
+from .channel_options import (
+    DEFAULT_FLOW_CONTROL_WINDOW,
+    DEFAULT_MAX_RECEIVE_MESSAGE_LENGTH,
+    channel_options,
+)
+from .descriptions import (
+    ClassTargets,
+    DatasetDescription,
+    SplitFilter,
+    SplitSet,
+    build_create_splits_request,
+    to_dataset_description,
+    to_split_set,
+)
+from .errors import LoaderError, from_rpc_error
+from .request import MissingSamplePolicy, Ordering, ShardRule, ShuffleMode, build_request
+from .retry import ReconnectPolicy, is_retryable
+from .v1 import loader_pb2, loader_pb2_grpc
+
+log = logging.getLogger("scylla_loader")
+
+
+@dataclass(frozen=True)
+class ReconnectInfo:
+    """What ``on_reconnect`` is told before a stream is resumed."""
+
+    attempt: int
+    """Attempt number since the last batch received, from 1."""
+    code: grpc.StatusCode
+    """Status that broke the stream."""
+    details: str
+    delay: float
+    """Seconds to wait before the new call."""
+
+
+class BatchStream:
+    """The batches of one :meth:`LoaderClient.stream_batches` call: iterate it once.
+
+    The first call starts when iteration starts. ``cancel()`` (from any thread) cancels the
+    call in progress and any wait between attempts; the iteration then raises a
+    :class:`LoaderError` with code CANCELLED. Leaving the loop early (``break``, an exception,
+    ``close()``) cancels the call too, so the server sees a cancel and no call leaks.
+    """
+
+    def __init__(
+        self,
+        client: LoaderClient,
+        request: loader_pb2.StreamBatchesRequest,
+        deadline: float | None,
+        on_reconnect: Callable[[ReconnectInfo], None] | None,
+    ) -> None:
+        self._client = client
+        self._request = request
+        self._deadline = deadline
+        self._on_reconnect = on_reconnect
+        self._cancelled = threading.Event()
+        self._lock = threading.Lock()
+        self._call: Any = None
+        self._iterator = self._run()
+        self.reconnects = 0
+        """Reconnections made so far."""
+
+    def __iter__(self) -> Iterator[Batch]:
+        return self
+
+    def __next__(self) -> Batch:
+        return next(self._iterator)
+
+    def cancel(self) -> None:
+        """Cancels the stream; safe from any thread and more than once."""
+        self._cancelled.set()
+        with self._lock:
+            call = self._call
+        if call is not None:
+            call.cancel()
+
+    def close(self) -> None:
+        """Stops the stream and cancels its call."""
+        self._iterator.close()
+
+    def _cancelled_error(self) -> LoaderError:
+        return LoaderError(
+            "StreamBatches", self._client.target, grpc.StatusCode.CANCELLED, "cancelled by the caller"
+        )
+
+    def _run(self) -> Generator[Batch, None, None]:
+        client = self._client
+        policy = client.reconnect
+        request = self._request
+        failures = 0
+        while True:
+            if self._cancelled.is_set():
+                raise self._cancelled_error()
+            timeout = None
+            if self._deadline is not None:
+                timeout = max(0.0, self._deadline - time.monotonic())
+            call = client._stub.StreamBatches(request, timeout=timeout)
+            with self._lock:
+                self._call = call
+            if self._cancelled.is_set():
+                call.cancel()
+            try:
+                for response in call:
+                    batch = decode_batch(response.batch, "StreamBatches", client.target)
+                    failures = 0
+                    request = _with_token(request, batch.resume_token)
+                    yield batch
+                return
+            except grpc.RpcError as caught:
+                if self._cancelled.is_set():
+                    raise self._cancelled_error() from None
+                error = from_rpc_error(caught, "StreamBatches", client.target)
+                if not is_retryable(error.code, error.details, policy.retry_on_resource_exhausted):
+                    raise error from None
+            finally:
+                with self._lock:
+                    self._call = None
+                call.cancel()
+            failures += 1
+            if failures > policy.attempts:
+                raise LoaderError(
+                    error.method,
+                    error.target,
+                    error.code,
+                    error.details,
+                    note=f"gave up after {policy.attempts} reconnection attempts in a row",
+                ) from error.__cause__
+            delay = backoff_delay(failures, policy.initial_backoff, policy.max_backoff)
+            if self._deadline is not None:
+                # A deadline reached while waiting makes the next call fail with DEADLINE_EXCEEDED.
+                delay = min(delay, max(0.0, self._deadline - time.monotonic()))
+            log.warning(
+                "StreamBatches on %s broke (%s: %s); resuming from the last batch in %.2f s "
+                "(attempt %d of %d)",
+                client.target, error.code.name, error.details, delay, failures, policy.attempts,
+            )
+            if self._on_reconnect is not None:
+                self._on_reconnect(ReconnectInfo(failures, error.code, error.details, delay))
+            self.reconnects += 1
+            if self._cancelled.wait(delay):
+                raise self._cancelled_error()
+
+
+def _with_token(
+    request: loader_pb2.StreamBatchesRequest, token: bytes
+) -> loader_pb2.StreamBatchesRequest:
+    copy = loader_pb2.StreamBatchesRequest()
+    copy.CopyFrom(request)
+    copy.resume_token = token
+    return copy
+
+
+class LoaderClient:
+    """Client of a scylla-loader server (or a load balancer in front of replicas). One client
+    holds one channel; share it between streams of one process and ``close()`` it (or use it as
+    a context manager). Never carry a client across ``fork()``: make it in the child.
+
+    Example::
+
+        with LoaderClient("localhost:50051") as client:
+            for batch in client.stream_batches("mnist", "main/train", batch_size=256, epochs=10):
+                train_step(batch.samples, batch.labels)  # views into the message, no copies
+                if batch.last_in_epoch:
+                    save_checkpoint(batch.epoch, batch.resume_token)
+
+    Args:
+        target: The server's ``host:port`` or any grpc target (``dns:///loader:50051``).
+        credentials: Channel credentials; default plain-text HTTP/2.
+        reconnect: How broken streams are resumed.
+        flow_control_window: HTTP/2 window in bytes; at least bandwidth x round trip.
+        max_receive_message_length: Largest response accepted, in bytes.
+        keepalive_time: Seconds between HTTP/2 pings that detect a dead connection.
+        keepalive_timeout: Seconds to wait for a ping's answer.
+        channel_options: Further grpc channel options; they override the ones above.
+    """
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        reconnect: ReconnectPolicy = ReconnectPolicy(),
+        flow_control_window: int = DEFAULT_FLOW_CONTROL_WINDOW,
+        max_receive_message_length: int = DEFAULT_MAX_RECEIVE_MESSAGE_LENGTH,
+        keepalive_time: float = 30.0,
+        keepalive_timeout: float = 10.0,
+        channel_options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        self.target = target
+        self.reconnect = reconnect
+        options = _channel_options(
+            flow_control_window=flow_control_window,
+            max_receive_message_length=max_receive_message_length,
+            keepalive_time=keepalive_time,
+            keepalive_timeout=keepalive_timeout,
+            reconnect=reconnect,
+            extra=channel_options,
+        )
+        if credentials is None:
+            self._channel = grpc.insecure_channel(target, options=options)
+        else:
+            self._channel = grpc.secure_channel(target, credentials, options=options)
+        self._stub = loader_pb2_grpc.LoaderServiceStub(self._channel)
+
+    def __enter__(self) -> LoaderClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the channel; calls in progress are cancelled."""
+        self._channel.close()
+
+    def stream_batches(
+        self,
+        dataset: str,
+        split: str,
+        *,
+        batch_size: int,
+        seed: int = 0,
+        first_epoch: int = 0,
+        epochs: int = 1,
+        rank: int = 0,
+        world_size: int = 1,
+        shard_rule: ShardRule | None = None,
+        shuffle: ShuffleMode | None = None,
+        drop_last: bool = False,
+        ordering: Ordering | None = None,
+        prefetch: int = 0,
+        missing_sample_policy: MissingSamplePolicy | None = None,
+        resume_token: bytes | None = None,
+        timeout: float | None = None,
+        on_reconnect: Callable[[ReconnectInfo], None] | None = None,
+    ) -> BatchStream:
+        """Streams one rank's batches of a split (``all``, ``set/part`` or ``set@version/part``).
+
+        - Resumption: when the stream breaks for a reason a new call may not meet again
+          (UNAVAILABLE: a dropped connection, a killed or restarting loader; a CANCELLED the
+          client did not cause; a transport-level RST_STREAM; RESOURCE_EXHAUSTED unless turned
+          off), the same request is sent again with the resume token of the last batch
+          yielded, after an exponential backoff with jitter, so every batch is yielded exactly
+          once. After ``reconnect.attempts`` failures in a row without a batch, the last error
+          is raised (its message says so).
+        - Errors: :class:`LoaderError` with the status (INVALID_ARGUMENT, NOT_FOUND, DATA_LOSS,
+          DEADLINE_EXCEEDED...); DATA_LOSS also for a batch whose sizes do not add up.
+        - ``timeout``: seconds for the whole stream, reconnections included.
+        - ``resume_token``: a batch's token from an earlier stream with the same fields: the
+          stream continues right after that batch (e.g. after the trainer restarted).
+        - Backpressure: a message is read only when the loop asks for the next batch; the
+          HTTP/2 window holds the server back meanwhile.
+
+        Invalid values raise a ValueError here, at once.
+        """
+        request = build_request(
+            dataset=dataset,
+            split=split,
+            batch_size=batch_size,
+            seed=seed,
+            first_epoch=first_epoch,
+            epochs=epochs,
+            rank=rank,
+            world_size=world_size,
+            shard_rule=shard_rule,
+            shuffle=shuffle,
+            drop_last=drop_last,
+            ordering=ordering,
+            prefetch=prefetch,
+            missing_sample_policy=missing_sample_policy,
+            resume_token=resume_token,
+        )
+        deadline = None if timeout is None else time.monotonic() + timeout
+        return BatchStream(self, request, deadline, on_reconnect)
+
+    def describe_dataset(self, dataset: str, *, timeout: float | None = None) -> DatasetDescription:
+        """Sample count, bytes, classes, metadata columns and splits of a dataset.
+
+        Raises:
+            LoaderError: NOT_FOUND for an unknown dataset; the call's status otherwise.
+        """
+        response = self._unary(
+            "DescribeDataset",
+            self._stub.DescribeDataset,
+            loader_pb2.DescribeDatasetRequest(dataset=dataset),
+            timeout,
+        )
+        return to_dataset_description(response)
+
+    def create_splits(
+        self,
+        dataset: str,
+        name: str,
+        *,
+        parts: Mapping[str, float] | None = None,
+        folds: int = 0,
+        group_by: str | Sequence[str] = (),
+        class_targets: ClassTargets | None = None,
+        max_total: int = 0,
+        filters: Sequence[SplitFilter] = (),
+        seed: int = 0,
+        new_version: bool = False,
+        allow_shortfall: bool = False,
+        timeout: float | None = 300.0,
+    ) -> SplitSet:
+        """Makes a split set from the dataset's metadata and stores it: named parts with weights
+        (``{"train": 8, "val": 1, "test": 1}``) or ``folds``; stream its parts as
+        ``<name>/<part>``. The server reads the whole metadata table, hence the long default
+        timeout.
+
+        Raises:
+            LoaderError: ALREADY_EXISTS when the name exists (set ``new_version``),
+                INVALID_ARGUMENT for bad parameters or unmeetable targets, NOT_FOUND for an
+                unknown dataset.
+        """
+        request = build_create_splits_request(
+            dataset=dataset,
+            name=name,
+            parts=parts,
+            folds=folds,
+            group_by=group_by,
+            class_targets=class_targets,
+            max_total=max_total,
+            filters=filters,
+            seed=seed,
+            new_version=new_version,
+            allow_shortfall=allow_shortfall,
+        )
+        response = self._unary("CreateSplits", self._stub.CreateSplits, request, timeout)
+        return to_split_set(response.split_set)
+
+    def list_splits(self, dataset: str, *, timeout: float | None = None) -> list[SplitSet]:
+        """A dataset's split sets, every version, by name and newest version first."""
+        response = self._unary(
+            "ListSplits", self._stub.ListSplits, loader_pb2.ListSplitsRequest(dataset=dataset), timeout
+        )
+        return [to_split_set(s) for s in response.split_sets]
+
+    def get_split(
+        self, dataset: str, name: str, *, version: int = 0, timeout: float | None = None
+    ) -> SplitSet:
+        """One split set: its latest version unless ``version`` is given.
+
+        Raises:
+            LoaderError: NOT_FOUND for an unknown dataset, set or version.
+        """
+        request = loader_pb2.GetSplitRequest(dataset=dataset, name=name, version=version)
+        response = self._unary("GetSplit", self._stub.GetSplit, request, timeout)
+        return to_split_set(response.split_set)
+
+    def _unary(self, method: str, fn: Any, request: Any, timeout: float | None) -> Any:
+        try:
+            return fn(request, timeout=timeout)
+        except grpc.RpcError as caught:
+            raise from_rpc_error(caught, method, self.target) from None
+
+
+_channel_options = channel_options

@@ -1,0 +1,50 @@
+"""The one error type of the client."""
+
+from __future__ import annotations
+
+import grpc
+
+
+class LoaderError(Exception):
+    """A call that ended with a gRPC status other than OK, or a response the client could not
+    decode. ``str(error)`` names the method, the target and the status, e.g.
+    ``StreamBatches on localhost:50051 NOT_FOUND: dataset 'nope' does not exist``.
+
+    Attributes:
+        method: The RPC's name, e.g. ``StreamBatches``.
+        target: The address the client was made for.
+        code: The gRPC status code.
+        details: The status details: the server's message, or grpc's own.
+    """
+
+    def __init__(
+        self,
+        method: str,
+        target: str,
+        code: grpc.StatusCode,
+        details: str,
+        *,
+        note: str = "",
+    ) -> None:
+        self.method = method
+        self.target = target
+        self.code = code
+        self.details = details
+        suffix = f" ({note})" if note else ""
+        super().__init__(f"{method} on {target} {code.name}: {details}{suffix}")
+
+    @property
+    def code_name(self) -> str:
+        """The status code's name, e.g. ``UNAVAILABLE``."""
+        return self.code.name
+
+
+def from_rpc_error(error: grpc.RpcError, method: str, target: str) -> LoaderError:
+    """Wraps a grpc error (which is also a ``grpc.Call`` for a status) in a :class:`LoaderError`."""
+    code_fn = getattr(error, "code", None)
+    details_fn = getattr(error, "details", None)
+    code = code_fn() if callable(code_fn) else grpc.StatusCode.UNKNOWN
+    details = details_fn() if callable(details_fn) else str(error)
+    result = LoaderError(method, target, code or grpc.StatusCode.UNKNOWN, details or "")
+    result.__cause__ = error
+    return result

@@ -1,0 +1,109 @@
+"""The StreamBatches request, from Python values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from .v1 import loader_pb2
+
+ShardRule = Literal["uneven", "pad", "drop"]
+"""How a split's N samples are divided among W ranks: ``uneven`` (exact partition, the first
+N mod W ranks get one more), ``pad`` (every rank gets ceil(N/W); up to W-1 samples repeated),
+``drop`` (every rank gets floor(N/W); up to W-1 samples left out of the epoch)."""
+ShuffleMode = Literal["uniform", "none"]
+"""``uniform``: a random permutation per (seed, epoch); ``none``: stored order."""
+Ordering = Literal["out-of-order", "in-order"]
+"""``out-of-order``: a batch is emitted as soon as its samples arrived; ``in-order``: batches
+follow the permutation exactly."""
+MissingSamplePolicy = Literal["fail", "skip"]
+"""``fail``: end with DATA_LOSS; ``skip``: leave the sample out and count it."""
+
+_SHARD_RULES = {
+    "uneven": "SHARD_RULE_UNEVEN",
+    "pad": "SHARD_RULE_PAD",
+    "drop": "SHARD_RULE_DROP",
+}
+_SHUFFLE = {"uniform": "SHUFFLE_MODE_UNIFORM", "none": "SHUFFLE_MODE_NONE"}
+_ORDERING = {
+    "out-of-order": "ORDERING_OUT_OF_ORDER",
+    "in-order": "ORDERING_IN_ORDER",
+}
+_MISSING = {
+    "fail": "MISSING_SAMPLE_POLICY_FAIL",
+    "skip": "MISSING_SAMPLE_POLICY_SKIP",
+}
+
+_UNSPECIFIED = {
+    "shard_rule": "SHARD_RULE_UNSPECIFIED",
+    "shuffle": "SHUFFLE_MODE_UNSPECIFIED",
+    "ordering": "ORDERING_UNSPECIFIED",
+    "missing_sample_policy": "MISSING_SAMPLE_POLICY_UNSPECIFIED",
+}
+
+UINT32_MAX = 2**32 - 1
+UINT64_MAX = 2**64 - 1
+
+
+def uint32(name: str, value: int) -> int:
+    """``value`` when it fits a proto uint32; a ValueError otherwise (protobuf would refuse or
+    wrap it with a less helpful message)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= UINT32_MAX:
+        raise ValueError(f"{name} must be an integer in [0, {UINT32_MAX}], got {value!r}")
+    return value
+
+
+def _enum(table: Mapping[str, str], name: str, value: str | None) -> str:
+    """The proto enum value name for ``value``; the ``_UNSPECIFIED`` one (the server's
+    default) for ``None``."""
+    if value is None:
+        return _UNSPECIFIED[name]
+    if value not in table:
+        raise ValueError(f"{name} must be one of {', '.join(table)}, got {value!r}")
+    return table[value]
+
+
+def build_request(
+    *,
+    dataset: str,
+    split: str,
+    batch_size: int,
+    seed: int = 0,
+    first_epoch: int = 0,
+    epochs: int = 1,
+    rank: int = 0,
+    world_size: int = 1,
+    shard_rule: ShardRule | None = None,
+    shuffle: ShuffleMode | None = None,
+    drop_last: bool = False,
+    ordering: Ordering | None = None,
+    prefetch: int = 0,
+    missing_sample_policy: MissingSamplePolicy | None = None,
+    resume_token: bytes | None = None,
+) -> loader_pb2.StreamBatchesRequest:
+    """The proto request for these fields; ``None`` enums are left to the server's default.
+    Values the proto cannot carry (negative counts, a seed outside uint64, an unknown rule)
+    raise a ValueError here, before any call. A ``batch_size`` of 0 is sent as it is: the
+    server answers INVALID_ARGUMENT with its own limits.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= UINT64_MAX:
+        raise ValueError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
+    return loader_pb2.StreamBatchesRequest(
+        dataset=dataset,
+        split=split,
+        batch_size=uint32("batch_size", batch_size),
+        seed=seed,
+        first_epoch=uint32("first_epoch", first_epoch),
+        epochs=uint32("epochs", epochs),
+        rank=uint32("rank", rank),
+        world_size=uint32("world_size", world_size),
+        shard_rule=_enum(_SHARD_RULES, "shard_rule", shard_rule),
+        shuffle=_enum(_SHUFFLE, "shuffle", shuffle),
+        drop_last=drop_last,
+        ordering=_enum(_ORDERING, "ordering", ordering),
+        prefetch=uint32("prefetch", prefetch),
+        missing_sample_policy=_enum(
+            _MISSING, "missing_sample_policy", missing_sample_policy
+        ),
+        resume_token=bytes(resume_token or b""),
+    )

@@ -1,0 +1,308 @@
+"""A PyTorch IterableDataset over a scylla-loader stream."""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
+
+import torch
+from torch.utils.data import IterableDataset, get_worker_info
+
+from ..client import LoaderClient
+from ..request import Ordering, ShardRule, ShuffleMode
+from ..retry import ReconnectPolicy
+from .decode import Decode, collate
+from .sharding import resolve_rank, worker_shard
+
+log = logging.getLogger("scylla_loader")
+
+T = TypeVar("T")
+
+STATE_VERSION = 1
+
+
+class LoaderDataset(IterableDataset[tuple[Any, ...]]):
+    """One data-parallel rank's batches of a split, as ``(images, labels)`` items: each item is
+    one batch made by the server, so use it with ``DataLoader(dataset, batch_size=None, ...)``.
+
+    Sharding: rank ``r`` of ``W`` (from ``torch.distributed`` when initialised, else
+    ``rank``/``world_size``, else ``RANK``/``WORLD_SIZE``) with ``n`` DataLoader workers: worker
+    ``w`` streams as rank ``r * n + w`` of ``W * n``. ``shard_rule`` says how the split's N
+    samples divide among those ``W * n`` streams:
+
+    - ``pad`` (default): each stream gets ceil(N / (W n)) samples, up to W n - 1 of them
+      repeated, so every rank takes the same number of steps (no DDP hang at an epoch's end);
+    - ``uneven``: an exact partition (every sample once); streams differ by at most one
+      sample, so ranks may differ by a step;
+    - ``drop``: each stream gets floor(N / (W n)); up to W n - 1 samples are left out.
+
+    Epochs: ``set_epoch(e)`` before iterating, as with ``DistributedSampler``; it reaches
+    persistent workers too (the value lives in shared memory). Without it, each new iteration
+    in a worker streams the epoch after its previous one, so persistent workers advance by
+    themselves (non-persistent workers are new processes each epoch: call ``set_epoch``).
+
+    Checkpoints: ``state_dict()``/``load_state_dict()`` hold the epoch and the resume token of
+    the last batch delivered; torchdata's ``StatefulDataLoader`` keeps one per worker, and a
+    job restored from it streams exactly the samples not yet delivered. A state taken after an
+    epoch's last batch resumes with an empty rest of that epoch, then the next epoch in full.
+
+    The gRPC channel is opened inside ``__iter__``, i.e. in the worker after its fork, never in
+    the process that forks.
+
+    Args:
+        target: The loader's address, e.g. ``localhost:50051``.
+        dataset: Dataset name.
+        split: ``all``, ``set/part`` or ``set@version/part`` (pin the version for a job).
+        batch_size: Samples per item.
+        seed: Seed of the per-epoch permutation.
+        decode: ``None`` (raw ``bytes`` per sample), ``"pil"`` or ``"torchvision"``.
+        transform: Applied to each decoded sample (or raw ``bytes``) before stacking.
+        epoch: The first epoch (what ``set_epoch`` would set).
+        return_ids: Items are ``(images, labels, ids)`` with the samples' UUID strings (for
+            audits: exactly-once checks, error analysis).
+        client_options: Keyword arguments for :class:`LoaderClient` (e.g. ``keepalive_time``).
+    """
+
+    def __init__(
+        self,
+        target: str,
+        dataset: str,
+        split: str,
+        *,
+        batch_size: int,
+        seed: int = 0,
+        shuffle: ShuffleMode | None = None,
+        shard_rule: ShardRule = "pad",
+        drop_last: bool = False,
+        ordering: Ordering | None = None,
+        prefetch: int = 0,
+        decode: Decode | None = None,
+        transform: Callable[[Any], Any] | None = None,
+        rank: int | None = None,
+        world_size: int | None = None,
+        epoch: int = 0,
+        return_ids: bool = False,
+        reconnect: ReconnectPolicy = ReconnectPolicy(),
+        client_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        if decode not in (None, "pil", "torchvision"):
+            raise ValueError(f"decode must be None, 'pil' or 'torchvision', got {decode!r}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be 1 or more, got {batch_size}")
+        self.target = target
+        self.dataset = dataset
+        self.split = split
+        self.batch_size = batch_size
+        self.seed = seed
+        self.shuffle: ShuffleMode | None = shuffle
+        self.shard_rule: ShardRule = shard_rule
+        self.drop_last = drop_last
+        self.ordering: Ordering | None = ordering
+        self.prefetch = prefetch
+        self.decode: Decode | None = decode
+        self.transform = transform
+        self.return_ids = return_ids
+        self.reconnect = reconnect
+        self.client_options = dict(client_options or {})
+        self.rank, self.world_size = resolve_rank(rank, world_size)
+        # [epoch, generation] in shared memory: set_epoch writes the epoch, then bumps the
+        # generation; workers compare the generation with the one they saw last to tell an
+        # explicit epoch from their own advance. A RawArray (no lock) because a lock belongs to
+        # one start method and the DataLoader may fork, spawn or forkserver its workers;
+        # set_epoch runs between epochs, while no worker starts an iteration.
+        self._epoch_cell = multiprocessing.RawArray("q", [epoch, 0])
+        self._seen_generation = 0
+        self._next_epoch = epoch
+        self._pending: dict[str, Any] | None = None
+        self._state: dict[str, Any] = {"version": STATE_VERSION, "epoch": None, "next_epoch": epoch}
+        self._client: LoaderClient | None = None
+        self._client_pid = -1
+        self.stall_seconds = 0.0
+        """Seconds the training loop waited for items in :meth:`watch`, over all epochs."""
+        self.epoch_stall_seconds = 0.0
+        """The same for the last pass :meth:`watch` completed."""
+        self.epoch_seconds = 0.0
+        """Wall time of the last pass :meth:`watch` completed."""
+
+    # -- epochs -----------------------------------------------------------------------------
+
+    def set_epoch(self, epoch: int) -> None:
+        """Makes the next iteration (in every worker, persistent ones included) stream
+        ``epoch``."""
+        if epoch < 0:
+            raise ValueError(f"epoch must be 0 or more, got {epoch}")
+        self._epoch_cell[0] = epoch
+        self._epoch_cell[1] += 1
+
+    def _begin_epoch(self) -> int:
+        generation = self._epoch_cell[1]
+        epoch = self._epoch_cell[0]
+        if generation != self._seen_generation:
+            self._seen_generation = generation
+        else:
+            epoch = self._next_epoch
+        self._next_epoch = epoch + 1
+        return int(epoch)
+
+    # -- iteration --------------------------------------------------------------------------
+
+    def _stream_key(self, rank: int, world_size: int) -> str:
+        return (
+            f"{self.dataset}|{self.split}|batch {self.batch_size}|seed {self.seed}|"
+            f"shuffle {self.shuffle}|{self.shard_rule}|drop_last {self.drop_last}|"
+            f"ordering {self.ordering}|rank {rank} of {world_size}"
+        )
+
+    def _client_here(self) -> LoaderClient:
+        # A client inherited through fork() must not be used (grpc's threads did not survive
+        # the fork); the child makes its own.
+        if self._client is None or self._client_pid != os.getpid():
+            self._client = LoaderClient(self.target, reconnect=self.reconnect, **self.client_options)
+            self._client_pid = os.getpid()
+        return self._client
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        info = get_worker_info()
+        worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
+        shard = worker_shard(self.rank, self.world_size, worker, workers)
+        key = self._stream_key(shard.rank, shard.world_size)
+        pending, self._pending = self._pending, None
+        token: bytes | None = None
+        if pending is not None and pending["epoch"] is not None:
+            if pending["stream"] != key:
+                raise ValueError(
+                    "the resume state was saved by a different stream and cannot continue this "
+                    f"one: saved {pending['stream']!r}, now {key!r} (same dataset, split, batch "
+                    "size, seed, rules, ranks and DataLoader workers are needed)"
+                )
+            epoch = int(pending["epoch"])
+            token = pending["resume_token"]
+            self._next_epoch = epoch + 1
+            self._seen_generation = self._epoch_cell[1]
+            if pending["epoch_done"]:
+                self._state = dict(pending)
+                return
+        else:
+            epoch = self._begin_epoch()
+        self._state = {
+            "version": STATE_VERSION,
+            "stream": key,
+            "epoch": epoch,
+            "resume_token": token,
+            "epoch_done": False,
+        }
+        stream = self._client_here().stream_batches(
+            self.dataset,
+            self.split,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            first_epoch=epoch,
+            epochs=1,
+            rank=shard.rank,
+            world_size=shard.world_size,
+            shard_rule=self.shard_rule,
+            shuffle=self.shuffle,
+            drop_last=self.drop_last,
+            ordering=self.ordering,
+            prefetch=self.prefetch,
+            resume_token=token,
+        )
+        try:
+            for batch in stream:
+                item: tuple[Any, ...] = collate(
+                    batch.samples, batch.labels, self.decode, self.transform
+                )
+                if self.return_ids:
+                    item = (*item, batch.ids)
+                # The state is updated before the yield: a snapshot taken once the item is out
+                # (StatefulDataLoader's) counts it as delivered.
+                self._state = {
+                    **self._state,
+                    "resume_token": batch.resume_token,
+                    "epoch_done": batch.last_in_epoch,
+                }
+                yield item
+            self._state = {**self._state, "epoch_done": True}
+        finally:
+            stream.close()
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where this worker's stream stands: epoch, resume token of the last item delivered,
+        whether the epoch is complete, and the stream it belongs to. Plain values (picklable,
+        ``torch.save``-able)."""
+        return {**self._state, "next_epoch": self._next_epoch}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Makes the next iteration continue right after the item ``state`` was taken at. A
+        state that is not one of these (wrong keys or types, another version) is a ValueError:
+        a damaged checkpoint is never taken for a fresh start."""
+        if not isinstance(state, Mapping) or state.get("version") != STATE_VERSION:
+            raise ValueError(
+                f"not a LoaderDataset state (version {STATE_VERSION} expected): {state!r:.200}"
+            )
+        if state.get("epoch") is None:
+            next_epoch = state.get("next_epoch")
+            if not isinstance(next_epoch, int) or next_epoch < 0:
+                raise ValueError(f"corrupt LoaderDataset state: bad next_epoch {next_epoch!r}")
+            self._next_epoch = next_epoch
+            self._pending = None
+            return
+        problems = []
+        if not isinstance(state.get("epoch"), int) or state["epoch"] < 0:
+            problems.append(f"epoch {state.get('epoch')!r}")
+        if not isinstance(state.get("stream"), str):
+            problems.append(f"stream {state.get('stream')!r}")
+        if not (state.get("resume_token") is None or isinstance(state.get("resume_token"), bytes)):
+            problems.append("resume_token is neither bytes nor None")
+        if not isinstance(state.get("epoch_done"), bool):
+            problems.append(f"epoch_done {state.get('epoch_done')!r}")
+        if problems:
+            raise ValueError(f"corrupt LoaderDataset state: {', '.join(problems)}")
+        self._pending = dict(state)
+        self._state = dict(state)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled into spawned workers: the channel stays behind.
+        state = self.__dict__.copy()
+        state["_client"] = None
+        state["_client_pid"] = -1
+        return state
+
+    # -- trainer-side stall -----------------------------------------------------------------
+
+    def watch(self, items: Iterable[T]) -> Iterator[T]:
+        """Yields ``items`` (a DataLoader over this dataset) while timing how long the training
+        loop waits for each: ``stall_seconds``, ``epoch_stall_seconds``, ``epoch_seconds``, and
+        an INFO log line per pass on the ``scylla_loader`` logger."""
+        start = time.perf_counter()
+        waited = 0.0
+        iterator = iter(items)
+        count = 0
+        while True:
+            t0 = time.perf_counter()
+            try:
+                item = next(iterator)
+            except StopIteration:
+                break
+            finally:
+                waited += time.perf_counter() - t0
+            count += 1
+            yield item
+        self.epoch_seconds = time.perf_counter() - start
+        self.epoch_stall_seconds = waited
+        self.stall_seconds += waited
+        share = waited / self.epoch_seconds if self.epoch_seconds > 0 else 0.0
+        log.info(
+            "pass of %d items in %.1f s; the training loop waited %.1f s (%.0f%%) for data",
+            count,
+            self.epoch_seconds,
+            waited,
+            100 * share,
+        )

@@ -1,0 +1,316 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ShardRule(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SHARD_RULE_UNSPECIFIED: _ClassVar[ShardRule]
+    SHARD_RULE_UNEVEN: _ClassVar[ShardRule]
+    SHARD_RULE_PAD: _ClassVar[ShardRule]
+    SHARD_RULE_DROP: _ClassVar[ShardRule]
+
+class ShuffleMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SHUFFLE_MODE_UNSPECIFIED: _ClassVar[ShuffleMode]
+    SHUFFLE_MODE_UNIFORM: _ClassVar[ShuffleMode]
+    SHUFFLE_MODE_NONE: _ClassVar[ShuffleMode]
+
+class Ordering(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ORDERING_UNSPECIFIED: _ClassVar[Ordering]
+    ORDERING_OUT_OF_ORDER: _ClassVar[Ordering]
+    ORDERING_IN_ORDER: _ClassVar[Ordering]
+
+class MissingSamplePolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MISSING_SAMPLE_POLICY_UNSPECIFIED: _ClassVar[MissingSamplePolicy]
+    MISSING_SAMPLE_POLICY_FAIL: _ClassVar[MissingSamplePolicy]
+    MISSING_SAMPLE_POLICY_SKIP: _ClassVar[MissingSamplePolicy]
+
+class ClassTargetMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CLASS_TARGET_MODE_UNSPECIFIED: _ClassVar[ClassTargetMode]
+    CLASS_TARGET_MODE_NATURAL: _ClassVar[ClassTargetMode]
+    CLASS_TARGET_MODE_BALANCED: _ClassVar[ClassTargetMode]
+    CLASS_TARGET_MODE_RATIOS: _ClassVar[ClassTargetMode]
+SHARD_RULE_UNSPECIFIED: ShardRule
+SHARD_RULE_UNEVEN: ShardRule
+SHARD_RULE_PAD: ShardRule
+SHARD_RULE_DROP: ShardRule
+SHUFFLE_MODE_UNSPECIFIED: ShuffleMode
+SHUFFLE_MODE_UNIFORM: ShuffleMode
+SHUFFLE_MODE_NONE: ShuffleMode
+ORDERING_UNSPECIFIED: Ordering
+ORDERING_OUT_OF_ORDER: Ordering
+ORDERING_IN_ORDER: Ordering
+MISSING_SAMPLE_POLICY_UNSPECIFIED: MissingSamplePolicy
+MISSING_SAMPLE_POLICY_FAIL: MissingSamplePolicy
+MISSING_SAMPLE_POLICY_SKIP: MissingSamplePolicy
+CLASS_TARGET_MODE_UNSPECIFIED: ClassTargetMode
+CLASS_TARGET_MODE_NATURAL: ClassTargetMode
+CLASS_TARGET_MODE_BALANCED: ClassTargetMode
+CLASS_TARGET_MODE_RATIOS: ClassTargetMode
+
+class StreamBatchesRequest(_message.Message):
+    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token")
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    SPLIT_FIELD_NUMBER: _ClassVar[int]
+    BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    FIRST_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    EPOCHS_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    WORLD_SIZE_FIELD_NUMBER: _ClassVar[int]
+    SHARD_RULE_FIELD_NUMBER: _ClassVar[int]
+    SHUFFLE_FIELD_NUMBER: _ClassVar[int]
+    DROP_LAST_FIELD_NUMBER: _ClassVar[int]
+    ORDERING_FIELD_NUMBER: _ClassVar[int]
+    PREFETCH_FIELD_NUMBER: _ClassVar[int]
+    MISSING_SAMPLE_POLICY_FIELD_NUMBER: _ClassVar[int]
+    RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    dataset: str
+    split: str
+    batch_size: int
+    seed: int
+    first_epoch: int
+    epochs: int
+    rank: int
+    world_size: int
+    shard_rule: ShardRule
+    shuffle: ShuffleMode
+    drop_last: bool
+    ordering: Ordering
+    prefetch: int
+    missing_sample_policy: MissingSamplePolicy
+    resume_token: bytes
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: _Optional[bool] = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ...) -> None: ...
+
+class Batch(_message.Message):
+    __slots__ = ("epoch", "index", "ids", "labels", "data", "data_sizes", "label_blobs", "label_blob_sizes", "resume_token", "skipped_missing", "last_in_epoch")
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    DATA_SIZES_FIELD_NUMBER: _ClassVar[int]
+    LABEL_BLOBS_FIELD_NUMBER: _ClassVar[int]
+    LABEL_BLOB_SIZES_FIELD_NUMBER: _ClassVar[int]
+    RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_MISSING_FIELD_NUMBER: _ClassVar[int]
+    LAST_IN_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
+    index: int
+    ids: bytes
+    labels: _containers.RepeatedScalarFieldContainer[int]
+    data: bytes
+    data_sizes: _containers.RepeatedScalarFieldContainer[int]
+    label_blobs: bytes
+    label_blob_sizes: _containers.RepeatedScalarFieldContainer[int]
+    resume_token: bytes
+    skipped_missing: int
+    last_in_epoch: bool
+    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: _Optional[bool] = ...) -> None: ...
+
+class StreamBatchesResponse(_message.Message):
+    __slots__ = ("batch",)
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    batch: Batch
+    def __init__(self, batch: _Optional[_Union[Batch, _Mapping]] = ...) -> None: ...
+
+class DescribeDatasetRequest(_message.Message):
+    __slots__ = ("dataset",)
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    dataset: str
+    def __init__(self, dataset: _Optional[str] = ...) -> None: ...
+
+class DescribeDatasetResponse(_message.Message):
+    __slots__ = ("dataset", "sample_count", "total_bytes", "label_names", "class_counts", "columns", "splits")
+    class ClassCountsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: int
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[int] = ...) -> None: ...
+    class ColumnsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_BYTES_FIELD_NUMBER: _ClassVar[int]
+    LABEL_NAMES_FIELD_NUMBER: _ClassVar[int]
+    CLASS_COUNTS_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    SPLITS_FIELD_NUMBER: _ClassVar[int]
+    dataset: str
+    sample_count: int
+    total_bytes: int
+    label_names: _containers.RepeatedScalarFieldContainer[str]
+    class_counts: _containers.ScalarMap[int, int]
+    columns: _containers.ScalarMap[str, str]
+    splits: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, dataset: _Optional[str] = ..., sample_count: _Optional[int] = ..., total_bytes: _Optional[int] = ..., label_names: _Optional[_Iterable[str]] = ..., class_counts: _Optional[_Mapping[int, int]] = ..., columns: _Optional[_Mapping[str, str]] = ..., splits: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class PartWeight(_message.Message):
+    __slots__ = ("name", "weight")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    weight: float
+    def __init__(self, name: _Optional[str] = ..., weight: _Optional[float] = ...) -> None: ...
+
+class StringList(_message.Message):
+    __slots__ = ("values",)
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, values: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class NumericRange(_message.Message):
+    __slots__ = ("min", "max")
+    MIN_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    min: float
+    max: float
+    def __init__(self, min: _Optional[float] = ..., max: _Optional[float] = ...) -> None: ...
+
+class MetadataFilter(_message.Message):
+    __slots__ = ("column", "equals", "range")
+    COLUMN_FIELD_NUMBER: _ClassVar[int]
+    EQUALS_FIELD_NUMBER: _ClassVar[int]
+    IN_FIELD_NUMBER: _ClassVar[int]
+    RANGE_FIELD_NUMBER: _ClassVar[int]
+    column: str
+    equals: str
+    range: NumericRange
+    def __init__(self, column: _Optional[str] = ..., equals: _Optional[str] = ..., range: _Optional[_Union[NumericRange, _Mapping]] = ..., **kwargs) -> None: ...
+
+class CreateSplitsRequest(_message.Message):
+    __slots__ = ("dataset", "name", "parts", "folds", "group_by", "class_target_mode", "class_ratios", "max_total", "filters", "seed", "new_version", "allow_shortfall")
+    class ClassRatiosEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: float
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[float] = ...) -> None: ...
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PARTS_FIELD_NUMBER: _ClassVar[int]
+    FOLDS_FIELD_NUMBER: _ClassVar[int]
+    GROUP_BY_FIELD_NUMBER: _ClassVar[int]
+    CLASS_TARGET_MODE_FIELD_NUMBER: _ClassVar[int]
+    CLASS_RATIOS_FIELD_NUMBER: _ClassVar[int]
+    MAX_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    FILTERS_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    NEW_VERSION_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_SHORTFALL_FIELD_NUMBER: _ClassVar[int]
+    dataset: str
+    name: str
+    parts: _containers.RepeatedCompositeFieldContainer[PartWeight]
+    folds: int
+    group_by: _containers.RepeatedScalarFieldContainer[str]
+    class_target_mode: ClassTargetMode
+    class_ratios: _containers.ScalarMap[int, float]
+    max_total: int
+    filters: _containers.RepeatedCompositeFieldContainer[MetadataFilter]
+    seed: int
+    new_version: bool
+    allow_shortfall: bool
+    def __init__(self, dataset: _Optional[str] = ..., name: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[PartWeight, _Mapping]]] = ..., folds: _Optional[int] = ..., group_by: _Optional[_Iterable[str]] = ..., class_target_mode: _Optional[_Union[ClassTargetMode, str]] = ..., class_ratios: _Optional[_Mapping[int, float]] = ..., max_total: _Optional[int] = ..., filters: _Optional[_Iterable[_Union[MetadataFilter, _Mapping]]] = ..., seed: _Optional[int] = ..., new_version: _Optional[bool] = ..., allow_shortfall: _Optional[bool] = ...) -> None: ...
+
+class SplitPart(_message.Message):
+    __slots__ = ("name", "size", "class_counts", "targets", "groups")
+    class ClassCountsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: int
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[int] = ...) -> None: ...
+    class TargetsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: int
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[int] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    CLASS_COUNTS_FIELD_NUMBER: _ClassVar[int]
+    TARGETS_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    size: int
+    class_counts: _containers.ScalarMap[int, int]
+    targets: _containers.ScalarMap[int, int]
+    groups: int
+    def __init__(self, name: _Optional[str] = ..., size: _Optional[int] = ..., class_counts: _Optional[_Mapping[int, int]] = ..., targets: _Optional[_Mapping[int, int]] = ..., groups: _Optional[int] = ...) -> None: ...
+
+class SplitSet(_message.Message):
+    __slots__ = ("name", "version", "params_json", "seed", "folds", "parts", "content_hash", "worst_deviation", "created_at")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_JSON_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    FOLDS_FIELD_NUMBER: _ClassVar[int]
+    PARTS_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    WORST_DEVIATION_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    version: int
+    params_json: str
+    seed: int
+    folds: int
+    parts: _containers.RepeatedCompositeFieldContainer[SplitPart]
+    content_hash: str
+    worst_deviation: float
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[int] = ..., params_json: _Optional[str] = ..., seed: _Optional[int] = ..., folds: _Optional[int] = ..., parts: _Optional[_Iterable[_Union[SplitPart, _Mapping]]] = ..., content_hash: _Optional[str] = ..., worst_deviation: _Optional[float] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class CreateSplitsResponse(_message.Message):
+    __slots__ = ("split_set",)
+    SPLIT_SET_FIELD_NUMBER: _ClassVar[int]
+    split_set: SplitSet
+    def __init__(self, split_set: _Optional[_Union[SplitSet, _Mapping]] = ...) -> None: ...
+
+class ListSplitsRequest(_message.Message):
+    __slots__ = ("dataset",)
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    dataset: str
+    def __init__(self, dataset: _Optional[str] = ...) -> None: ...
+
+class ListSplitsResponse(_message.Message):
+    __slots__ = ("split_sets",)
+    SPLIT_SETS_FIELD_NUMBER: _ClassVar[int]
+    split_sets: _containers.RepeatedCompositeFieldContainer[SplitSet]
+    def __init__(self, split_sets: _Optional[_Iterable[_Union[SplitSet, _Mapping]]] = ...) -> None: ...
+
+class GetSplitRequest(_message.Message):
+    __slots__ = ("dataset", "name", "version")
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    dataset: str
+    name: str
+    version: int
+    def __init__(self, dataset: _Optional[str] = ..., name: _Optional[str] = ..., version: _Optional[int] = ...) -> None: ...
+
+class GetSplitResponse(_message.Message):
+    __slots__ = ("split_set",)
+    SPLIT_SET_FIELD_NUMBER: _ClassVar[int]
+    split_set: SplitSet
+    def __init__(self, split_set: _Optional[_Union[SplitSet, _Mapping]] = ...) -> None: ...

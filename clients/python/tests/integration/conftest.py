@@ -1,0 +1,96 @@
+"""Fixtures of the integration tests: the MNIST dataset of the demo on the local node, and a
+real loader process."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from scylla_loader import LoaderClient, LoaderError
+
+from .loader_process import LoaderProcess, cli
+
+DATASET = "mnist"
+SPLIT_SET = "main"
+
+
+@dataclass(frozen=True)
+class Mnist:
+    dataset: str
+    train: str
+    val: str
+    test: str
+    sizes: dict[str, int]
+
+
+def _ensure_mnist() -> None:
+    """Ingests MNIST as the demo does unless the node already holds it (the demo's data then
+    serves the tests, and the tests' the demo)."""
+    described = cli("describe", DATASET, "--json", timeout=120)
+    if described.returncode != 0 and "does not exist" not in described.stderr:
+        # No database answering: start (or reuse) the local node, as the demo does.
+        started = cli("db", "start")
+        if started.returncode != 0:
+            raise RuntimeError(f"no database and `db start` failed: {started.stderr[-3000:]}")
+        described = cli("describe", DATASET, "--json", timeout=120)
+    if described.returncode == 0 and json.loads(described.stdout).get("sampleCount", 0) >= 70000:
+        return
+    out = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "scylla-loader" / "mnist"
+    for args in (("prepare", "mnist", "--out", str(out)),
+                 ("ingest", DATASET, "--manifest", str(out / "manifest.csv"))):
+        done = cli(*args)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(args)} failed: {done.stderr[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def resume_key() -> str:
+    return secrets.token_hex(32)
+
+
+@pytest.fixture(scope="session")
+def database() -> None:
+    """The local node is up and holds MNIST (before any loader starts: it connects at once)."""
+    _ensure_mnist()
+
+
+@pytest.fixture(scope="session")
+def loader(
+    tmp_path_factory: pytest.TempPathFactory, resume_key: str, database: None
+) -> Iterator[LoaderProcess]:
+    process = LoaderProcess(tmp_path_factory.mktemp("loader"), resume_key)
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="session")
+def mnist(loader: LoaderProcess) -> Mnist:
+    with LoaderClient(loader.target) as client:
+        try:
+            split_set = client.get_split(DATASET, SPLIT_SET)
+        except LoaderError as error:
+            if error.code_name != "NOT_FOUND":
+                raise
+            # The demo's split set: train/val/test 8:1:1, balanced classes, seed 42.
+            split_set = client.create_splits(
+                DATASET, SPLIT_SET, parts={"train": 8, "val": 1, "test": 1},
+                class_targets="balanced", seed=42,
+            )
+    names = {p.name: f"{split_set.name}@{split_set.version}/{p.name}" for p in split_set.parts}
+    return Mnist(
+        DATASET, names["train"], names["val"], names["test"],
+        {p.name: p.size for p in split_set.parts},
+    )
+
+
+def split_ids(target: str, dataset: str, split: str) -> list[str]:
+    """Every id of a split, from one uneven single-rank stream."""
+    with LoaderClient(target) as client:
+        return [i for b in client.stream_batches(dataset, split, batch_size=4096) for i in b.ids]

@@ -1,0 +1,95 @@
+"""A real loader process (the repository's `serve` command) for the integration tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[4]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    """Runs the repository's command line (`node --import tsx src/cli/main.ts ...`)."""
+    return subprocess.run(
+        ["node", "--import", "tsx", "src/cli/main.ts", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+class LoaderProcess:
+    """`serve` on a chosen port with a fixed resume key, so a restarted process on the same
+    port continues the tokens of the one before. Started with `node` directly (no npx/tsx
+    wrapper process), so the pid is the server's own and SIGKILL really kills it."""
+
+    def __init__(self, log_dir: Path, resume_key: str, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.resume_key = resume_key
+        self.log_dir = log_dir
+        self.starts = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = log_dir / "loader-0.log"
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 90) -> None:
+        self.log_path = self.log_dir / f"loader-{self.port}-{self.starts}.log"
+        self.starts += 1
+        env = {**os.environ, "SCYLLA_LOADER_RESUME_KEY": self.resume_key}
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                ["node", "--import", "tsx", "src/cli/main.ts", "serve",
+                 "--grpc-port", str(self.port), "--metrics-port", "0"],
+                cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"loader exited with {self.process.returncode}: {self.log()}")
+            if any(e.get("msg") == "loader serving" for e in self.events()):
+                return
+            time.sleep(0.2)
+        self.kill()
+        raise RuntimeError(f"loader did not report serving within {timeout} s: {self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+    def events(self) -> list[dict[str, object]]:
+        out = []
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            if line.startswith("{"):
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass
+        return out
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def kill(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
