@@ -7,6 +7,7 @@ import { startLocalCluster } from '../../devdb/localCluster.js';
 import {
   createSplitIdsCache,
   createDbClient,
+  type DbConfig,
   datasetExists,
   datasetNamespace,
   loadSplitIds,
@@ -21,7 +22,7 @@ import {
   latestSplitVersion,
   readSplitSetInfo,
 } from '../../core/index.js';
-import { dbConfigFromFlags } from '../dbOptions.js';
+import { dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
 import { prepareMnistWithProgress } from '../prepareMnistWithProgress.js';
 import { runAction } from '../runAction.js';
 import { formatInfo } from './describe.js';
@@ -51,6 +52,9 @@ export function registerDemoCommand(program: Command): void {
         const limit =
           flags.limit === undefined ? undefined : z.coerce.number().int().min(1).parse(flags.limit);
         const stateDir = path.dirname(defaultStateDir());
+        // The database every step uses: SCYLLA_LOADER_CONTACT_POINTS, or the local node wherever
+        // it listens (a ring made with --first-address is not on 127.0.0.1).
+        let dbFlags: DbFlags = {};
         if (!process.env.SCYLLA_LOADER_CONTACT_POINTS) {
           step('starting (or reusing) the local Cassandra node');
           const dbStarted = performance.now();
@@ -63,7 +67,13 @@ export function registerDemoCommand(program: Command): void {
               `${cluster.contactPoints.join(',')}:${cluster.port} in ${seconds(dbStarted)} ` +
               `(log: ${cluster.logFiles[0]})`,
           );
+          dbFlags = {
+            contactPoints: cluster.contactPoints.join(','),
+            port: String(cluster.port),
+            localDc: cluster.localDataCenter,
+          };
         }
+        const db = dbConfigFromFlags(dbFlags);
 
         const mnistDir = path.resolve(
           flags.mnistDir ?? path.join(stateDir, flags.limit ? `mnist-${flags.limit}` : 'mnist'),
@@ -83,7 +93,7 @@ export function registerDemoCommand(program: Command): void {
 
         step(`ingesting ${prepared.manifest} into dataset ${flags.dataset}`);
         t0 = performance.now();
-        const missing = await samplesToIngest(flags.dataset, prepared.manifest);
+        const missing = await samplesToIngest(db, flags.dataset, prepared.manifest);
         if (missing === 0) {
           process.stdout.write(
             `  every sample of the manifest is already in dataset ${flags.dataset} ` +
@@ -91,6 +101,7 @@ export function registerDemoCommand(program: Command): void {
           );
         } else {
           const summary = await runIngest(flags.dataset, {
+            ...dbFlags,
             manifest: prepared.manifest,
             column: [],
             quality: '90',
@@ -102,7 +113,7 @@ export function registerDemoCommand(program: Command): void {
         }
 
         step('what the database holds');
-        const client = await createDbClient(dbConfigFromFlags({}));
+        const client = await createDbClient(db);
         let set: SplitSetInfo;
         let splitIds: Buffer;
         const split = (set: SplitSetInfo): string => `${set.name}@${set.version}/train`;
@@ -129,7 +140,7 @@ export function registerDemoCommand(program: Command): void {
         );
         t0 = performance.now();
         const epochs = await streamDemo({
-          db: dbConfigFromFlags({}),
+          db,
           dataset: flags.dataset,
           split: split(set),
           splitIds,
@@ -198,9 +209,9 @@ async function demoSplitSet(client: cassandra.Client, dataset: string): Promise<
  * A repeated demo finds them all there: one scan of the dataset's ids answers that in about a
  * second, where ingest would look each sample up in turn.
  */
-async function samplesToIngest(dataset: string, manifest: string): Promise<number> {
+async function samplesToIngest(db: DbConfig, dataset: string, manifest: string): Promise<number> {
   const source = await readManifest(manifest);
-  const client = await createDbClient(dbConfigFromFlags({}));
+  const client = await createDbClient(db);
   try {
     if (!(await datasetExists(client, dataset))) return source.entries.length;
     const held = await loadSplitIds(client, dataset);
