@@ -41,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[3]
+# Measure this checkout's package, not whichever one the interpreter's environment installed.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 CHILD_ENV = "SCYLLA_LOADER_BENCH_CHILD"
 PREFIX = "@bench "
 DEFAULT_DATASETS = ["bench_photo_imagenet_n3000", "bench_photo_small_n3000"]
