@@ -34,6 +34,9 @@ from .v1 import loader_pb2, loader_pb2_grpc
 
 log = logging.getLogger("scylla_loader")
 
+CANCEL_POLL_SECONDS = 0.05
+"""How often a unary call with a ``cancel`` event looks at it: the most a cancel waits."""
+
 
 @dataclass(frozen=True)
 class ReconnectInfo:
@@ -287,17 +290,27 @@ class LoaderClient:
         deadline = None if timeout is None else time.monotonic() + timeout
         return BatchStream(self, request, deadline, on_reconnect)
 
-    def describe_dataset(self, dataset: str, *, timeout: float | None = None) -> DatasetDescription:
+    def describe_dataset(
+        self,
+        dataset: str,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> DatasetDescription:
         """Sample count, bytes, classes, metadata columns and splits of a dataset.
 
+        ``timeout`` (seconds) and ``cancel`` work as in :meth:`create_splits`.
+
         Raises:
-            LoaderError: NOT_FOUND for an unknown dataset; the call's status otherwise.
+            LoaderError: NOT_FOUND for an unknown dataset; CANCELLED when ``cancel`` was set;
+                the call's status otherwise.
         """
         response = self._unary(
             "DescribeDataset",
             self._stub.DescribeDataset,
             loader_pb2.DescribeDatasetRequest(dataset=dataset),
             timeout,
+            cancel,
         )
         return to_dataset_description(response)
 
@@ -316,16 +329,28 @@ class LoaderClient:
         new_version: bool = False,
         allow_shortfall: bool = False,
         timeout: float | None = 300.0,
+        cancel: threading.Event | None = None,
     ) -> SplitSet:
         """Makes a split set from the dataset's metadata and stores it: named parts with weights
         (``{"train": 8, "val": 1, "test": 1}``) or ``folds``; stream its parts as
         ``<name>/<part>``. The server reads the whole metadata table, hence the long default
         timeout.
 
+        Cancellation: the call is cancelled (the server sees a cancel) within
+        ``CANCEL_POLL_SECONDS`` of ``cancel.set()`` from any thread, and this method then
+        raises ``LoaderError`` CANCELLED, like ``BatchStream.cancel()`` for a stream. An event
+        already set sends nothing. A split set whose creation the server had already finished
+        stays stored: look with :meth:`get_split`. Example::
+
+            stop = threading.Event()
+            threading.Timer(10, stop.set).start()     # or a signal handler, a UI button...
+            client.create_splits("photos", "main", parts={"train": 9, "val": 1}, cancel=stop)
+
         Raises:
             LoaderError: ALREADY_EXISTS when the name exists (set ``new_version``),
                 INVALID_ARGUMENT for bad parameters or unmeetable targets, NOT_FOUND for an
-                unknown dataset.
+                unknown dataset, DEADLINE_EXCEEDED after ``timeout`` seconds, CANCELLED when
+                ``cancel`` was set.
         """
         request = build_create_splits_request(
             dataset=dataset,
@@ -340,33 +365,87 @@ class LoaderClient:
             new_version=new_version,
             allow_shortfall=allow_shortfall,
         )
-        response = self._unary("CreateSplits", self._stub.CreateSplits, request, timeout)
+        response = self._unary("CreateSplits", self._stub.CreateSplits, request, timeout, cancel)
         return to_split_set(response.split_set)
 
-    def list_splits(self, dataset: str, *, timeout: float | None = None) -> list[SplitSet]:
-        """A dataset's split sets, every version, by name and newest version first."""
+    def list_splits(
+        self,
+        dataset: str,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[SplitSet]:
+        """A dataset's split sets, every version, by name and newest version first.
+
+        ``timeout`` (seconds) and ``cancel`` work as in :meth:`create_splits`.
+        """
         response = self._unary(
-            "ListSplits", self._stub.ListSplits, loader_pb2.ListSplitsRequest(dataset=dataset), timeout
+            "ListSplits",
+            self._stub.ListSplits,
+            loader_pb2.ListSplitsRequest(dataset=dataset),
+            timeout,
+            cancel,
         )
         return [to_split_set(s) for s in response.split_sets]
 
     def get_split(
-        self, dataset: str, name: str, *, version: int = 0, timeout: float | None = None
+        self,
+        dataset: str,
+        name: str,
+        *,
+        version: int = 0,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
     ) -> SplitSet:
         """One split set: its latest version unless ``version`` is given.
+
+        ``timeout`` (seconds) and ``cancel`` work as in :meth:`create_splits`.
 
         Raises:
             LoaderError: NOT_FOUND for an unknown dataset, set or version.
         """
         request = loader_pb2.GetSplitRequest(dataset=dataset, name=name, version=version)
-        response = self._unary("GetSplit", self._stub.GetSplit, request, timeout)
+        response = self._unary("GetSplit", self._stub.GetSplit, request, timeout, cancel)
         return to_split_set(response.split_set)
 
-    def _unary(self, method: str, fn: Any, request: Any, timeout: float | None) -> Any:
+    def _unary(
+        self,
+        method: str,
+        fn: Any,
+        request: Any,
+        timeout: float | None,
+        cancel: threading.Event | None,
+    ) -> Any:
+        if cancel is None:
+            try:
+                return fn(request, timeout=timeout)
+            except grpc.RpcError as caught:
+                raise from_rpc_error(caught, method, self.target) from None
+        if cancel.is_set():
+            raise _cancelled(method, self.target)
+        # A blocking call cannot be interrupted from another thread; grpc's future can, and a
+        # threading.Event has no callback, so the event is polled while the call runs.
+        future = fn.future(request, timeout=timeout)
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
         try:
-            return fn(request, timeout=timeout)
-        except grpc.RpcError as caught:
-            raise from_rpc_error(caught, method, self.target) from None
+            while not done.wait(CANCEL_POLL_SECONDS):
+                if cancel.is_set():
+                    future.cancel()
+                    raise _cancelled(method, self.target)
+            try:
+                return future.result()
+            except grpc.RpcError as caught:
+                raise from_rpc_error(caught, method, self.target) from None
+        finally:
+            # KeyboardInterrupt or any other exit while waiting: the server must not keep
+            # working for a caller that has gone.
+            if not future.done():
+                future.cancel()
+
+
+def _cancelled(method: str, target: str) -> LoaderError:
+    return LoaderError(method, target, grpc.StatusCode.CANCELLED, "cancelled by the caller")
 
 
 _channel_options = channel_options
