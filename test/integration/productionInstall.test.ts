@@ -129,6 +129,11 @@ describe('a production-only install (as the runtime image has it)', () => {
       expect(result, result.output).toMatchObject({ code: 0 });
       expect(result.output).toContain('Usage: scylla-loader');
     }
+    // The benchmarks stay in the checkout: the installation says where they are.
+    const bench = await run(process.execPath, [main, 'bench', 'suite'], work, imageEnv(), false);
+    expect(bench.code, bench.output).toBe(1);
+    expect(bench.output).toContain('the benchmarks are not part of this installation');
+    expect(bench.output).not.toContain('internal error');
   });
 
   it('writes MNIST with prepare mnist: decodable PNGs of the right digits', async () => {
