@@ -35,6 +35,32 @@ class MissingSamplePolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MISSING_SAMPLE_POLICY_FAIL: _ClassVar[MissingSamplePolicy]
     MISSING_SAMPLE_POLICY_SKIP: _ClassVar[MissingSamplePolicy]
 
+class Interpolation(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    INTERPOLATION_UNSPECIFIED: _ClassVar[Interpolation]
+    INTERPOLATION_BILINEAR: _ClassVar[Interpolation]
+    INTERPOLATION_BICUBIC: _ClassVar[Interpolation]
+    INTERPOLATION_LANCZOS3: _ClassVar[Interpolation]
+    INTERPOLATION_NEAREST: _ClassVar[Interpolation]
+
+class TransformOutput(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TRANSFORM_OUTPUT_UNSPECIFIED: _ClassVar[TransformOutput]
+    TRANSFORM_OUTPUT_RAW: _ClassVar[TransformOutput]
+    TRANSFORM_OUTPUT_JPEG: _ClassVar[TransformOutput]
+    TRANSFORM_OUTPUT_WEBP: _ClassVar[TransformOutput]
+
+class BadImagePolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BAD_IMAGE_POLICY_UNSPECIFIED: _ClassVar[BadImagePolicy]
+    BAD_IMAGE_POLICY_FAIL: _ClassVar[BadImagePolicy]
+    BAD_IMAGE_POLICY_SKIP: _ClassVar[BadImagePolicy]
+
+class DType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    D_TYPE_UNSPECIFIED: _ClassVar[DType]
+    D_TYPE_UINT8: _ClassVar[DType]
+
 class ClassTargetMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CLASS_TARGET_MODE_UNSPECIFIED: _ClassVar[ClassTargetMode]
@@ -54,13 +80,27 @@ ORDERING_IN_ORDER: Ordering
 MISSING_SAMPLE_POLICY_UNSPECIFIED: MissingSamplePolicy
 MISSING_SAMPLE_POLICY_FAIL: MissingSamplePolicy
 MISSING_SAMPLE_POLICY_SKIP: MissingSamplePolicy
+INTERPOLATION_UNSPECIFIED: Interpolation
+INTERPOLATION_BILINEAR: Interpolation
+INTERPOLATION_BICUBIC: Interpolation
+INTERPOLATION_LANCZOS3: Interpolation
+INTERPOLATION_NEAREST: Interpolation
+TRANSFORM_OUTPUT_UNSPECIFIED: TransformOutput
+TRANSFORM_OUTPUT_RAW: TransformOutput
+TRANSFORM_OUTPUT_JPEG: TransformOutput
+TRANSFORM_OUTPUT_WEBP: TransformOutput
+BAD_IMAGE_POLICY_UNSPECIFIED: BadImagePolicy
+BAD_IMAGE_POLICY_FAIL: BadImagePolicy
+BAD_IMAGE_POLICY_SKIP: BadImagePolicy
+D_TYPE_UNSPECIFIED: DType
+D_TYPE_UINT8: DType
 CLASS_TARGET_MODE_UNSPECIFIED: ClassTargetMode
 CLASS_TARGET_MODE_NATURAL: ClassTargetMode
 CLASS_TARGET_MODE_BALANCED: ClassTargetMode
 CLASS_TARGET_MODE_RATIOS: ClassTargetMode
 
 class StreamBatchesRequest(_message.Message):
-    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token")
+    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform")
     DATASET_FIELD_NUMBER: _ClassVar[int]
     SPLIT_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -76,6 +116,7 @@ class StreamBatchesRequest(_message.Message):
     PREFETCH_FIELD_NUMBER: _ClassVar[int]
     MISSING_SAMPLE_POLICY_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TRANSFORM_FIELD_NUMBER: _ClassVar[int]
     dataset: str
     split: str
     batch_size: int
@@ -91,10 +132,57 @@ class StreamBatchesRequest(_message.Message):
     prefetch: int
     missing_sample_policy: MissingSamplePolicy
     resume_token: bytes
-    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: _Optional[bool] = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ...) -> None: ...
+    transform: Transform
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: _Optional[bool] = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ...) -> None: ...
+
+class CenterCrop(_message.Message):
+    __slots__ = ("height", "width")
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    height: int
+    width: int
+    def __init__(self, height: _Optional[int] = ..., width: _Optional[int] = ...) -> None: ...
+
+class RandomResizedCrop(_message.Message):
+    __slots__ = ("height", "width", "scale_min", "scale_max", "ratio_min", "ratio_max")
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    SCALE_MIN_FIELD_NUMBER: _ClassVar[int]
+    SCALE_MAX_FIELD_NUMBER: _ClassVar[int]
+    RATIO_MIN_FIELD_NUMBER: _ClassVar[int]
+    RATIO_MAX_FIELD_NUMBER: _ClassVar[int]
+    height: int
+    width: int
+    scale_min: float
+    scale_max: float
+    ratio_min: float
+    ratio_max: float
+    def __init__(self, height: _Optional[int] = ..., width: _Optional[int] = ..., scale_min: _Optional[float] = ..., scale_max: _Optional[float] = ..., ratio_min: _Optional[float] = ..., ratio_max: _Optional[float] = ...) -> None: ...
+
+class Transform(_message.Message):
+    __slots__ = ("channels", "resize", "center_crop", "random_resized_crop", "horizontal_flip", "interpolation", "output", "quality", "bad_image_policy")
+    CHANNELS_FIELD_NUMBER: _ClassVar[int]
+    RESIZE_FIELD_NUMBER: _ClassVar[int]
+    CENTER_CROP_FIELD_NUMBER: _ClassVar[int]
+    RANDOM_RESIZED_CROP_FIELD_NUMBER: _ClassVar[int]
+    HORIZONTAL_FLIP_FIELD_NUMBER: _ClassVar[int]
+    INTERPOLATION_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    QUALITY_FIELD_NUMBER: _ClassVar[int]
+    BAD_IMAGE_POLICY_FIELD_NUMBER: _ClassVar[int]
+    channels: int
+    resize: int
+    center_crop: CenterCrop
+    random_resized_crop: RandomResizedCrop
+    horizontal_flip: float
+    interpolation: Interpolation
+    output: TransformOutput
+    quality: int
+    bad_image_policy: BadImagePolicy
+    def __init__(self, channels: _Optional[int] = ..., resize: _Optional[int] = ..., center_crop: _Optional[_Union[CenterCrop, _Mapping]] = ..., random_resized_crop: _Optional[_Union[RandomResizedCrop, _Mapping]] = ..., horizontal_flip: _Optional[float] = ..., interpolation: _Optional[_Union[Interpolation, str]] = ..., output: _Optional[_Union[TransformOutput, str]] = ..., quality: _Optional[int] = ..., bad_image_policy: _Optional[_Union[BadImagePolicy, str]] = ...) -> None: ...
 
 class Batch(_message.Message):
-    __slots__ = ("epoch", "index", "ids", "labels", "data", "data_sizes", "label_blobs", "label_blob_sizes", "resume_token", "skipped_missing", "last_in_epoch")
+    __slots__ = ("epoch", "index", "ids", "labels", "data", "data_sizes", "label_blobs", "label_blob_sizes", "resume_token", "skipped_missing", "last_in_epoch", "shape", "dtype", "skipped_undecodable")
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
@@ -106,6 +194,9 @@ class Batch(_message.Message):
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_MISSING_FIELD_NUMBER: _ClassVar[int]
     LAST_IN_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    SHAPE_FIELD_NUMBER: _ClassVar[int]
+    DTYPE_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_UNDECODABLE_FIELD_NUMBER: _ClassVar[int]
     epoch: int
     index: int
     ids: bytes
@@ -117,7 +208,10 @@ class Batch(_message.Message):
     resume_token: bytes
     skipped_missing: int
     last_in_epoch: bool
-    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: _Optional[bool] = ...) -> None: ...
+    shape: _containers.RepeatedScalarFieldContainer[int]
+    dtype: DType
+    skipped_undecodable: int
+    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: _Optional[bool] = ..., shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., skipped_undecodable: _Optional[int] = ...) -> None: ...
 
 class StreamBatchesResponse(_message.Message):
     __slots__ = ("batch",)
