@@ -1,7 +1,8 @@
 """Python client of scylla-loader: training batches streamed from ScyllaDB/Cassandra over gRPC.
 
 ``LoaderClient`` streams batches with transparent resumption; ``scylla_loader.torch`` (with the
-``torch`` extra) wraps it in a PyTorch ``IterableDataset``.
+``torch`` extra) wraps it in a PyTorch ``IterableDataset``. ``Transform`` has the server decode
+and augment each sample (a raw output gives each batch as one ``uint8`` tensor).
 """
 
 from .batch import Batch, decode_batch
@@ -9,6 +10,7 @@ from .client import BatchStream, LoaderClient, ReconnectInfo
 from .descriptions import DatasetDescription, SplitPart, SplitSet
 from .errors import LoaderError
 from .retry import ReconnectPolicy
+from .transform import RandomResizedCrop, Transform
 
 __all__ = [
     "Batch",
@@ -16,9 +18,11 @@ __all__ = [
     "DatasetDescription",
     "LoaderClient",
     "LoaderError",
+    "RandomResizedCrop",
     "ReconnectInfo",
     "ReconnectPolicy",
     "SplitPart",
     "SplitSet",
+    "Transform",
     "decode_batch",
 ]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
+import warnings
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import grpc
 import numpy as np
@@ -12,6 +13,12 @@ import numpy.typing as npt
 
 from .errors import LoaderError
 from .v1 import loader_pb2
+
+if TYPE_CHECKING:
+    import torch
+
+_DTYPES = {loader_pb2.D_TYPE_UINT8: "uint8"}
+"""Element types a raw batch may carry, by proto value."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -22,6 +29,10 @@ class Batch:
     response (no copy per sample): keeping one alive keeps the whole batch in memory, so copy
     (``bytes(view)``) what must outlive it. ``sample_array(i)`` is the same view as a numpy
     ``uint8`` array.
+
+    With a raw :class:`~scylla_loader.Transform`, ``data`` is one contiguous tensor of
+    ``shape`` (samples, height, width, channels), ``dtype`` ``"uint8"``: :meth:`array` and
+    :meth:`tensor` view it without copying.
 
     Attributes:
         epoch: Epoch the batch belongs to.
@@ -37,6 +48,11 @@ class Batch:
         resume_token: Opaque token that resumes the stream right after this batch.
         skipped_missing: Samples of this batch's share skipped because their row was missing.
         last_in_epoch: True on the rank's last batch of the epoch.
+        shape: Shape of the tensor in ``data`` (samples, height, width, channels) with a raw
+            transform; ``()`` otherwise.
+        dtype: Element type of that tensor (``"uint8"``); ``None`` without one.
+        skipped_undecodable: Samples of this batch's share left out because they could not be
+            decoded (a transform with ``bad_image="skip"``).
     """
 
     epoch: int
@@ -51,6 +67,9 @@ class Batch:
     resume_token: bytes
     skipped_missing: int
     last_in_epoch: bool
+    shape: tuple[int, ...] = ()
+    dtype: str | None = None
+    skipped_undecodable: int = 0
     _ids: list[str] = field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
@@ -69,6 +88,48 @@ class Batch:
         return np.frombuffer(
             self.data, dtype=np.uint8, count=int(self.sizes[i]), offset=int(self.offsets[i])
         )
+
+    @property
+    def is_tensor(self) -> bool:
+        """Whether ``data`` is one tensor (a raw transform), not each sample's bytes."""
+        return self.dtype is not None
+
+    def _require_tensor(self, method: str) -> None:
+        if self.dtype is None:
+            raise ValueError(
+                f"Batch.{method}() needs a batch streamed with a raw Transform (one tensor of "
+                "pixels); this one holds each sample's bytes: use samples or sample_array(i)"
+            )
+
+    def array(self) -> npt.NDArray[np.uint8]:
+        """The batch's pixels as a read-only numpy ``uint8`` array of ``shape`` (N, H, W, C),
+        a view of ``data`` (no copy). Only for raw batches (ValueError otherwise)."""
+        self._require_tensor("array")
+        return np.frombuffer(self.data, dtype=np.uint8).reshape(self.shape)
+
+    def tensor(self) -> torch.Tensor:
+        """The batch's pixels as a ``torch.uint8`` tensor of ``shape`` (N, H, W, C) sharing
+        ``data``'s memory (``torch.frombuffer``, no copy; the tensor keeps the bytes alive).
+        Only for raw batches (ValueError otherwise); needs torch.
+
+        The memory is the received message's immutable ``bytes``: never write the tensor in
+        place (``t.add_(1)``, ``t[0] = 0``...). Out-of-place operations make new tensors, e.g.
+        ``t.permute(0, 3, 1, 2).float().div_(255)`` or ``t.to("cuda", non_blocking=True)``;
+        ``t.clone()`` gives a writable copy.
+        """
+        self._require_tensor("tensor")
+        import torch
+
+        if len(self.data) == 0:
+            # Every sample skipped: torch.frombuffer refuses an empty buffer.
+            return torch.empty(self.shape, dtype=torch.uint8)
+        with warnings.catch_warnings():
+            # torch warns that the buffer is not writable: bytes are not, by design (see above).
+            warnings.filterwarnings(
+                "ignore", message="The given buffer is not writable", category=UserWarning
+            )
+            flat = torch.frombuffer(self.data, dtype=torch.uint8)
+        return flat.view(self.shape)
 
 
 def _split(
@@ -124,6 +185,7 @@ def decode_batch(
     _, blobs = _split(blob_bytes, blob_sizes, "label blob", fail)
     if len(blob_bytes) > 0:
         label_blobs = blobs
+    shape, dtype = _tensor_layout(message, n, len(data), sizes, fail)
     return Batch(
         epoch=message.epoch,
         index=message.index,
@@ -137,4 +199,39 @@ def decode_batch(
         resume_token=message.resume_token,
         skipped_missing=message.skipped_missing,
         last_in_epoch=message.last_in_epoch,
+        shape=shape,
+        dtype=dtype,
+        skipped_undecodable=message.skipped_undecodable,
     )
+
+
+def _tensor_layout(
+    message: loader_pb2.Batch,
+    n: int,
+    data_length: int,
+    sizes: npt.NDArray[np.int64],
+    fail: _Fail,
+) -> tuple[tuple[int, ...], str | None]:
+    """``(shape, dtype)`` of a raw batch, checked against its bytes and sizes; ``((), None)``
+    for a batch of sample bytes."""
+    shape = tuple(int(d) for d in message.shape)
+    if message.dtype == loader_pb2.D_TYPE_UNSPECIFIED:
+        if shape:
+            fail(f"a tensor shape {list(shape)} without a dtype")
+        return (), None
+    dtype = _DTYPES.get(message.dtype)
+    if dtype is None:
+        fail(
+            f"unknown tensor dtype {message.dtype} (a newer server? upgrade the scylla-loader "
+            "client)"
+        )
+    if len(shape) != 4:
+        fail(f"tensor shape {list(shape)} is not (samples, height, width, channels)")
+    if shape[0] != n:
+        fail(f"tensor shape {list(shape)} for {n} samples")
+    per_sample = shape[1] * shape[2] * shape[3]
+    if n * per_sample != data_length:
+        fail(f"tensor shape {list(shape)} needs {n * per_sample} bytes but {data_length} were received")
+    if n and not bool((sizes == per_sample).all()):
+        fail(f"sample sizes {sorted(set(sizes.tolist()))} differ from {per_sample} (height x width x channels)")
+    return shape, dtype

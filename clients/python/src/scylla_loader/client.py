@@ -30,6 +30,7 @@ from .descriptions import (
 from .errors import LoaderError, from_rpc_error
 from .request import MissingSamplePolicy, Ordering, ShardRule, ShuffleMode, build_request
 from .retry import ReconnectPolicy, is_retryable
+from .transform import Transform
 from .v1 import loader_pb2, loader_pb2_grpc
 
 log = logging.getLogger("scylla_loader")
@@ -248,6 +249,7 @@ class LoaderClient:
         prefetch: int = 0,
         missing_sample_policy: MissingSamplePolicy | None = None,
         resume_token: bytes | None = None,
+        transform: Transform | None = None,
         timeout: float | None = None,
         on_reconnect: Callable[[ReconnectInfo], None] | None = None,
     ) -> BatchStream:
@@ -265,6 +267,11 @@ class LoaderClient:
         - ``timeout``: seconds for the whole stream, reconnections included.
         - ``resume_token``: a batch's token from an earlier stream with the same fields: the
           stream continues right after that batch (e.g. after the trainer restarted).
+        - ``transform``: a :class:`Transform` has the server decode and augment each sample;
+          with its ``raw`` output every batch is one ``uint8`` tensor (:meth:`Batch.tensor`,
+          :meth:`Batch.array`), shape (samples, height, width, channels). Its random choices
+          depend on (seed, epoch, sample id) only, so a resumed stream continues with the
+          same pixels.
         - Backpressure: a message is read only when the loop asks for the next batch; the
           HTTP/2 window holds the server back meanwhile.
 
@@ -286,6 +293,7 @@ class LoaderClient:
             prefetch=prefetch,
             missing_sample_policy=missing_sample_policy,
             resume_token=resume_token,
+            transform=transform,
         )
         deadline = None if timeout is None else time.monotonic() + timeout
         return BatchStream(self, request, deadline, on_reconnect)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
+from .transform import Transform
 from .v1 import loader_pb2
 
 ShardRule = Literal["uneven", "pad", "drop"]
@@ -80,15 +81,22 @@ def build_request(
     prefetch: int = 0,
     missing_sample_policy: MissingSamplePolicy | None = None,
     resume_token: bytes | None = None,
+    transform: Transform | None = None,
 ) -> loader_pb2.StreamBatchesRequest:
     """The proto request for these fields; ``None`` enums are left to the server's default.
     Values the proto cannot carry (negative counts, a seed outside uint64, an unknown rule)
     raise a ValueError here, before any call. A ``batch_size`` of 0 is sent as it is: the
-    server answers INVALID_ARGUMENT with its own limits.
+    server answers INVALID_ARGUMENT with its own limits. ``transform`` (a :class:`Transform`)
+    asks the server to decode and augment each sample.
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= UINT64_MAX:
         raise ValueError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
-    return loader_pb2.StreamBatchesRequest(
+    if transform is not None and not isinstance(transform, Transform):
+        raise ValueError(
+            "transform must be a scylla_loader.Transform (server-side decoding), got "
+            f"{type(transform).__name__}"
+        )
+    request = loader_pb2.StreamBatchesRequest(
         dataset=dataset,
         split=split,
         batch_size=uint32("batch_size", batch_size),
@@ -107,3 +115,6 @@ def build_request(
         ),
         resume_token=bytes(resume_token or b""),
     )
+    if transform is not None:
+        request.transform.CopyFrom(transform.to_proto())
+    return request

@@ -64,3 +64,55 @@ def test_bad_options_fail_at_construction() -> None:
         LoaderDataset("h:1", "d", "s", batch_size=4, decode="jpeg")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="batch_size"):
         LoaderDataset("h:1", "d", "s", batch_size=0)
+
+
+def test_a_server_transform_is_part_of_the_stream_key() -> None:
+    from scylla_loader import Transform
+
+    plain = make()._stream_key(0, 1)
+    with_crop = LoaderDataset(
+        "127.0.0.1:1", "d", "s/train", batch_size=4, epoch=2,
+        server_transform=Transform(center_crop=(8, 8)),
+    )._stream_key(0, 1)
+    other_crop = LoaderDataset(
+        "127.0.0.1:1", "d", "s/train", batch_size=4, epoch=2,
+        server_transform=Transform(center_crop=(8, 9)),
+    )._stream_key(0, 1)
+    assert with_crop.startswith(plain) and len({plain, with_crop, other_crop}) == 3
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"decode": "pil"}, "with a raw server_transform the server already decoded"),
+        ({"transform": lambda x: x}, "with a raw server_transform the server already decoded"),
+    ],
+)
+def test_a_raw_server_transform_excludes_client_decoding(kwargs: dict[str, Any], message: str) -> None:
+    from scylla_loader import Transform
+
+    with pytest.raises(ValueError, match=message):
+        LoaderDataset(
+            "127.0.0.1:1", "d", "s", batch_size=4,
+            server_transform=Transform(center_crop=(8, 8)), **kwargs,
+        )
+
+
+def test_a_reencoded_server_transform_still_decodes_client_side() -> None:
+    from scylla_loader import Transform
+
+    ds = LoaderDataset(
+        "127.0.0.1:1", "d", "s", batch_size=4, decode="pil",
+        server_transform=Transform(resize=64, output="jpeg"),
+    )
+    assert ds.server_transform is not None and not ds.server_transform.raw
+
+
+def test_a_transform_object_in_the_callable_slot_is_pointed_elsewhere() -> None:
+    from scylla_loader import Transform
+
+    with pytest.raises(ValueError, match="pass a scylla_loader.Transform as server_transform="):
+        LoaderDataset(
+            "127.0.0.1:1", "d", "s", batch_size=4,
+            transform=Transform(center_crop=(8, 8)),  # type: ignore[arg-type]
+        )

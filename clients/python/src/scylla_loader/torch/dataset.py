@@ -9,12 +9,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
+import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from ..client import LoaderClient
 from ..request import Ordering, ShardRule, ShuffleMode
 from ..retry import ReconnectPolicy
+from ..transform import Transform
 from .decode import Decode, collate
 from .sharding import resolve_rank, worker_shard
 
@@ -45,6 +47,15 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     in a worker streams the epoch after its previous one, so persistent workers advance by
     themselves (non-persistent workers are new processes each epoch: call ``set_epoch``).
 
+    Server-side transforms: with ``server_transform=Transform(..., output="raw")`` the server
+    decodes, resizes, crops and flips, and each item is ``(images, labels)`` with ``images``
+    the batch's ``torch.uint8`` tensor of shape (N, H, W, C), made without a copy over the
+    received bytes (:meth:`Batch.tensor`; with DataLoader workers, torch moves it into shared
+    memory once to hand it over). It is read-only memory: never write it in place; convert
+    out of place, e.g. ``x = images.to(device).permute(0, 3, 1, 2).float().div_(255)``.
+    ``decode`` and ``transform`` do not apply then. A ``jpeg``/``webp`` output comes as each
+    sample's bytes, decoded by ``decode`` as usual.
+
     Checkpoints: ``state_dict()``/``load_state_dict()`` hold the epoch and the resume token of
     the last batch delivered; torchdata's ``StatefulDataLoader`` keeps one per worker, and a
     job restored from it streams exactly the samples not yet delivered. A state taken after an
@@ -61,6 +72,8 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         seed: Seed of the per-epoch permutation.
         decode: ``None`` (raw ``bytes`` per sample), ``"pil"`` or ``"torchvision"``.
         transform: Applied to each decoded sample (or raw ``bytes``) before stacking.
+        server_transform: A :class:`~scylla_loader.Transform` the server applies to each
+            sample (see above); ``None``: samples as stored.
         epoch: The first epoch (what ``set_epoch`` would set).
         return_ids: Items are ``(images, labels, ids)`` with the samples' UUID strings (for
             audits: exactly-once checks, error analysis).
@@ -82,6 +95,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         prefetch: int = 0,
         decode: Decode | None = None,
         transform: Callable[[Any], Any] | None = None,
+        server_transform: Transform | None = None,
         rank: int | None = None,
         world_size: int | None = None,
         epoch: int = 0,
@@ -94,6 +108,23 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             raise ValueError(f"decode must be None, 'pil' or 'torchvision', got {decode!r}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be 1 or more, got {batch_size}")
+        if isinstance(transform, Transform):
+            raise ValueError(
+                "transform is a per-sample callable run in this process; pass a "
+                "scylla_loader.Transform as server_transform="
+            )
+        if server_transform is not None:
+            if not isinstance(server_transform, Transform):
+                raise ValueError(
+                    "server_transform must be a scylla_loader.Transform, got "
+                    f"{type(server_transform).__name__}"
+                )
+            if server_transform.raw and (decode is not None or transform is not None):
+                raise ValueError(
+                    "with a raw server_transform the server already decoded the pixels: items "
+                    "are uint8 NHWC batch tensors, so decode and transform must be None (apply "
+                    "further augmentation to the batch tensor in the training loop)"
+                )
         self.target = target
         self.dataset = dataset
         self.split = split
@@ -106,6 +137,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self.prefetch = prefetch
         self.decode: Decode | None = decode
         self.transform = transform
+        self.server_transform = server_transform
         self.return_ids = return_ids
         self.reconnect = reconnect
         self.client_options = dict(client_options or {})
@@ -152,11 +184,16 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     # -- iteration --------------------------------------------------------------------------
 
     def _stream_key(self, rank: int, world_size: int) -> str:
-        return (
+        key = (
             f"{self.dataset}|{self.split}|batch {self.batch_size}|seed {self.seed}|"
             f"shuffle {self.shuffle}|{self.shard_rule}|drop_last {self.drop_last}|"
             f"ordering {self.ordering}|rank {rank} of {world_size}"
         )
+        # Only when set, so states saved before transforms existed still match; a resumed
+        # epoch with other augmentation would not be the epoch that was interrupted.
+        if self.server_transform is not None:
+            key += f"|transform {self.server_transform!r}"
+        return key
 
     def _client_here(self) -> LoaderClient:
         # A client inherited through fork() must not be used (grpc's threads did not survive
@@ -178,7 +215,8 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                 raise ValueError(
                     "the resume state was saved by a different stream and cannot continue this "
                     f"one: saved {pending['stream']!r}, now {key!r} (same dataset, split, batch "
-                    "size, seed, rules, ranks and DataLoader workers are needed)"
+                    "size, seed, rules, ranks, DataLoader workers and server transform are "
+                    "needed)"
                 )
             epoch = int(pending["epoch"])
             token = pending["resume_token"]
@@ -211,12 +249,17 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             ordering=self.ordering,
             prefetch=self.prefetch,
             resume_token=token,
+            transform=self.server_transform,
         )
+        raw = self.server_transform is not None and self.server_transform.raw
         try:
             for batch in stream:
-                item: tuple[Any, ...] = collate(
-                    batch.samples, batch.labels, self.decode, self.transform
-                )
+                item: tuple[Any, ...]
+                if raw:
+                    # Zero-copy over the message's bytes; int64 labels, as collate gives.
+                    item = (batch.tensor(), torch.from_numpy(batch.labels.astype(np.int64)))
+                else:
+                    item = collate(batch.samples, batch.labels, self.decode, self.transform)
                 if self.return_ids:
                     item = (*item, batch.ids)
                 # The state is updated before the yield: a snapshot taken once the item is out
