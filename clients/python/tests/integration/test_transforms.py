@@ -232,12 +232,14 @@ def test_a_raw_output_without_a_crop_is_refused_by_the_server_too(loader: Loader
 
 # -- pixels against PIL ---------------------------------------------------------------------
 
-# Measured against this loader (see the report of issue 14): PNGs decode identically; JPEG
-# decoders differ slightly (IDCT and chroma upsampling), so JPEGs get a small tolerance;
-# CMYK is converted to RGB through different colour maths (PIL's naive inversion against the
-# server's), so it gets a larger one.
-JPEG_MEAN, JPEG_MAX = 1.5, 24
-CMYK_MEAN, CMYK_MAX = 12.0, 80
+# Tolerances, measured on these files (issue 14): PNGs decode identically everywhere. JPEG
+# decoders may differ slightly (IDCT method, chroma upsampling); the server's libjpeg-turbo
+# matched PIL's exactly here (mean 0, max 0), the bound leaves room for another build. CMYK
+# is converted through different colour maths (PIL inverts naively, the server goes through a
+# CMYK ICC profile): measured mean 19.0, max 123, so it is checked loosely, plus a per-channel
+# correlation that an inverted or scrambled conversion would fail (measured 0.93 to 0.97).
+JPEG_MEAN, JPEG_MAX = 1.5, 8
+CMYK_MEAN, CMYK_MAX, CMYK_CORRELATION = 24.0, 140, 0.9
 
 
 def test_pixels_match_pil_exif_transpose_convert_and_center_crop(
@@ -259,6 +261,12 @@ def test_pixels_match_pil_exif_transpose_convert_and_center_crop(
         actual = got[pixels.label_of(name)]
         diff = np.abs(actual.astype(np.int16) - expected.astype(np.int16))
         report[name] = (float(diff.mean()), int(diff.max()))
+        if "cmyk" in name:
+            correlation = min(
+                float(np.corrcoef(actual[..., c].ravel(), expected[..., c].ravel())[0, 1])
+                for c in range(3)
+            )
+            assert correlation >= CMYK_CORRELATION, f"{name}: correlation {correlation:.3f}"
     print("mean/max abs diff per file:", report)
     for name, (mean, worst) in report.items():
         if name.endswith(".png"):
