@@ -1,6 +1,7 @@
 import sharp, { type KernelEnum, type Metadata, type Sharp } from 'sharp';
 import { LoaderError } from '../errors/LoaderError.js';
 import { type TransformPlan, planTransform } from './planTransform.js';
+import { isTruncated } from './truncation.js';
 import type { SampleRandom } from './SampleRandom.js';
 import type { Interpolation, TransformSpec } from './TransformSpec.js';
 import { type UndecodableReason, UndecodableImageError } from './UndecodableImageError.js';
@@ -53,6 +54,12 @@ export async function transformImage(
       'pixel_limit',
       `the image is ${meta.width}x${meta.height}, over the server's limit of ${maxPixels} pixels ` +
         '(SCYLLA_LOADER_MAX_IMAGE_PIXELS)',
+    );
+  }
+  if (isTruncated(data, meta.format)) {
+    throw new UndecodableImageError(
+      'truncated',
+      `the ${meta.format} image is truncated (its end marker is missing)`,
     );
   }
   const plan = planTransform(spec, meta.autoOrient.width, meta.autoOrient.height, random);
