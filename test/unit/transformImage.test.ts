@@ -154,6 +154,8 @@ describe('transformImage', () => {
     const png = inputs['grey.png']!;
     expect(await reasonOf(Buffer.alloc(0))).toBe('empty');
     expect(await reasonOf(Buffer.from('not an image at all'))).toBe('unsupported_format');
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="20000" height="20000"/>';
+    expect(await reasonOf(Buffer.from(svg))).toBe('unsupported_format');
     expect(await reasonOf(corrupt)).toBe('corrupt');
     // Truncated files fail whatever the crop reads (here the middle 8 x 8 only).
     expect(await reasonOf(jpeg.subarray(0, jpeg.length - 100))).toBe('truncated');

@@ -17,6 +17,22 @@ export interface TransformedImage {
   sourcePixels: number;
 }
 
+/**
+ * Raster formats a transform decodes. Vector and document formats (SVG, PDF) are refused: their
+ * pixel count is whatever they ask to be rendered at, and rendering is open-ended work.
+ */
+const DECODABLE_FORMATS: ReadonlySet<string> = new Set([
+  'jpeg',
+  'png',
+  'webp',
+  'gif',
+  'tiff',
+  'avif',
+  'heif',
+  'jp2',
+  'jxl',
+]);
+
 const KERNELS: Record<Interpolation, KernelEnum[keyof KernelEnum]> = {
   bilinear: 'linear',
   bicubic: 'cubic',
@@ -48,6 +64,12 @@ export async function transformImage(
     meta = await sharp(data, { limitInputPixels: false }).metadata();
   } catch (err) {
     throw undecodable(err);
+  }
+  if (!DECODABLE_FORMATS.has(meta.format)) {
+    throw new UndecodableImageError(
+      'unsupported_format',
+      `${meta.format} is not a format transforms decode (${[...DECODABLE_FORMATS].join(', ')})`,
+    );
   }
   if (meta.width * meta.height > maxPixels) {
     throw new UndecodableImageError(
