@@ -43,9 +43,10 @@ const KERNELS: Record<Interpolation, KernelEnum[keyof KernelEnum]> = {
 /**
  * Decodes and transforms one sample with sharp, off the event loop (libvips runs on libuv's
  * thread pool). The header is read first: an image over `maxPixels` is refused before any
- * pixel is allocated (a decompression bomb), and its oriented size plans the crop. Then one
- * sharp pipeline does orientation, resize, crop, flip, colour conversion and output, except a
- * resize followed by a random-resized crop, which needs two resizes and so two pipelines.
+ * pixel is allocated (a decompression bomb), a JPEG or PNG without its end is refused, and the
+ * oriented size plans the crop. Then one sharp pipeline does orientation, resize, crop, flip,
+ * colour conversion and output; a conversion that must come first (alpha, colour to grey) and a
+ * resize followed by a random-resized crop (two resizes) each add a pipeline before it.
  *
  * @throws {@link UndecodableImageError} for bytes that are not a decodable image (empty,
  *   unsupported format, over the pixel limit, corrupt or truncated).
