@@ -196,6 +196,7 @@ describe('server-side transforms', () => {
     const text = await metricsText();
     expect(text).toMatch(/scylla_loader_transform_failures_total\{reason="corrupt"\} [1-9]/);
     expect(text).toMatch(/scylla_loader_transform_failures_total\{reason="pixel_limit"\} [1-9]/);
+    expect(text).toMatch(/scylla_loader_transform_failures_total\{reason="truncated"\} [1-9]/);
     expect(text).toMatch(/scylla_loader_transform_pixels_total [1-9]/);
     expect(text).toMatch(/scylla_loader_transform_duration_seconds_count\{output="raw"\} [1-9]/);
   });

@@ -145,6 +145,21 @@ describe('BatchAssembler, missing samples', () => {
     expect(a.epochDone).toBe(true);
   });
 
+  it('undecodable samples are delivered as skipped and counted apart from missing ones', () => {
+    const a = assembler();
+    a.startEpoch(0, 6);
+    a.undecodable(2, 0);
+    a.missingRow(3, sample(3).id, 0);
+    a.undecodable(5, 0);
+    expect(a.isResolved(2)).toBe(true);
+    expect(a.held).toBe(0);
+    for (const p of [0, 1, 4]) a.add(sample(p), p);
+    const [b] = drain(a);
+    expect(positions(b)).toEqual([0, 1, 4]);
+    expect([b!.skippedMissing, b!.skippedUndecodable]).toEqual([1, 2]);
+    expect(b!.lastInEpoch).toBe(true);
+  });
+
   it('skip, out of order: skipped positions leave with the next batch', () => {
     const a = assembler();
     a.startEpoch(0, 5);

@@ -110,6 +110,42 @@ describe('decodeBatch', () => {
     expect(error.details).toMatch(/epoch 3, batch 7/);
   });
 
+  it('exposes a raw batch as a uint8 tensor view of the data, with its shape', () => {
+    // Two samples of 1 x 5 x 1 (5 bytes each) in the 10 data bytes.
+    const b = batch({
+      dataSizes: [5, 5],
+      shape: [2, 1, 5, 1],
+      dtype: 'D_TYPE_UINT8',
+      skippedUndecodable: 2,
+    });
+    const d = decodeBatch(b, PATH);
+    expect(d.tensor?.shape).toEqual([2, 1, 5, 1]);
+    expect(d.tensor?.dtype).toBe('uint8');
+    expect(d.tensor?.data.buffer).toBe(b.data.buffer);
+    expect(d.tensor?.data.byteOffset).toBe(b.data.byteOffset);
+    expect(d.skippedUndecodable).toBe(2);
+    expect(decodeBatch(batch(), PATH).tensor).toBeUndefined();
+  });
+
+  it.each([
+    [
+      'a shape of another rank',
+      { shape: [2, 5, 1], dtype: 'D_TYPE_UINT8' },
+      /tensor shape \[2, 5, 1\]/,
+    ],
+    ['a shape of other samples', { shape: [3, 1, 5, 1], dtype: 'D_TYPE_UINT8' }, /for 2 samples/],
+    [
+      'a shape the data does not fill',
+      { dataSizes: [5, 5], shape: [2, 1, 4, 1], dtype: 'D_TYPE_UINT8' },
+      /10 data bytes for a tensor/,
+    ],
+    ['an unknown dtype', { shape: [2, 1, 5, 1], dtype: 'D_TYPE_FLOAT7' }, /unknown tensor dtype/],
+  ])('rejects a raw batch with %s', (_name, overrides, message) => {
+    const error = decodeError(batch(overrides as Partial<Batch__Output>));
+    expect(error.code).toBe(status.DATA_LOSS);
+    expect(error.details).toMatch(message);
+  });
+
   it('rejects a response without a batch', () => {
     expect(decodeError(null).details).toMatch(/response without a batch/);
   });

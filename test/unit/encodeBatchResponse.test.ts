@@ -212,4 +212,32 @@ describe('encodeBatchResponse', () => {
     const limit = 200 * 2 + 200 * 64 + 256 + token.length;
     expect(encodeBatchResponse(b, token, limit).message.length).toBeLessThanOrEqual(limit);
   });
+
+  it('a raw tensor batch carries its shape, dtype and undecodable count, decoded by protobufjs', () => {
+    const samples = [0, 1, 2].map((i) => sample(i, 4 * 5 * 3));
+    const b = batch(samples, { skippedUndecodable: 2, skippedMissing: 1 });
+    const { message } = encodeBatchResponse(b, token, LIMIT, [4, 5, 3]);
+    const decoded = method.responseDeserialize(message) as StreamBatchesResponse;
+    expect(decoded.batch?.shape).toEqual([3, 4, 5, 3]);
+    expect(decoded.batch?.dtype).toBe('D_TYPE_UINT8');
+    expect(decoded.batch?.skippedUndecodable).toBe(2);
+    expect(decoded.batch?.skippedMissing).toBe(1);
+    expect(Buffer.from(decoded.batch!.data as Uint8Array)).toEqual(
+      Buffer.concat(samples.map((s) => s.data)),
+    );
+    // An empty batch (every sample skipped) still says its element shape.
+    const empty = encodeBatchResponse(
+      batch([], { skippedUndecodable: 4 }),
+      token,
+      LIMIT,
+      [4, 5, 3],
+    );
+    const e = method.responseDeserialize(empty.message) as StreamBatchesResponse;
+    expect(e.batch?.shape).toEqual([0, 4, 5, 3]);
+  });
+
+  it('refuses a raw sample whose size is not one element of the tensor', () => {
+    const b = batch([sample(0, 60), sample(1, 59)]);
+    expect(() => encodeBatchResponse(b, token, LIMIT, [4, 5, 3])).toThrow(/59 bytes .* 4x5x3/);
+  });
 });

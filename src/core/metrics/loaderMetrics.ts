@@ -114,7 +114,7 @@ export function createLoaderMetrics(): LoaderMetrics {
     }),
     transformFailures: new Counter({
       name: 'scylla_loader_transform_failures_total',
-      help: 'Samples that could not be decoded, by reason (empty, unsupported_format, pixel_limit, corrupt).',
+      help: 'Samples that could not be decoded, by reason (empty, unsupported_format, pixel_limit, truncated, corrupt).',
       labelNames: ['reason'],
       registers: [registry],
     }),

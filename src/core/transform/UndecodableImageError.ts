@@ -1,7 +1,8 @@
 import { LoaderError } from '../errors/LoaderError.js';
 
 /** Why a sample could not be decoded (a label of the failures metric). */
-export type UndecodableReason = 'empty' | 'unsupported_format' | 'pixel_limit' | 'corrupt';
+export type UndecodableReason =
+  'empty' | 'unsupported_format' | 'pixel_limit' | 'truncated' | 'corrupt';
 
 /**
  * A sample whose bytes are not an image the transform can decode: DATA_LOSS, since the stored

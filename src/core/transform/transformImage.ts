@@ -1,6 +1,7 @@
 import sharp, { type KernelEnum, type Metadata, type Sharp } from 'sharp';
 import { LoaderError } from '../errors/LoaderError.js';
 import { type TransformPlan, planTransform } from './planTransform.js';
+import { isTruncated } from './truncation.js';
 import type { SampleRandom } from './SampleRandom.js';
 import type { Interpolation, TransformSpec } from './TransformSpec.js';
 import { type UndecodableReason, UndecodableImageError } from './UndecodableImageError.js';
@@ -16,6 +17,22 @@ export interface TransformedImage {
   sourcePixels: number;
 }
 
+/**
+ * Raster formats a transform decodes. Vector and document formats (SVG, PDF) are refused: their
+ * pixel count is whatever they ask to be rendered at, and rendering is open-ended work.
+ */
+const DECODABLE_FORMATS: ReadonlySet<string> = new Set([
+  'jpeg',
+  'png',
+  'webp',
+  'gif',
+  'tiff',
+  'avif',
+  'heif',
+  'jp2',
+  'jxl',
+]);
+
 const KERNELS: Record<Interpolation, KernelEnum[keyof KernelEnum]> = {
   bilinear: 'linear',
   bicubic: 'cubic',
@@ -26,9 +43,10 @@ const KERNELS: Record<Interpolation, KernelEnum[keyof KernelEnum]> = {
 /**
  * Decodes and transforms one sample with sharp, off the event loop (libvips runs on libuv's
  * thread pool). The header is read first: an image over `maxPixels` is refused before any
- * pixel is allocated (a decompression bomb), and its oriented size plans the crop. Then one
- * sharp pipeline does orientation, resize, crop, flip, colour conversion and output, except a
- * resize followed by a random-resized crop, which needs two resizes and so two pipelines.
+ * pixel is allocated (a decompression bomb), a JPEG or PNG without its end is refused, and the
+ * oriented size plans the crop. Then one sharp pipeline does orientation, resize, crop, flip,
+ * colour conversion and output; a conversion that must come first (alpha, colour to grey) and a
+ * resize followed by a random-resized crop (two resizes) each add a pipeline before it.
  *
  * @throws {@link UndecodableImageError} for bytes that are not a decodable image (empty,
  *   unsupported format, over the pixel limit, corrupt or truncated).
@@ -48,11 +66,23 @@ export async function transformImage(
   } catch (err) {
     throw undecodable(err);
   }
+  if (!DECODABLE_FORMATS.has(meta.format)) {
+    throw new UndecodableImageError(
+      'unsupported_format',
+      `${meta.format} is not a format transforms decode (${[...DECODABLE_FORMATS].join(', ')})`,
+    );
+  }
   if (meta.width * meta.height > maxPixels) {
     throw new UndecodableImageError(
       'pixel_limit',
       `the image is ${meta.width}x${meta.height}, over the server's limit of ${maxPixels} pixels ` +
         '(SCYLLA_LOADER_MAX_IMAGE_PIXELS)',
+    );
+  }
+  if (isTruncated(data, meta.format)) {
+    throw new UndecodableImageError(
+      'truncated',
+      `the ${meta.format} image is truncated (its end marker is missing)`,
     );
   }
   const plan = planTransform(spec, meta.autoOrient.width, meta.autoOrient.height, random);

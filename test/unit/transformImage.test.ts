@@ -1,0 +1,200 @@
+import zlib from 'node:zlib';
+import sharp, { type Sharp } from 'sharp';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SampleRandom } from '../../src/core/transform/SampleRandom.js';
+import { transformImage } from '../../src/core/transform/transformImage.js';
+import type {
+  CropSpec,
+  OutputSpec,
+  TransformSpec,
+} from '../../src/core/transform/TransformSpec.js';
+import { UndecodableImageError } from '../../src/core/transform/UndecodableImageError.js';
+import { patternPixels } from '../support/imageDataset.js';
+
+const LIMIT = 50_000_000;
+const random = (i = 0): SampleRandom => new SampleRandom(1n, 0, Buffer.alloc(16, i));
+const inputs: Record<string, Buffer> = {};
+
+beforeAll(async () => {
+  const raw = (w: number, h: number, seed: number): Sharp =>
+    sharp(patternPixels(w, h, seed), { raw: { width: w, height: h, channels: 3 } });
+  inputs['rgb.jpg'] = await raw(120, 90, 1).jpeg().toBuffer();
+  inputs['exif6.jpg'] = await raw(120, 90, 2).jpeg().withMetadata({ orientation: 6 }).toBuffer();
+  inputs['cmyk.jpg'] = await raw(90, 120, 3).toColourspace('cmyk').jpeg().toBuffer();
+  inputs['grey.png'] = await raw(100, 100, 4).toColourspace('b-w').png().toBuffer();
+  inputs['rgba.png'] = await raw(80, 110, 5).ensureAlpha(0.3).png().toBuffer();
+  inputs['grey16.png'] = await raw(64, 48, 6).toColourspace('grey16').png().toBuffer();
+});
+
+function spec(parts: Partial<TransformSpec>): TransformSpec {
+  return {
+    channels: 3,
+    resize: 0,
+    crop: { kind: 'none' },
+    flipProbability: 0,
+    interpolation: 'bilinear',
+    output: { format: 'raw' },
+    badImage: 'fail',
+    ...parts,
+  };
+}
+
+/** The oriented size of an input, as a trainer sees it. */
+const ORIENTED: Record<string, [number, number]> = {
+  'rgb.jpg': [120, 90],
+  'exif6.jpg': [90, 120],
+  'cmyk.jpg': [90, 120],
+  'grey.png': [100, 100],
+  'rgba.png': [80, 110],
+  'grey16.png': [64, 48],
+};
+
+describe('transformImage', () => {
+  it('gives the planned shape and dtype for every option combination and input kind', async () => {
+    const crops: CropSpec[] = [
+      { kind: 'none' },
+      { kind: 'center', height: 40, width: 30 },
+      { kind: 'random-resized', height: 32, width: 48, scale: [0.08, 1], ratio: [3 / 4, 4 / 3] },
+    ];
+    const outputs: OutputSpec[] = [
+      { format: 'raw' },
+      { format: 'jpeg', quality: 80 },
+      { format: 'webp', quality: 80 },
+    ];
+    let checked = 0;
+    for (const [name, data] of Object.entries(inputs)) {
+      for (const channels of [1, 3] as const) {
+        for (const resize of [0, 50]) {
+          for (const crop of crops) {
+            for (const flipProbability of [0, 1]) {
+              for (const output of outputs) {
+                if (output.format === 'raw' && crop.kind === 'none') continue;
+                const s = spec({ channels, resize, crop, flipProbability, output });
+                const out = await transformImage(data, s, random(), LIMIT);
+                const [w0, h0] = ORIENTED[name]!;
+                const scaled =
+                  resize === 0
+                    ? [w0, h0]
+                    : w0 <= h0
+                      ? [resize, Math.floor((resize * h0) / w0)]
+                      : [Math.floor((resize * w0) / h0), resize];
+                const [w, h] = crop.kind === 'none' ? scaled : [crop.width, crop.height];
+                const what = `${name} ${JSON.stringify({ channels, resize, crop: crop.kind, flipProbability, output: output.format })}`;
+                expect([out.width, out.height], what).toEqual([w, h]);
+                if (output.format === 'raw') {
+                  expect(out.channels, what).toBe(channels);
+                  expect(out.data.length, what).toBe(w! * h! * channels);
+                } else {
+                  const meta = await sharp(out.data).metadata();
+                  expect([meta.format, meta.width, meta.height], what).toEqual([
+                    output.format,
+                    w,
+                    h,
+                  ]);
+                }
+                checked++;
+              }
+            }
+          }
+        }
+      }
+    }
+    expect(checked).toBe(6 * 2 * 2 * 2 * 8);
+  });
+
+  it('mirrors exactly: flip 1 is flip 0 with every row reversed', async () => {
+    for (const crop of [
+      { kind: 'center', height: 40, width: 31 },
+      { kind: 'random-resized', height: 30, width: 30, scale: [0.2, 0.5], ratio: [1, 1] },
+    ] as const) {
+      for (const resize of [0, 64]) {
+        const a = await transformImage(
+          inputs['rgb.jpg']!,
+          spec({ crop, resize }),
+          random(3),
+          LIMIT,
+        );
+        const b = await transformImage(
+          inputs['rgb.jpg']!,
+          spec({ crop, resize, flipProbability: 1 }),
+          random(3),
+          LIMIT,
+        );
+        const mirrored = Buffer.alloc(a.data.length);
+        for (let y = 0; y < a.height; y++) {
+          for (let x = 0; x < a.width; x++) {
+            const src = (y * a.width + (a.width - 1 - x)) * 3;
+            a.data.copy(mirrored, (y * a.width + x) * 3, src, src + 3);
+          }
+        }
+        expect(b.data.equals(mirrored), `${crop.kind} resize ${resize}`).toBe(true);
+      }
+    }
+  });
+
+  it('refuses undecodable bytes with the reason: empty, not an image, corrupt, truncated (whatever the crop reads)', async () => {
+    const reasonOf = async (data: Buffer): Promise<string> => {
+      try {
+        await transformImage(
+          data,
+          spec({ crop: { kind: 'center', height: 8, width: 8 } }),
+          random(),
+          LIMIT,
+        );
+      } catch (err) {
+        expect(err).toBeInstanceOf(UndecodableImageError);
+        expect((err as UndecodableImageError).code).toBe('DATA_LOSS');
+        return (err as UndecodableImageError).reason;
+      }
+      return 'decoded';
+    };
+    const jpeg = inputs['rgb.jpg']!;
+    const corrupt = Buffer.from(jpeg);
+    corrupt.fill(0x55, 200, corrupt.length - 2);
+    const png = inputs['grey.png']!;
+    expect(await reasonOf(Buffer.alloc(0))).toBe('empty');
+    expect(await reasonOf(Buffer.from('not an image at all'))).toBe('unsupported_format');
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="20000" height="20000"/>';
+    expect(await reasonOf(Buffer.from(svg))).toBe('unsupported_format');
+    expect(await reasonOf(corrupt)).toBe('corrupt');
+    // Truncated files fail whatever the crop reads (here the middle 8 x 8 only).
+    expect(await reasonOf(jpeg.subarray(0, jpeg.length - 100))).toBe('truncated');
+    expect(await reasonOf(png.subarray(0, png.length >> 1))).toBe('truncated');
+    // A JPEG cut inside its header fails to decode at all.
+    expect(await reasonOf(jpeg.subarray(0, 150))).toMatch(/^(corrupt|truncated)$/);
+  });
+
+  it('refuses a decompression bomb from its header, before allocating its pixels', async () => {
+    // A PNG whose header says 60,000 x 60,000 (3.6 gigapixels, 10.8 GB as RGB) with a few
+    // bytes of data: decoding it would allocate the lot.
+    const ihdr = Buffer.alloc(13);
+    ihdr.writeUInt32BE(60_000, 0);
+    ihdr.writeUInt32BE(60_000, 4);
+    ihdr.set([8, 2, 0, 0, 0], 8);
+    const chunk = (type: string, body: Buffer): Buffer => {
+      const len = Buffer.alloc(4);
+      len.writeUInt32BE(body.length);
+      const typeAndBody = Buffer.concat([Buffer.from(type, 'latin1'), body]);
+      const crc = Buffer.alloc(4);
+      crc.writeUInt32BE(zlib.crc32(typeAndBody) >>> 0);
+      return Buffer.concat([len, typeAndBody, crc]);
+    };
+    const bomb = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      chunk('IHDR', ihdr),
+      chunk('IDAT', zlib.deflateSync(Buffer.alloc(1000))),
+      chunk('IEND', Buffer.alloc(0)),
+    ]);
+    const rss = process.memoryUsage().rss;
+    const err = await transformImage(
+      bomb,
+      spec({ crop: { kind: 'center', height: 8, width: 8 } }),
+      random(),
+      89_478_485,
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UndecodableImageError);
+    expect((err as UndecodableImageError).reason).toBe('pixel_limit');
+    expect((err as Error).message).toContain('60000x60000');
+    expect(process.memoryUsage().rss - rss).toBeLessThan(200 * 2 ** 20);
+  });
+});
