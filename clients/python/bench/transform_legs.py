@@ -92,13 +92,22 @@ def wire_bytes(batch: Any) -> int:
     return len(batch.data) + len(batch.id_bytes) + len(batch.resume_token)
 
 
-def as_tensor(batch: Any) -> Any:
+def as_tensor(batch: Any, transform: dict[str, Any]) -> Any:
     """A RAW batch as a torch uint8 NCHW view over the received bytes (no copy)."""
     import torch
 
     if hasattr(batch, "tensor"):
         return batch.tensor()
-    n, h, w, c = (int(d) for d in batch.shape)
+    shape = [int(d) for d in getattr(batch, "shape", [])]
+    if not shape:
+        # A client without the batch's shape: the request's crop fixes every sample's.
+        crop = transform["randomResizedCrop"]
+        h, w, c = int(crop["height"]), int(crop["width"]), int(transform.get("channels") or 3)
+        if len(batch.data) % (h * w * c) != 0:
+            raise ValueError(f"a RAW batch of {len(batch.data)} bytes is not a whole number of "
+                             f"{h}x{w}x{c} images")
+        shape = [len(batch.data) // (h * w * c), h, w, c]
+    n, h, w, c = shape
     if n == 0:
         return torch.empty((0, c, h, w), dtype=torch.uint8)
     # Read-only bytes: torch warns once that writing to the tensor would be undefined.
@@ -122,10 +131,6 @@ def server_stream(client: Any, config: dict[str, Any], *, seed: int, epochs: int
     return BatchStream(client, request, None, None)
 
 
-def batch_shape(batch: Any) -> list[int]:
-    return [int(d) for d in getattr(batch, "shape", [])]
-
-
 def leg_server(config: dict[str, Any]) -> dict[str, Any]:
     from scylla_loader import LoaderClient
 
@@ -144,7 +149,7 @@ def leg_server(config: dict[str, Any]) -> dict[str, Any]:
             nbytes += wire_bytes(batch)
             skipped += int(getattr(batch, "skipped_undecodable", 0))
             if raw:
-                tensor = as_tensor(batch)
+                tensor = as_tensor(batch, config["transform"])
                 images += int(tensor.shape[0])
                 shape = list(tensor.shape)
             else:
