@@ -182,8 +182,8 @@ async function runLeg(
   const child = startBenchChild<TransformLegChildResult>(`transform_legs.py ${leg.name}`, config, {
     executable: options.python,
     args: [LEG_SCRIPT],
-    // Generous: a slow Python leg on a busy machine must not be cut short (10 ms per image).
-    timeoutMs: Math.max(600_000, expected * 100 * 10),
+    // Generous: a slow Python leg on a busy machine must not be cut short (100 ms an image).
+    timeoutMs: Math.max(600_000, expected * 100),
   });
   const { result, cpu } = await measureLoaderRun(
     child,
