@@ -218,6 +218,7 @@ function assembled(samples: Buffer[]): AssembledBatch {
       data,
     })),
     skippedMissing: 0,
+    skippedUndecodable: 0,
     lastInEpoch: false,
     resume: { epoch: 0, low: 0, deliveredAbove: [], nextBatchIndex: 1 },
     firstArrivalAt: 0,

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: sizes libuv's thread pool before any module can use it.
+import './sizeThreadPool.js';
 import { Command } from 'commander';
 import { registerBenchIfPresent } from './registerBenchIfPresent.js';
 import { registerDbCommand } from './commands/db.js';

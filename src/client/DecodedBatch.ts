@@ -30,6 +30,13 @@ export interface DecodedBatch {
   resumeToken: Buffer;
   /** Samples of this batch's share skipped because their row was missing. */
   skippedMissing: number;
+  /** Samples of this batch's share skipped because they could not be decoded (transform). */
+  skippedUndecodable: number;
+  /**
+   * With a raw transform: `data` as one uint8 tensor, `shape` [samples, height, width,
+   * channels], row-major (a view, no copy); undefined for bytes as stored or re-encoded.
+   */
+  tensor: { data: Uint8Array; shape: [number, number, number, number]; dtype: 'uint8' } | undefined;
   /** True on the rank's last batch of the epoch. */
   lastInEpoch: boolean;
 }

@@ -1,3 +1,5 @@
+import type { TransformOptions } from './TransformOptions.js';
+
 /** How a split's N samples are divided among W ranks (proto `ShardRule`). */
 export type ShardRuleName = 'uneven' | 'pad' | 'drop';
 /** Order of an epoch's samples (proto `ShuffleMode`). */
@@ -49,4 +51,6 @@ export interface StreamBatchesOptions {
    * `streamBatches` call; pass it to continue after the trainer process restarted.
    */
   resumeToken?: Uint8Array;
+  /** Server-side decoding and augmentation (default: every sample's bytes as stored). */
+  transform?: TransformOptions;
 }

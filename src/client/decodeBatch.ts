@@ -56,6 +56,19 @@ export function decodeBatch(batch: Batch__Output | null, path: string): DecodedB
   if (batch.labelBlobs.length > 0) {
     labelBlobs = blobViews;
   }
+  let tensor: DecodedBatch['tensor'];
+  if (batch.shape.length > 0 || batch.dtype !== 'D_TYPE_UNSPECIFIED') {
+    if (batch.dtype !== 'D_TYPE_UINT8') fail(`unknown tensor dtype ${batch.dtype}`);
+    if (batch.shape.length !== 4 || batch.shape[0] !== n) {
+      fail(`tensor shape [${batch.shape.join(', ')}] for ${n} samples (want [n, h, w, c])`);
+    }
+    const shape = batch.shape as [number, number, number, number];
+    const elements = shape[1] * shape[2] * shape[3];
+    if (batch.data.length !== n * elements || batch.dataSizes.some((s) => s !== elements)) {
+      fail(`${batch.data.length} data bytes for a tensor of shape [${shape.join(', ')}]`);
+    }
+    tensor = { data: batch.data, shape, dtype: 'uint8' };
+  }
   const ids = new Array<string>(n);
   for (let i = 0; i < n; i++) {
     ids[i] = uuidFromBytes(batch.ids, i * 16);
@@ -71,6 +84,8 @@ export function decodeBatch(batch: Batch__Output | null, path: string): DecodedB
     labelBlobs,
     resumeToken: batch.resumeToken,
     skippedMissing: batch.skippedMissing,
+    skippedUndecodable: batch.skippedUndecodable,
+    tensor,
     lastInEpoch: batch.lastInEpoch,
   };
 }

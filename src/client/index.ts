@@ -31,4 +31,10 @@ export type {
   StreamBatchesOptions,
 } from './StreamBatchesOptions.js';
 export type { SplitSet, SplitSetPart } from './SplitSet.js';
+export type {
+  BadImagePolicyName,
+  InterpolationName,
+  TransformOptions,
+  TransformOutputName,
+} from './TransformOptions.js';
 export type { CallOptions, ReconnectInfo, StreamCallOptions } from './StreamCallOptions.js';

@@ -1,8 +1,12 @@
+import type { BadImagePolicy__Output } from '../generated/scylla_loader/v1/BadImagePolicy.js';
+import type { Interpolation__Output } from '../generated/scylla_loader/v1/Interpolation.js';
+import type { TransformOutput__Output } from '../generated/scylla_loader/v1/TransformOutput.js';
 import type { MissingSamplePolicy__Output } from '../generated/scylla_loader/v1/MissingSamplePolicy.js';
 import type { Ordering__Output } from '../generated/scylla_loader/v1/Ordering.js';
 import type { ShardRule__Output } from '../generated/scylla_loader/v1/ShardRule.js';
 import type { ShuffleMode__Output } from '../generated/scylla_loader/v1/ShuffleMode.js';
 import type { StreamBatchesRequest } from '../generated/scylla_loader/v1/StreamBatchesRequest.js';
+import type { Transform } from '../generated/scylla_loader/v1/Transform.js';
 import type {
   MissingSamplePolicyName,
   OrderingName,
@@ -10,6 +14,12 @@ import type {
   ShuffleModeName,
   StreamBatchesOptions,
 } from './StreamBatchesOptions.js';
+import type {
+  BadImagePolicyName,
+  InterpolationName,
+  TransformOptions,
+  TransformOutputName,
+} from './TransformOptions.js';
 
 const SHARD_RULES: Record<ShardRuleName, ShardRule__Output> = {
   uneven: 'SHARD_RULE_UNEVEN',
@@ -27,6 +37,22 @@ const ORDERINGS: Record<OrderingName, Ordering__Output> = {
 const MISSING_SAMPLE_POLICIES: Record<MissingSamplePolicyName, MissingSamplePolicy__Output> = {
   fail: 'MISSING_SAMPLE_POLICY_FAIL',
   skip: 'MISSING_SAMPLE_POLICY_SKIP',
+};
+
+const INTERPOLATIONS: Record<InterpolationName, Interpolation__Output> = {
+  bilinear: 'INTERPOLATION_BILINEAR',
+  bicubic: 'INTERPOLATION_BICUBIC',
+  lanczos3: 'INTERPOLATION_LANCZOS3',
+  nearest: 'INTERPOLATION_NEAREST',
+};
+const TRANSFORM_OUTPUTS: Record<TransformOutputName, TransformOutput__Output> = {
+  raw: 'TRANSFORM_OUTPUT_RAW',
+  jpeg: 'TRANSFORM_OUTPUT_JPEG',
+  webp: 'TRANSFORM_OUTPUT_WEBP',
+};
+const BAD_IMAGE_POLICIES: Record<BadImagePolicyName, BadImagePolicy__Output> = {
+  fail: 'BAD_IMAGE_POLICY_FAIL',
+  skip: 'BAD_IMAGE_POLICY_SKIP',
 };
 
 const UINT64_MAX = 2n ** 64n - 1n;
@@ -122,5 +148,62 @@ export function toProtoRequest(options: StreamBatchesOptions): StreamBatchesRequ
     resumeToken: token
       ? Buffer.from(token.buffer, token.byteOffset, token.byteLength)
       : Buffer.alloc(0),
+    ...(options.transform ? { transform: toProtoTransform(options.transform) } : {}),
+  };
+}
+
+/**
+ * The SDK's transform as the proto's: enum names to values, ranges to their two fields. Only
+ * what protobuf would wrap is refused here (a RangeError); the server checks the rest and
+ * answers INVALID_ARGUMENT naming the field. @internal
+ */
+export function toProtoTransform(t: TransformOptions): Transform {
+  if (t.centerCrop && t.randomResizedCrop) {
+    throw new RangeError('transform takes centerCrop or randomResizedCrop, not both');
+  }
+  const rrc = t.randomResizedCrop;
+  return {
+    channels: uint32('transform.channels', t.channels),
+    resize: uint32('transform.resize', t.resize),
+    ...(t.centerCrop
+      ? {
+          centerCrop: {
+            height: uint32('transform.centerCrop.height', t.centerCrop.height),
+            width: uint32('transform.centerCrop.width', t.centerCrop.width),
+          },
+        }
+      : {}),
+    ...(rrc
+      ? {
+          randomResizedCrop: {
+            height: uint32('transform.randomResizedCrop.height', rrc.height),
+            width: uint32('transform.randomResizedCrop.width', rrc.width),
+            scaleMin: rrc.scale?.[0] ?? 0,
+            scaleMax: rrc.scale?.[1] ?? 0,
+            ratioMin: rrc.ratio?.[0] ?? 0,
+            ratioMax: rrc.ratio?.[1] ?? 0,
+          },
+        }
+      : {}),
+    horizontalFlip: t.horizontalFlip ?? 0,
+    interpolation: enumValue(
+      INTERPOLATIONS,
+      'transform.interpolation',
+      t.interpolation,
+      'INTERPOLATION_UNSPECIFIED',
+    ),
+    output: enumValue(
+      TRANSFORM_OUTPUTS,
+      'transform.output',
+      t.output,
+      'TRANSFORM_OUTPUT_UNSPECIFIED',
+    ),
+    quality: uint32('transform.quality', t.quality),
+    badImagePolicy: enumValue(
+      BAD_IMAGE_POLICIES,
+      'transform.badImagePolicy',
+      t.badImagePolicy,
+      'BAD_IMAGE_POLICY_UNSPECIFIED',
+    ),
   };
 }

@@ -78,3 +78,25 @@ export {
 export { splitTablesExist } from './splits/splitTablesExist.js';
 export { type StreamLimits, streamLimitsSchema } from './config/streamLimits.js';
 export { type DbPath, type DbPathConfig, dbPathSchema } from './db/DbPath.js';
+export { type TransformLimits, transformLimitsSchema } from './config/transformLimits.js';
+export {
+  type CropSpec,
+  type Interpolation,
+  type OutputSpec,
+  type TransformSpec,
+  rawSampleShape,
+} from './transform/TransformSpec.js';
+export { TransformPool, type TransformPoolOptions } from './transform/TransformPool.js';
+export { StreamTransformer } from './transform/StreamTransformer.js';
+export { transformImage, type TransformedImage } from './transform/transformImage.js';
+export { SampleRandom } from './transform/SampleRandom.js';
+export {
+  UndecodableImageError,
+  type UndecodableReason,
+} from './transform/UndecodableImageError.js';
+export {
+  cpuQuotaFrom,
+  defaultTransformSlots,
+  readCpuQuota,
+  threadPoolSizeFor,
+} from './transform/cpuQuota.js';

@@ -42,11 +42,21 @@ function isCommandOfNode(pid: number, node: NodeLayout): boolean {
   // state folder reached through a symbolic link (a second checkout sharing one node) is the
   // same node, so the real path counts too.
   if (!cmdline.includes('CassandraDaemon')) return false;
-  const dirs = new Set([node.dir]);
+  const flag = '\0-Dcassandra.storagedir=';
+  const start = cmdline.indexOf(flag);
+  if (start < 0) return false;
+  const end = cmdline.indexOf('\0', start + flag.length);
+  const storageDir = cmdline.slice(start + flag.length, end < 0 ? undefined : end);
+  return sameFolder(storageDir, node.dir);
+}
+
+/** True when both paths name one folder, however reached (a symbolic link on either side). */
+function sameFolder(a: string, b: string): boolean {
+  if (a === b) return true;
   try {
-    dirs.add(realpathSync(node.dir));
+    return realpathSync(a) === realpathSync(b);
   } catch {
-    // The folder is gone: only the path as given can match.
+    // Either folder is gone: only equal paths can match.
+    return false;
   }
-  return [...dirs].some((dir) => cmdline.includes(`\0-Dcassandra.storagedir=${dir}\0`));
 }

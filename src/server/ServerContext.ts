@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ServerConfig } from './config/serverConfig.js';
-import type { DbPath, LoaderMetrics } from '../core/index.js';
+import type { DbPath, LoaderMetrics, TransformPool } from '../core/index.js';
 
 /** What every RPC handler of a loader process shares. */
 export interface ServerContext {
@@ -11,4 +11,6 @@ export interface ServerContext {
   logger: Logger;
   /** Key of the resume tokens' HMAC. */
   resumeKey: Buffer;
+  /** The process's transform slots, shared by its streams. */
+  transforms: TransformPool;
 }

@@ -8,7 +8,15 @@ import type { StreamBatchesRequest__Output } from '../generated/scylla_loader/v1
 import type { StreamBatchesResponse } from '../generated/scylla_loader/v1/StreamBatchesResponse.js';
 import { loadLoaderProto } from '../proto/loadLoaderProto.js';
 import { createStreamAdmission } from './admission.js';
-import { parseResumeKey, connectDbPaths, LoaderError, createLoaderMetrics } from '../core/index.js';
+import {
+  parseResumeKey,
+  connectDbPaths,
+  LoaderError,
+  createLoaderMetrics,
+  defaultTransformSlots,
+  readCpuQuota,
+  TransformPool,
+} from '../core/index.js';
 import type { ServerConfig } from './config/serverConfig.js';
 import { createLogger } from './createLogger.js';
 import { createReflectionService } from './createReflectionService.js';
@@ -71,7 +79,8 @@ export async function createLoaderServer(
   // before connecting: a missing descriptor set fails the start with nothing to close.
   const reflection = createReflectionService();
   const paths = await connectDbPaths(config);
-  const context: ServerContext = { config, paths, metrics, logger, resumeKey };
+  const transforms = createTransformPool(config, metrics, logger);
+  const context: ServerContext = { config, paths, metrics, logger, resumeKey, transforms };
 
   const server = new grpc.Server(grpcServerOptions(config));
   const admission = createStreamAdmission({
@@ -215,4 +224,31 @@ async function bind(server: grpc.Server, host: string, port: number): Promise<nu
       { cause: err },
     );
   }
+}
+
+/**
+ * The process's transform slots: as configured, or one per CPU of the process's quota. The
+ * slots run on libuv's thread pool, whose size is fixed when the process first uses it (the CLI
+ * sizes it at start, see `src/cli/sizeThreadPool.ts`): more slots than pool threads would only
+ * queue inside libuv, so that is logged.
+ */
+function createTransformPool(
+  config: ServerConfig,
+  metrics: ReturnType<typeof createLoaderMetrics>,
+  logger: Logger,
+): TransformPool {
+  const quota = readCpuQuota();
+  const slots = config.transformConcurrency || defaultTransformSlots(quota);
+  const perStream = Math.min(slots, config.transformsPerStream || slots);
+  const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+  const fields = { cpuQuota: Number(quota.toFixed(2)), slots, perStream, uvThreadPool: threads };
+  if (slots > threads) {
+    logger.warn(
+      fields,
+      'transform slots exceed the libuv thread pool; set UV_THREADPOOL_SIZE to at least slots + 2',
+    );
+  } else {
+    logger.info(fields, 'transform pool');
+  }
+  return new TransformPool({ slots, perStream, maxPixels: config.maxImagePixels, metrics });
 }

@@ -27,6 +27,9 @@ function batch(overrides: Partial<Batch__Output> = {}): Batch__Output {
     resumeToken: message.subarray(45, 48),
     skippedMissing: 1,
     lastInEpoch: true,
+    shape: [],
+    dtype: 'D_TYPE_UNSPECIFIED',
+    skippedUndecodable: 0,
     ...overrides,
   };
 }

@@ -38,6 +38,7 @@ function batch(samples: FetchedSample[], fields: Partial<AssembledBatch> = {}): 
     index: 0,
     samples,
     skippedMissing: 0,
+    skippedUndecodable: 0,
     lastInEpoch: false,
     resume: { epoch: 0, low: 0, deliveredAbove: [], nextBatchIndex: 0 },
     firstArrivalAt: 0,

@@ -7,6 +7,8 @@ const limits = {
   defaultPrefetch: 4,
   maxPrefetch: 64,
   maxWindowSamples: 65_536,
+  maxTransformSide: 4096,
+  maxMessageBytes: 256 * 1024 * 1024,
 };
 const base: StreamBatchesRequest__Output = {
   dataset: 'mnist',
@@ -24,6 +26,7 @@ const base: StreamBatchesRequest__Output = {
   prefetch: 0,
   missingSamplePolicy: 'MISSING_SAMPLE_POLICY_UNSPECIFIED',
   resumeToken: Buffer.alloc(0),
+  transform: null,
 };
 
 describe('validateStreamRequest', () => {

@@ -26,6 +26,10 @@ export interface ServeFlags extends DbFlags {
   keepaliveTimeMs?: string;
   keepaliveTimeoutMs?: string;
   idCacheBytes?: string;
+  maxImagePixels?: string;
+  maxTransformSide?: string;
+  transformConcurrency?: string;
+  transformsPerStream?: string;
   connectionsPerHost?: string;
   requestTimeoutMs?: string;
   extraPath: ExtraPathSpec[];
@@ -105,6 +109,30 @@ const NUMERIC_FLAGS: NumericFlag[] = [
     'HTTP/2 ping timeout (ms)',
   ],
   ['idCacheBytes', '--id-cache-bytes', 'SCYLLA_LOADER_ID_CACHE_BYTES', 'bytes of split ids cached'],
+  [
+    'maxImagePixels',
+    '--max-image-pixels',
+    'SCYLLA_LOADER_MAX_IMAGE_PIXELS',
+    'largest image (width x height) a transform decodes; larger ones are refused unread',
+  ],
+  [
+    'maxTransformSide',
+    '--max-transform-side',
+    'SCYLLA_LOADER_MAX_TRANSFORM_SIDE',
+    'largest resize or crop side a request may ask for',
+  ],
+  [
+    'transformConcurrency',
+    '--transform-concurrency',
+    'SCYLLA_LOADER_TRANSFORM_CONCURRENCY',
+    'transforms the process runs at once (0: one per CPU of its quota)',
+  ],
+  [
+    'transformsPerStream',
+    '--transforms-per-stream',
+    'SCYLLA_LOADER_TRANSFORMS_PER_STREAM',
+    'transforms one stream runs at once (0: as many as the process)',
+  ],
 ];
 
 /** Database flags `serve` adds to the common ones: the pool matters for a server. */

@@ -6,7 +6,9 @@ export interface AssembledBatch {
   epoch: number;
   index: number;
   samples: FetchedSample[];
+  /** Positions of this batch's share left out: no row (missing), or undecodable. */
   skippedMissing: number;
+  skippedUndecodable: number;
   lastInEpoch: boolean;
   /** Where a stream resumed right after this batch continues. */
   resume: ResumeState;

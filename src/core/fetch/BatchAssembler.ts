@@ -37,8 +37,11 @@ export class BatchAssembler {
   private arrived: FetchedSample[] = [];
   /** Arrived samples by position, in-order mode. */
   private readonly arrivedByPosition = new Map<number, FetchedSample>();
-  /** Positions without a row, skipped and not yet accounted in a batch. */
-  private readonly skipped = new Set<number>();
+  /**
+   * Positions skipped and not yet accounted in a batch: without a row (`missing`) or not
+   * decodable by the stream's transform (`undecodable`).
+   */
+  private readonly skipped = new Map<number, 'missing' | 'undecodable'>();
   /** Arrival time of every position arrived (or skipped) and not yet delivered. */
   private readonly arrivalTimes = new Map<number, number>();
 
@@ -116,9 +119,21 @@ export class BatchAssembler {
       );
     }
     this.opts.metrics.missingSamples.inc();
-    this.skipped.add(position);
-    this.arrivalTimes.set(position, now);
+    this.skip(position, 'missing', now);
     return undefined;
+  }
+
+  /**
+   * Leaves out an unresolved position whose sample could not be decoded (the bad-image policy
+   * `skip`): it is delivered as skipped, counted in its batch's `skippedUndecodable`.
+   */
+  undecodable(position: number, now: number): void {
+    this.skip(position, 'undecodable', now);
+  }
+
+  private skip(position: number, why: 'missing' | 'undecodable', now: number): void {
+    this.skipped.set(position, why);
+    this.arrivalTimes.set(position, now);
   }
 
   /** Takes the next batch if one is ready, and marks its positions delivered. */
@@ -134,7 +149,7 @@ export class BatchAssembler {
       // keeps the delivered positions above the lowest undelivered one (the token) bounded.
       this.arrived.sort((a, b) => a.position - b.position);
       taken = this.arrived.splice(0, batchSize);
-      skippedNow = [...this.skipped];
+      skippedNow = [...this.skipped.keys()];
     } else {
       taken = [];
       skippedNow = [];
@@ -158,8 +173,10 @@ export class BatchAssembler {
       this.arrivalTimes.delete(s.position);
       this.tracker.markDelivered(s.position);
     }
+    let skippedMissing = 0;
     for (const p of skippedNow) {
       firstArrivalAt = Math.min(firstArrivalAt, this.arrivalTimes.get(p)!);
+      if (this.skipped.get(p) === 'missing') skippedMissing++;
       this.skipped.delete(p);
       this.arrivalTimes.delete(p);
       this.tracker.markDelivered(p);
@@ -178,7 +195,8 @@ export class BatchAssembler {
       epoch: this.epochNumber,
       index,
       samples: taken,
-      skippedMissing: skippedNow.length,
+      skippedMissing,
+      skippedUndecodable: skippedNow.length - skippedMissing,
       lastInEpoch,
       resume,
       firstArrivalAt,

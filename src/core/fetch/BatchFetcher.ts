@@ -1,9 +1,12 @@
 import type cassandra from 'cassandra-driver';
 import type { ResumeState } from '../resume/resumeToken.js';
 import type { EpochShard } from '../sampling/epochShard.js';
+import type { StreamTransformer } from '../transform/StreamTransformer.js';
+import { UndecodableImageError } from '../transform/UndecodableImageError.js';
 import type { AssembledBatch } from './AssembledBatch.js';
 import { BatchAssembler } from './BatchAssembler.js';
 import { FetchWindow } from './FetchWindow.js';
+import type { FetchedSample } from './FetchedSample.js';
 import type { FetchOptions } from './FetchOptions.js';
 import { PathSelector, type PathState } from './PathSelector.js';
 import { ReadRetries } from './ReadRetries.js';
@@ -46,6 +49,8 @@ export class BatchFetcher {
    * they take no place in the window (the hedger bounds them).
    */
   private inFlight = 0;
+  /** Positions whose sample was read and is being transformed (they hold window places). */
+  private readonly transforming = new Set<number>();
 
   // Per-epoch state.
   private plan!: EpochShard;
@@ -120,17 +125,27 @@ export class BatchFetcher {
     this.wake?.();
   }
 
-  /** Positions requested or holding data until sent (see {@link BatchAssembler.held}). */
+  /**
+   * Positions requested, being transformed, or holding data until sent (see
+   * {@link BatchAssembler.held}): a transform's time counts against the window as a read's does.
+   */
   private get occupancy(): number {
-    return this.inFlight + this.retries.waiting + this.assembler.held;
+    return this.inFlight + this.transforming.size + this.retries.waiting + this.assembler.held;
+  }
+
+  /** True once a position arrived, was skipped or delivered, or is being transformed. */
+  private isTaken(position: number): boolean {
+    return this.transforming.has(position) || this.assembler.isResolved(position);
   }
 
   /** Grows an adaptive window when it alone starves the stream (see {@link FetchWindow}). */
   private growWindowIfStarved(): boolean {
     if (this.closed) return false;
+    // Samples being transformed are work in flight like reads: a window full of them starves
+    // the stream the same way when transforms take long.
     return this.window.growIfStarved(
       this.occupancy,
-      this.inFlight,
+      this.inFlight + this.transforming.size,
       this.retries.waiting,
       this.issueCursor >= this.plan.length,
     );
@@ -170,7 +185,7 @@ export class BatchFetcher {
       (err: unknown) => {
         this.inFlight--;
         this.hedger.settled(position);
-        if (this.closed || epoch !== this.assembler.epoch || this.assembler.isResolved(position)) {
+        if (this.closed || epoch !== this.assembler.epoch || this.isTaken(position)) {
           return;
         }
         this.onError(position, attempt, path, err);
@@ -197,9 +212,11 @@ export class BatchFetcher {
   private onRow(position: number, id: Buffer, row: cassandra.types.Row | null): void {
     // A resolved position: the other read of a hedged pair came first; this one only freed a
     // place.
-    if (!this.assembler.isResolved(position)) {
+    if (!this.isTaken(position)) {
       const now = performance.now();
-      if (row) {
+      if (row && this.opts.transform) {
+        this.transformSample(this.reader.toSample(position, id, row), this.opts.transform);
+      } else if (row) {
         this.assembler.add(this.reader.toSample(position, id, row), now);
       } else {
         const lost = this.assembler.missingRow(position, id, now);
@@ -208,6 +225,37 @@ export class BatchFetcher {
     }
     this.pump();
     this.notify();
+  }
+
+  /**
+   * Transforms a sample before it joins a batch. An undecodable one is skipped and counted, or
+   * ends the stream with DATA_LOSS, as the transform's bad-image policy says; a result that
+   * comes back after the stream closed or its epoch ended is dropped.
+   */
+  private transformSample(sample: FetchedSample, transform: StreamTransformer): void {
+    const epoch = this.assembler.epoch;
+    const { position } = sample;
+    this.transforming.add(position);
+    transform.run(sample.data, sample.id, epoch).then(
+      (data) => {
+        this.transforming.delete(position);
+        if (this.closed || epoch !== this.assembler.epoch) return;
+        this.assembler.add({ ...sample, data }, performance.now());
+        this.pump();
+        this.notify();
+      },
+      (err: unknown) => {
+        this.transforming.delete(position);
+        if (this.closed || epoch !== this.assembler.epoch) return;
+        if (err instanceof UndecodableImageError && transform.spec.badImage === 'skip') {
+          this.assembler.undecodable(position, performance.now());
+        } else {
+          this.failure ??= err;
+        }
+        this.pump();
+        this.notify();
+      },
+    );
   }
 
   private onError(position: number, attempt: number, path: PathState, err: unknown): void {

@@ -2,6 +2,7 @@ import type { DbPath } from '../db/DbPath.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import type { ResumeState } from '../resume/resumeToken.js';
 import type { EpochShard } from '../sampling/epochShard.js';
+import type { StreamTransformer } from '../transform/StreamTransformer.js';
 
 /** What the engine needs to fetch a rank's epochs. */
 export interface FetchOptions {
@@ -30,6 +31,12 @@ export interface FetchOptions {
   /** Backoff before the first retry, doubled for each further one (with jitter). */
   retryBaseMs: number;
   resume?: ResumeState;
+  /**
+   * Transforms every sample after its read, before it can join a batch; a sample being
+   * transformed holds its place in the window. Undecodable samples follow `transform.spec`'s
+   * bad-image policy.
+   */
+  transform?: StreamTransformer;
   paths: readonly DbPath[];
   metrics: LoaderMetrics;
   signal: AbortSignal;

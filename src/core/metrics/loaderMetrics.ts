@@ -20,6 +20,14 @@ export interface LoaderMetrics {
   missingSamples: Counter;
   /** Streams that ended with an error, by gRPC status name. */
   streamErrors: Counter<'code'>;
+  /** Time one sample's transform ran on the thread pool (its slot wait excluded). */
+  transformSeconds: Histogram<'output'>;
+  /** Samples that could not be decoded, by reason (skipped or ending their stream). */
+  transformFailures: Counter<'reason'>;
+  /** Pixels of the transforms' output images. */
+  transformPixels: Counter;
+  /** Transforms waiting for a slot of the process's pool. */
+  transformsWaiting: Gauge;
 }
 
 /** Creates the loader's metrics, with the process metrics, on a fresh registry. */
@@ -95,6 +103,29 @@ export function createLoaderMetrics(): LoaderMetrics {
       name: 'scylla_loader_stream_errors_total',
       help: 'Streams ended with an error, by gRPC status code name.',
       labelNames: ['code'],
+      registers: [registry],
+    }),
+    transformSeconds: new Histogram({
+      name: 'scylla_loader_transform_duration_seconds',
+      help: "Time one sample's server-side transform (decode, resize, crop, output) ran.",
+      labelNames: ['output'],
+      buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    transformFailures: new Counter({
+      name: 'scylla_loader_transform_failures_total',
+      help: 'Samples that could not be decoded, by reason (empty, unsupported_format, pixel_limit, corrupt).',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    transformPixels: new Counter({
+      name: 'scylla_loader_transform_pixels_total',
+      help: 'Pixels produced by server-side transforms (output width x height).',
+      registers: [registry],
+    }),
+    transformsWaiting: new Gauge({
+      name: 'scylla_loader_transforms_waiting',
+      help: "Transforms waiting for a slot of the process's transform pool.",
       registers: [registry],
     }),
   };

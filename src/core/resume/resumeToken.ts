@@ -37,6 +37,12 @@ export function requestFingerprint(fields: {
   shardRule: string;
   shuffle: string;
   dropLast: boolean;
+  /**
+   * The stream's transform: a resumed epoch must give the same pixels (and one shape) as the
+   * part already delivered. Left out when absent, so tokens of streams without one keep the
+   * fingerprint they had before transforms existed.
+   */
+  transform?: unknown;
 }): Buffer {
   const canonical = JSON.stringify([
     fields.dataset,
@@ -51,6 +57,7 @@ export function requestFingerprint(fields: {
     fields.shardRule,
     fields.shuffle,
     fields.dropLast,
+    ...(fields.transform === undefined ? [] : [fields.transform]),
   ]);
   return createHash('sha256').update(canonical).digest().subarray(0, FINGERPRINT_BYTES);
 }

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { dbConfigSchema, dbPathSchema, streamLimitsSchema } from '../../core/index.js';
+import {
+  dbConfigSchema,
+  dbPathSchema,
+  streamLimitsSchema,
+  transformLimitsSchema,
+} from '../../core/index.js';
 
 /**
  * Everything `serve` can be configured with. Defaults suit a loader reaching its database over
@@ -8,6 +13,7 @@ import { dbConfigSchema, dbPathSchema, streamLimitsSchema } from '../../core/ind
  */
 export const serverConfigSchema = z.object({
   ...streamLimitsSchema.shape,
+  ...transformLimitsSchema.shape,
   db: dbConfigSchema,
   /** Extra routes to the database; reads are spread over all routes by observed latency. */
   extraPaths: z.array(dbPathSchema).default([]),

@@ -15,6 +15,10 @@ const TAG_LABEL_BLOB_SIZES = 0x42; // 8, packed uint32
 const TAG_RESUME_TOKEN = 0x4a; // 9, bytes
 const TAG_SKIPPED_MISSING = 0x50; // 10, varint
 const TAG_LAST_IN_EPOCH = 0x58; // 11, varint (bool)
+const TAG_SHAPE = 0x62; // 12, packed uint32
+const TAG_DTYPE = 0x68; // 13, varint (enum)
+const TAG_SKIPPED_UNDECODABLE = 0x70; // 14, varint
+const DTYPE_UINT8 = 1; // D_TYPE_UINT8
 
 /**
  * Encodes a batch as a `scylla_loader.v1.StreamBatchesResponse`, the bytes grpc-js sends
@@ -29,6 +33,10 @@ const TAG_LAST_IN_EPOCH = 0x58; // 11, varint (bool)
  * and proto3 defaults (0, false, empty) are left out: protobufjs writes them when the object
  * sets them, which decodes to the same message.
  *
+ * With `tensor` (a raw transform's height, width and channels), `data` is one contiguous
+ * uint8 tensor and the batch carries its shape (samples first) and dtype; every sample must
+ * be exactly one element of it.
+ *
  * @returns The encoded message, and the batch's sample and label blob bytes (for metrics).
  * @throws {@link LoaderError} INVALID_ARGUMENT when the batch may exceed `maxMessageBytes`.
  */
@@ -36,6 +44,7 @@ export function encodeBatchResponse(
   batch: AssembledBatch,
   resumeToken: Buffer,
   maxMessageBytes: number,
+  tensor?: readonly [number, number, number],
 ): { message: Buffer; bytes: number } {
   const { samples } = batch;
   const n = samples.length;
@@ -43,6 +52,11 @@ export function encodeBatchResponse(
   const epoch = batch.epoch >>> 0;
   const index = batch.index >>> 0;
   const skippedMissing = batch.skippedMissing >>> 0;
+  const skippedUndecodable = batch.skippedUndecodable >>> 0;
+  const shape = tensor ? [n, ...tensor] : [];
+  const sampleElements = tensor ? tensor[0] * tensor[1] * tensor[2] : 0;
+  let shapeLength = 0;
+  for (const d of shape) shapeLength += varintSize(d);
 
   let dataBytes = 0;
   let blobBytes = 0;
@@ -52,6 +66,11 @@ export function encodeBatchResponse(
   for (let i = 0; i < n; i++) {
     const s = samples[i]!;
     const blob = s.labelBlob?.length ?? 0;
+    if (tensor && s.data.length !== sampleElements) {
+      throw new Error(
+        `a raw sample of ${s.data.length} bytes in a batch of ${tensor.join('x')} samples`,
+      );
+    }
     dataBytes += s.data.length;
     blobBytes += blob;
     labelsLength += varintSize(zigzag(s.label));
@@ -71,7 +90,9 @@ export function encodeBatchResponse(
     (withBlobs ? lengthDelimitedSize(blobBytes) + lengthDelimitedSize(blobSizesLength) : 0) +
     (resumeToken.length > 0 ? lengthDelimitedSize(resumeToken.length) : 0) +
     (skippedMissing !== 0 ? 1 + varintSize(skippedMissing) : 0) +
-    (batch.lastInEpoch ? 2 : 0);
+    (batch.lastInEpoch ? 2 : 0) +
+    (tensor ? lengthDelimitedSize(shapeLength) + 2 : 0) +
+    (skippedUndecodable !== 0 ? 1 + varintSize(skippedUndecodable) : 0);
   const size = lengthDelimitedSize(inner);
   const out = Buffer.allocUnsafe(size);
 
@@ -139,6 +160,17 @@ export function encodeBatchResponse(
   if (batch.lastInEpoch) {
     out[pos++] = TAG_LAST_IN_EPOCH;
     out[pos++] = 1;
+  }
+  if (tensor) {
+    out[pos++] = TAG_SHAPE;
+    pos = writeVarint(out, pos, shapeLength);
+    for (const d of shape) pos = writeVarint(out, pos, d);
+    out[pos++] = TAG_DTYPE;
+    out[pos++] = DTYPE_UINT8;
+  }
+  if (skippedUndecodable !== 0) {
+    out[pos++] = TAG_SKIPPED_UNDECODABLE;
+    pos = writeVarint(out, pos, skippedUndecodable);
   }
   // The buffer is uninitialised memory: a size and a write that disagree (an id not 16 bytes
   // long) would send stale heap bytes, so that is an error rather than a malformed batch.

@@ -14,8 +14,10 @@ import {
   type ResumeState,
   epochShard,
   type PermutationCache,
+  rawSampleShape,
   resolveSplit,
   type SplitIdsCache,
+  type StreamTransformer,
 } from '../../core/index.js';
 import { toGrpcStatus } from '../errors/toGrpcStatus.js';
 import { encodeBatchResponse } from './encodeBatchResponse.js';
@@ -57,11 +59,18 @@ async function runStream(
     samples: 0,
     bytes: 0,
     skippedMissing: 0,
+    skippedUndecodable: 0,
     blockedSeconds: 0,
+    /** Seconds this stream's transforms ran on the thread pool (one thread each: CPU time). */
+    transformSeconds: 0,
     /** The fetch window in positions at the last batch (an adaptive one may have grown). */
     windowPositions: 0,
   };
   let log = ctx.logger.child({ streamId });
+  let transformer: StreamTransformer | undefined;
+  const transformFigures = (): void => {
+    if (transformer) figures.transformSeconds = Number(transformer.threadSeconds.toFixed(3));
+  };
   try {
     const req = validateStreamRequest(call.request, ctx.config);
     log = log.child({ dataset: req.dataset, split: req.split, rank: req.rank });
@@ -79,6 +88,7 @@ async function runStream(
         prefetch: req.prefetch,
         adaptivePrefetch: req.adaptivePrefetch,
         resumed: req.resumeToken.length > 0,
+        ...(req.transform ? { transform: req.transform } : {}),
         peer: call.getPeer(),
       },
       'stream start',
@@ -86,6 +96,10 @@ async function runStream(
     const primary = ctx.paths[0]!.client;
     const split = await resolveSplit(primary, splits, req.dataset, req.split);
     const fingerprint = requestFingerprint({ ...req, splitContentHash: split.contentHash });
+    transformer = req.transform
+      ? ctx.transforms.forStream(req.transform, req.seed, abort.signal)
+      : undefined;
+    const tensor = req.transform ? rawSampleShape(req.transform) : undefined;
     let resume: ResumeState | undefined;
     if (req.resumeToken.length > 0) {
       resume = decodeResumeToken(ctx.resumeKey, fingerprint, req.resumeToken);
@@ -113,6 +127,7 @@ async function runStream(
       readAttempts: ctx.config.readAttempts,
       retryBaseMs: ctx.config.retryBaseMs,
       ...(resume ? { resume } : {}),
+      ...(transformer ? { transform: transformer } : {}),
       paths: ctx.paths,
       metrics: ctx.metrics,
       signal: abort.signal,
@@ -135,7 +150,12 @@ async function runStream(
       // writing after the call ended would lose the status the client must see.
       abort.signal.throwIfAborted();
       const token = encodeResumeToken(ctx.resumeKey, fingerprint, batch.resume);
-      const { message, bytes } = encodeBatchResponse(batch, token, ctx.config.maxMessageBytes);
+      const { message, bytes } = encodeBatchResponse(
+        batch,
+        token,
+        ctx.config.maxMessageBytes,
+        tensor,
+      );
       await settle();
       abort.signal.throwIfAborted();
       if (Number.isFinite(batch.firstArrivalAt)) {
@@ -148,6 +168,7 @@ async function runStream(
       figures.samples += batch.samples.length;
       figures.bytes += bytes;
       figures.skippedMissing += batch.skippedMissing;
+      figures.skippedUndecodable += batch.skippedUndecodable;
       figures.windowPositions = fetcher.windowPositions;
       ctx.metrics.batchesSent.inc();
       ctx.metrics.samplesSent.inc(batch.samples.length);
@@ -155,11 +176,13 @@ async function runStream(
     }
     await settle();
     call.end();
+    transformFigures();
     logEnd(log, 'OK', started, figures);
   } catch (err) {
     const cause = abort.signal.aborted ? abort.signal.reason : err;
     const st = toGrpcStatus(cause, { streamId });
     if (st.code === grpc.status.INTERNAL) log.error({ err }, 'stream failed unexpectedly');
+    transformFigures();
     logEnd(log, grpc.status[st.code] ?? String(st.code), started, figures, st.details);
     if (!abort.signal.aborted) call.emit('error', st);
   } finally {

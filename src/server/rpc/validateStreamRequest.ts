@@ -3,8 +3,11 @@ import {
   invalidArgument,
   type ShardRule,
   type StreamLimits,
+  type TransformLimits,
+  type TransformSpec,
   validateIdentifier,
 } from '../../core/index.js';
+import { validateTransform } from './validateTransform.js';
 
 /** A StreamBatches request with defaults applied and every field checked. */
 export interface StreamRequest {
@@ -28,6 +31,8 @@ export interface StreamRequest {
   adaptivePrefetch: boolean;
   missing: 'fail' | 'skip';
   resumeToken: Buffer;
+  /** Server-side decoding and augmentation; absent: bytes as stored. */
+  transform?: TransformSpec;
 }
 
 const SHARD_RULES: Record<string, ShardRule> = {
@@ -47,7 +52,8 @@ export function validateStreamRequest(
   config: Pick<
     StreamLimits,
     'maxBatchSize' | 'defaultPrefetch' | 'maxPrefetch' | 'maxWindowSamples'
-  >,
+  > &
+    Pick<TransformLimits, 'maxTransformSide'> & { maxMessageBytes: number },
 ): StreamRequest {
   const dataset = validateIdentifier(req.dataset, 'dataset');
   const split = req.split.trim();
@@ -111,6 +117,7 @@ export function validateStreamRequest(
     adaptivePrefetch: req.prefetch === 0,
     missing,
     resumeToken: req.resumeToken,
+    ...(req.transform ? { transform: validateTransform(req.transform, batchSize, config) } : {}),
   };
 }
 

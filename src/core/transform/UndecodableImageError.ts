@@ -1,0 +1,19 @@
+import { LoaderError } from '../errors/LoaderError.js';
+
+/** Why a sample could not be decoded (a label of the failures metric). */
+export type UndecodableReason = 'empty' | 'unsupported_format' | 'pixel_limit' | 'corrupt';
+
+/**
+ * A sample whose bytes are not an image the transform can decode: DATA_LOSS, since the stored
+ * sample is unusable as asked, with the reason for the metrics and the request's bad-image
+ * policy to decide whether the stream ends.
+ */
+export class UndecodableImageError extends LoaderError {
+  constructor(
+    readonly reason: UndecodableReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super('DATA_LOSS', message, options);
+  }
+}

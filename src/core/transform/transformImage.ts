@@ -1,0 +1,173 @@
+import sharp, { type KernelEnum, type Metadata, type Sharp } from 'sharp';
+import { LoaderError } from '../errors/LoaderError.js';
+import { type TransformPlan, planTransform } from './planTransform.js';
+import type { SampleRandom } from './SampleRandom.js';
+import type { Interpolation, TransformSpec } from './TransformSpec.js';
+import { type UndecodableReason, UndecodableImageError } from './UndecodableImageError.js';
+
+/** One transformed sample. */
+export interface TransformedImage {
+  /** Raw pixels (height x width x channels, uint8) or the re-encoded image. */
+  data: Buffer;
+  width: number;
+  height: number;
+  channels: number;
+  /** Pixels of the decoded, oriented source image. */
+  sourcePixels: number;
+}
+
+const KERNELS: Record<Interpolation, KernelEnum[keyof KernelEnum]> = {
+  bilinear: 'linear',
+  bicubic: 'cubic',
+  lanczos3: 'lanczos3',
+  nearest: 'nearest',
+};
+
+/**
+ * Decodes and transforms one sample with sharp, off the event loop (libvips runs on libuv's
+ * thread pool). The header is read first: an image over `maxPixels` is refused before any
+ * pixel is allocated (a decompression bomb), and its oriented size plans the crop. Then one
+ * sharp pipeline does orientation, resize, crop, flip, colour conversion and output, except a
+ * resize followed by a random-resized crop, which needs two resizes and so two pipelines.
+ *
+ * @throws {@link UndecodableImageError} for bytes that are not a decodable image (empty,
+ *   unsupported format, over the pixel limit, corrupt or truncated).
+ * @internal
+ */
+export async function transformImage(
+  data: Buffer,
+  spec: TransformSpec,
+  random: SampleRandom,
+  maxPixels: number,
+): Promise<TransformedImage> {
+  if (data.length === 0) throw new UndecodableImageError('empty', 'the sample has no bytes');
+  let meta: Metadata;
+  try {
+    // The header only: no pixel is decoded, so the limit below can name the image's size.
+    meta = await sharp(data, { limitInputPixels: false }).metadata();
+  } catch (err) {
+    throw undecodable(err);
+  }
+  if (meta.width * meta.height > maxPixels) {
+    throw new UndecodableImageError(
+      'pixel_limit',
+      `the image is ${meta.width}x${meta.height}, over the server's limit of ${maxPixels} pixels ` +
+        '(SCYLLA_LOADER_MAX_IMAGE_PIXELS)',
+    );
+  }
+  const plan = planTransform(spec, meta.autoOrient.width, meta.autoOrient.height, random);
+  let out: Omit<TransformedImage, 'sourcePixels'>;
+  try {
+    // Channels are converted before anything else, as the trainer's decoders do (`convert('RGB')`
+    // or `convert('L')` first): resizing with alpha would blend colours by their alpha, and grey
+    // made after a resize rounds differently from grey made before it.
+    const convertFirst = meta.hasAlpha || (spec.channels === 1 && meta.channels >= 3);
+    out = await runPlan(data, convertFirst, plan, spec, maxPixels);
+  } catch (err) {
+    throw undecodable(err);
+  }
+  // Raw samples are laid out as one tensor: a size other than planned would corrupt the batch.
+  // The length is what counts: sharp reports the size before padding when padding follows a
+  // crop after a resize, though the pixels are padded.
+  if (
+    spec.output.format === 'raw' &&
+    (out.channels !== spec.channels || out.data.length !== plan.width * plan.height * spec.channels)
+  ) {
+    throw new LoaderError(
+      'INTERNAL',
+      `transform produced ${out.data.length} bytes of ${out.channels} channels, planned ` +
+        `${plan.width}x${plan.height}x${spec.channels}`,
+    );
+  }
+  return { ...out, sourcePixels: meta.width * meta.height };
+}
+
+async function runPlan(
+  data: Buffer,
+  convertFirst: boolean,
+  plan: TransformPlan,
+  spec: TransformSpec,
+  maxPixels: number,
+): Promise<Omit<TransformedImage, 'sourcePixels'>> {
+  const kernel = KERNELS[spec.interpolation];
+  // Resizes keep `fastShrinkOnLoad` off: libjpeg's reduced-size decoding is then used only for
+  // a shrink of 4x or more and leaves at least 2x to the resize kernel, so the pixels stay close
+  // to a full decode (what trainers' own decoders do) while a large photo still decodes fast.
+  // A crop before the resize (the random-resized crop) decodes in full.
+  const resizeOptions = { fit: 'fill', kernel, fastShrinkOnLoad: false } as const;
+  // Stages whose raw pixels feed the next pipeline, where sharp's fixed order of operations
+  // differs from the plan's: a conversion of channels that must come first (`convertFirst`),
+  // and a resize before a random-resized crop (sharp resizes once per pipeline).
+  let raw: { data: Buffer; width: number; height: number; channels: 1 | 3 } | undefined;
+  const open = (): Sharp =>
+    raw
+      ? sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: raw.channels } })
+      : // `failOn: 'warning'`: a truncated JPEG only warns in libjpeg, and grey-filled pixels
+        // are data loss the policy must see, not a sample to train on.
+        sharp(data, { limitInputPixels: maxPixels, failOn: 'warning' }).autoOrient();
+  const stage = async (img: Sharp): Promise<void> => {
+    const { data: px, info } = await toChannels(img, spec.channels)
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    raw = { data: px, width: info.width, height: info.height, channels: spec.channels };
+  };
+  if (convertFirst) await stage(open());
+  if (plan.resize && plan.output) {
+    await stage(open().resize(plan.resize.width, plan.resize.height, resizeOptions));
+  }
+  let img = open();
+  if (plan.resize && !plan.output) {
+    img = img.resize(plan.resize.width, plan.resize.height, resizeOptions);
+  }
+  const { region, pad, output } = plan;
+  // sharp mirrors after its resize but before a crop that follows the resize, and before
+  // padding: where the mirror comes first, the crop window and the padding are mirrored so the
+  // result is the plan's (crop, then pad, then mirror).
+  const mirrorRegion = plan.flip && plan.resize !== undefined && output === undefined;
+  if (region) {
+    const regionWidth = plan.resize && !output ? plan.resize.width : undefined;
+    img = img.extract(
+      mirrorRegion && regionWidth !== undefined
+        ? { ...region, left: regionWidth - region.left - region.width }
+        : region,
+    );
+  }
+  if (output) img = img.resize(output.width, output.height, resizeOptions);
+  if (pad) {
+    img = img.extend({
+      top: pad.top,
+      bottom: pad.bottom,
+      left: plan.flip ? pad.right : pad.left,
+      right: plan.flip ? pad.left : pad.right,
+      background: { r: 0, g: 0, b: 0, alpha: 1 },
+    });
+  }
+  if (plan.flip) img = img.flop();
+  // Also after a stage: sharp writes sRGB unless told otherwise, whatever its input.
+  img = toChannels(img, spec.channels);
+  const encoded =
+    spec.output.format === 'raw'
+      ? img.raw()
+      : spec.output.format === 'jpeg'
+        ? img.jpeg({ quality: spec.output.quality })
+        : img.webp({ quality: spec.output.quality });
+  const { data: out, info } = await encoded.toBuffer({ resolveWithObject: true });
+  return { data: out, width: plan.width, height: plan.height, channels: info.channels };
+}
+
+function toChannels(img: Sharp, channels: 1 | 3): Sharp {
+  return channels === 1
+    ? img.removeAlpha().toColourspace('b-w')
+    : img.removeAlpha().toColourspace('srgb');
+}
+
+function undecodable(err: unknown): UndecodableImageError {
+  if (err instanceof UndecodableImageError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  let reason: UndecodableReason = 'corrupt';
+  if (/pixel limit/i.test(message)) reason = 'pixel_limit';
+  else if (/unsupported image format/i.test(message)) reason = 'unsupported_format';
+  return new UndecodableImageError(reason, `the image cannot be decoded: ${message.trim()}`, {
+    cause: err,
+  });
+}
