@@ -28,7 +28,8 @@ export function formatTransformReport(report: TransformReportView): string {
     ...report.summary.map(row),
     '',
     'CPU per image: the loader process (/proc) and the Python process with its DataLoader ' +
-      'workers; the database is shown apart (every leg reads the same rows). images per CPU s = ' +
+      'workers; the database is shown apart (every leg reads the same rows; the whole node, so ' +
+      "other users' queries too). images per CPU s = " +
       '1000 / (CPU ms/image). Response kB/image: data, ids and resume tokens the client ' +
       'received; * the stored JPEG size (the DataLoader workers receive the bytes).',
     '',
