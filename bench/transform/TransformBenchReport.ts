@@ -58,6 +58,13 @@ export interface TransformGoals {
   latencyRetention: number | null;
   /** RAW response bytes per image over the JPEG leg's. */
   rawOverJpegBytes: number | null;
+  /**
+   * The PIL leg's Python CPU per image over the server RAW leg's: the trainer's share of the
+   * work alone (no goal; the loader usually runs on other machines than the trainer).
+   */
+  trainerCpuPilOverRaw: number | null;
+  /** Same for the torchvision.transforms.v2 leg. */
+  trainerCpuV2OverRaw: number | null;
 }
 
 /** Everything `bench transform` measured (also written as JSON). */

@@ -56,6 +56,9 @@ export function formatTransformReport(report: TransformReportView): string {
       (report.goals.rawOverJpegBytes === null
         ? 'n/a'
         : `${report.goals.rawOverJpegBytes.toFixed(2)}x`),
+    '- Python (trainer-side) CPU per image, PIL / server raw: ' +
+      `${times(report.goals.trainerCpuPilOverRaw)}, v2 / server raw: ` +
+      `${times(report.goals.trainerCpuV2OverRaw)} (no goal: the trainer's share alone)`,
     ...(report.notes.length > 0 ? ['', ...report.notes.map((n) => `note: ${n}`)] : []),
     '',
     `figures: ${report.jsonPath}`,
@@ -74,6 +77,10 @@ function row(r: TransformLegSummary): string {
     `${ms(r.cpuMsPerImage.database)} | ${r.imagesPerCpuSecond.toFixed(0)} | ` +
     `${(r.wireBytesPerImage / 1e3).toFixed(1)}${r.wireBytesCounted ? '' : '*'} |`
   );
+}
+
+function times(value: number | null): string {
+  return value === null ? 'n/a' : `${value.toFixed(1)}x`;
 }
 
 function goalLine(what: string, value: number | null, goal: number, unit: string): string {

@@ -64,6 +64,11 @@ export function summarizeTransformRuns(
         of('server-raw-proxy-0ms')?.imagesPerSecond,
       ),
       rawOverJpegBytes: ratio(raw?.wireBytesPerImage, of('server-jpeg')?.wireBytesPerImage),
+      trainerCpuPilOverRaw: ratio(
+        of('python-pil')?.cpuMsPerImage.python,
+        raw?.cpuMsPerImage.python,
+      ),
+      trainerCpuV2OverRaw: ratio(of('python-v2')?.cpuMsPerImage.python, raw?.cpuMsPerImage.python),
     },
   };
 }

@@ -188,6 +188,9 @@ describe('summarizeTransformRuns', () => {
     expect(goals.cpuEfficiencyVsV2).toBeCloseTo(2);
     expect(goals.latencyRetention).toBeCloseTo(0.95);
     expect(goals.rawOverJpegBytes).toBeCloseTo(150_600 / 25_100);
+    // Python CPU per image: PIL 9 ms, v2 7 ms, server raw 1.5 ms (median of 1, 1.5, 2).
+    expect(goals.trainerCpuPilOverRaw).toBeCloseTo(6);
+    expect(goals.trainerCpuV2OverRaw).toBeCloseTo(14 / 3);
   });
 
   it('leaves a goal out when one of its legs did not run', () => {
@@ -251,6 +254,9 @@ describe('formatTransformReport', () => {
       '- server raw images/s at 150 ms / at 0 ms (both via toxiproxy): 0.95 (goal >= 0.9: met)',
     );
     expect(text).toContain('- response bytes per image, raw / JPEG q90: 6.00x');
+    expect(text).toContain(
+      '- Python (trainer-side) CPU per image, PIL / server raw: 6.0x, v2 / server raw: 4.7x',
+    );
     expect(text).toContain('load average 1.50 2.00 2.25');
     expect(text).toContain('note: a note');
     expect(text).toContain('figures: /x/transform.json');
