@@ -14,6 +14,7 @@ import { addBenchLatencyCommand } from './benchLatency.js';
 import { addBenchScaleCommand } from './benchScale.js';
 import { addBenchStreamCommand } from './benchStream.js';
 import { addBenchSuiteCommand } from './benchSuite.js';
+import { addBenchTransformCommand } from './benchTransform.js';
 import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../src/devdb/localCluster.js';
 import { invalidArgument, createDbClient } from '../../src/core/index.js';
@@ -82,6 +83,7 @@ export function registerBenchCommand(program: Command): Command {
   addBenchSuiteCommand(bench);
   addBenchScaleCommand(bench);
   addBenchConcurrencyCommand(bench);
+  addBenchTransformCommand(bench);
   return bench;
 }
 

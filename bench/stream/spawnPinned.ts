@@ -9,6 +9,8 @@ export interface SpawnPinnedOptions {
   env?: NodeJS.ProcessEnv;
   /** Called with every pid started, so the caller can account for (and reap) them all. */
   onSpawn?: (pid: number) => void;
+  /** Executable to run instead of node (e.g. a Python interpreter); the args are then its own. */
+  executable?: string;
 }
 
 /**
@@ -19,10 +21,11 @@ export interface SpawnPinnedOptions {
  * @internal
  */
 export function spawnPinned(nodeArgs: string[], options: SpawnPinnedOptions = {}): ChildProcess {
+  const executable = options.executable ?? process.execPath;
   const [command, args] =
     options.cpus === undefined
-      ? [process.execPath, nodeArgs]
-      : ['taskset', ['-c', options.cpus, process.execPath, ...nodeArgs]];
+      ? [executable, nodeArgs]
+      : ['taskset', ['-c', options.cpus, executable, ...nodeArgs]];
   const child = spawn(command, args, {
     cwd: packageRoot,
     env: { ...process.env, ...options.env },

@@ -17,16 +17,18 @@ export interface BenchChild<R> {
 
 /**
  * Starts a child script of this folder with its settings, optionally pinned to CPUs and with
- * extra node flags (e.g. `--cpu-prof`).
+ * extra node flags (e.g. `--cpu-prof`). With `executable` and `args` it starts any program that
+ * speaks the protocol instead (`bench transform`'s Python legs); `script` then only names it.
  *
  * @internal
  */
 export function startBenchChild<R>(
   script: string,
   config: unknown,
-  options: SpawnPinnedOptions & { timeoutMs?: number; nodeFlags?: string[] } = {},
+  options: SpawnPinnedOptions & { timeoutMs?: number; nodeFlags?: string[]; args?: string[] } = {},
 ): BenchChild<R> {
-  const child = spawnPinned([...(options.nodeFlags ?? []), ...childScriptArgs(script)], {
+  const argv = options.args ?? [...(options.nodeFlags ?? []), ...childScriptArgs(script)];
+  const child = spawnPinned(argv, {
     ...options,
     env: { ...options.env, [CHILD_CONFIG_ENV]: JSON.stringify(config) },
   });

@@ -1,0 +1,95 @@
+import type { BenchEnvironment } from '../stream/benchEnvironment.js';
+import type { StreamDataset } from '../stream/prepareStreamDataset.js';
+import type { TransformLegName, TransformLegSpec } from './transformLegs.js';
+
+/** What the Python child of a leg reports (`clients/python/bench/transform_legs.py`). */
+export interface TransformLegChildResult {
+  images: number;
+  /** From `go` to the last batch. */
+  wallSeconds: number;
+  /** CPU seconds of the Python process and its reaped DataLoader workers. */
+  cpuSeconds: number;
+  /** Response bytes received (data, ids, tokens); null where the workers received them. */
+  wireBytes: number | null;
+  skippedUndecodable: number;
+  /** Shape of the last batch's tensor (N, C, H, W). */
+  lastShape: number[];
+}
+
+/** One measured run of one leg. */
+export interface TransformLegRun {
+  leg: TransformLegName;
+  run: number;
+  images: number;
+  wallSeconds: number;
+  /** CPU seconds during the run; `loader` or `database` absent when unknown. */
+  cpuSeconds: { loader?: number; python: number; database?: number };
+  /** Response bytes per image: counted by the client, or the stored mean for Python legs. */
+  wireBytesPerImage: number;
+  /** False when {@link wireBytesPerImage} is the dataset's stored mean, not counted. */
+  wireBytesCounted: boolean;
+  lastShape: number[];
+}
+
+/** A leg's medians over its runs. */
+export interface TransformLegSummary {
+  leg: TransformLegName;
+  label: string;
+  runs: number;
+  images: number;
+  /** images / wall seconds. */
+  imagesPerSecond: number;
+  imagesPerSecondRange: [number, number];
+  /** CPU milliseconds per image: loader + Python tree (the leg's cost), and each part. */
+  cpuMsPerImage: { total: number; loader: number | null; python: number; database: number | null };
+  /** images / (loader + Python CPU seconds). */
+  imagesPerCpuSecond: number;
+  wireBytesPerImage: number;
+  wireBytesCounted: boolean;
+}
+
+/** The issue's goal ratios, from the medians (null when a leg is missing). */
+export interface TransformGoals {
+  /** Server RAW images per CPU second over the PIL leg's (goal: at least 2). */
+  cpuEfficiencyVsPil: number | null;
+  /** Same against the torchvision.transforms.v2 leg (goal: at least 2). */
+  cpuEfficiencyVsV2: number | null;
+  /** Proxied RAW images/s at the injected round trip over at 0 ms (goal: at least 0.9). */
+  latencyRetention: number | null;
+  /** RAW response bytes per image over the JPEG leg's. */
+  rawOverJpegBytes: number | null;
+  /**
+   * The PIL leg's Python CPU per image over the server RAW leg's: the trainer's share of the
+   * work alone (no goal; the loader usually runs on other machines than the trainer).
+   */
+  trainerCpuPilOverRaw: number | null;
+  /** Same for the torchvision.transforms.v2 leg. */
+  trainerCpuV2OverRaw: number | null;
+}
+
+/** Everything `bench transform` measured (also written as JSON). */
+export interface TransformBenchReport {
+  startedAt: string;
+  seconds: number;
+  environment: BenchEnvironment & { python: string };
+  settings: {
+    samples: number;
+    batchSize: number;
+    epochs: number;
+    runs: number;
+    workers: number;
+    rttMs: number;
+    size: number;
+    flip: number;
+    jpegQuality: number;
+    legs: TransformLegSpec[];
+    /** The request's transform of the RAW legs, as sent. */
+    transform: unknown;
+  };
+  dataset: StreamDataset;
+  runs: TransformLegRun[];
+  summary: TransformLegSummary[];
+  goals: TransformGoals;
+  notes: string[];
+  jsonPath: string;
+}

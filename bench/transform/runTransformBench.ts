@@ -1,0 +1,214 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createDbClient, type DbConfig } from '../../src/core/index.js';
+import { latencyToxics } from '../latency/routeToxics.js';
+import { startToxiproxy } from '../latency/toxiproxy.js';
+import { measureLoaderRun } from '../measure/measureLoaderRun.js';
+import { benchEnvironment } from '../stream/benchEnvironment.js';
+import { packageRoot } from '../stream/benchScripts.js';
+import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
+import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
+import { startBenchChild } from '../stream/startBenchChild.js';
+import { progressOrLog } from '../stream/StreamBenchOptions.js';
+import type { TransformBenchOptions } from './TransformBenchOptions.js';
+import type {
+  TransformBenchReport,
+  TransformLegChildResult,
+  TransformLegRun,
+} from './TransformBenchReport.js';
+import { summarizeTransformRuns } from './summarizeTransformRuns.js';
+import {
+  legOrder,
+  serverTransform,
+  transformLegs,
+  type TransformLegSpec,
+} from './transformLegs.js';
+
+/** The Python side of every leg. */
+const LEG_SCRIPT = path.join(packageRoot, 'clients', 'python', 'bench', 'transform_legs.py');
+
+/** Bytes of a sample id on the wire, added to the stored size for the Python legs. */
+const ID_BYTES = 16;
+
+/**
+ * Issue 14's benchmark: the imagenet photo dataset of `bench stream` (ingested if missing),
+ * one loader reading the database directly and one through toxiproxy, and every leg of
+ * {@link transformLegs} run `runs` times, interleaved (the order rotates each run), each in a
+ * fresh Python child (`clients/python/bench/transform_legs.py`) that reports its images, wall
+ * and CPU seconds and response bytes, while this process meters the loader's and the
+ * database's CPU around the child's measured part. Every child, the loaders and toxiproxy are
+ * ended whatever happens. Writes the JSON report to `outDir`.
+ */
+export async function runTransformBench(
+  options: TransformBenchOptions,
+): Promise<TransformBenchReport> {
+  const log = options.log ?? (() => undefined);
+  const signal = options.signal;
+  const started = performance.now();
+  const startedAt = new Date();
+  const progress = progressOrLog(options.progress, log);
+  const legs = transformLegs(options.rttMs).filter((l) => options.legs.includes(l.name));
+
+  const client = await createDbClient(options.db);
+  let environment;
+  let dataset;
+  try {
+    environment = await benchEnvironment(client);
+    dataset = await prepareStreamDataset(client, {
+      name: options.dataset,
+      samples: options.samples,
+      imageRoot: options.imageRoot,
+      progress,
+      ...(signal ? { signal } : {}),
+    });
+  } finally {
+    await client.shutdown();
+  }
+  log(
+    `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,
+  );
+
+  const runs: TransformLegRun[] = [];
+  const notes: string[] = [
+    'toxiproxy stands for the network: its CPU is in no leg (the 0 ms proxied leg pays its ' +
+      'latency cost like the other one)',
+  ];
+  const upstream = `${options.db.contactPoints[0] ?? '127.0.0.1'}:${options.db.port}`;
+  const toxiproxy = await startToxiproxy(options.toxiproxy);
+  const serves: ServeProcess[] = [];
+  const bar = progress('bench transform', legs.length * options.runs, 'legs');
+  try {
+    const proxyPort = await toxiproxy.createProxy('main', upstream);
+    await toxiproxy.setToxics('main', latencyToxics(0));
+    const viaProxy: DbConfig = { ...options.db, contactPoints: ['127.0.0.1'], port: proxyPort };
+    // Each loader is started (and warmed up) only when a chosen leg uses it.
+    const start = async (db: DbConfig): Promise<ServeProcess> => {
+      const serve = await startServeProcess({ db });
+      serves.push(serve);
+      await warmUpLoader(serve, { ...options, signal });
+      return serve;
+    };
+    const direct = legs.some((l) => l.route === 'direct') ? await start(options.db) : undefined;
+    const proxied = legs.some((l) => l.route === 'proxy') ? await start(viaProxy) : undefined;
+
+    for (let run = 0; run < options.runs; run++) {
+      for (const leg of legOrder(legs, run)) {
+        signal?.throwIfAborted();
+        if (leg.route === 'proxy') await toxiproxy.setToxics('main', latencyToxics(leg.rttMs ?? 0));
+        const r = await runLeg(options, leg, run, (leg.route === 'proxy' ? proxied : direct)!, {
+          meanBytes: dataset.meanBytes,
+        });
+        runs.push(r);
+        bar.update(runs.length);
+        const cpu = r.cpuSeconds;
+        bar.log(
+          `run ${run + 1} ${leg.name}: ${(r.images / r.wallSeconds).toFixed(0)} images/s, CPU ` +
+            `${((1000 * ((cpu.loader ?? 0) + cpu.python)) / r.images).toFixed(2)} ms/image ` +
+            `(loader ${cpu.loader === undefined ? 'n/a' : ((1000 * cpu.loader) / r.images).toFixed(2)}, ` +
+            `Python ${((1000 * cpu.python) / r.images).toFixed(2)}), ` +
+            `${(r.wireBytesPerImage / 1e3).toFixed(1)} kB/image`,
+        );
+      }
+    }
+  } finally {
+    bar.stop();
+    await Promise.allSettled(serves.map((s) => s.stop()));
+    await toxiproxy.stop();
+  }
+
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
+  const { summary, goals } = summarizeTransformRuns(legs, runs);
+  const report: TransformBenchReport = {
+    startedAt: startedAt.toISOString(),
+    seconds: (performance.now() - started) / 1000,
+    environment: { ...environment, python: options.python },
+    settings: {
+      samples: options.samples,
+      batchSize: options.batchSize,
+      epochs: options.epochs,
+      runs: options.runs,
+      workers: options.workers,
+      rttMs: options.rttMs,
+      size: options.size,
+      flip: options.flip,
+      jpegQuality: options.jpegQuality,
+      legs,
+      transform: serverTransform({ ...options, output: 'raw', quality: options.jpegQuality }),
+    },
+    dataset,
+    runs,
+    summary,
+    goals,
+    notes,
+    jsonPath: path.join(options.outDir, `transform-${stamp}.json`),
+  };
+  await mkdir(options.outDir, { recursive: true });
+  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  return report;
+}
+
+/**
+ * One leg in a fresh Python child against `serve`, with the loader's and the database's CPU
+ * metered around the child's measured part; a run that did not deliver every image of its
+ * epochs is an error (a benchmark that lost samples measured something else).
+ */
+async function runLeg(
+  options: TransformBenchOptions,
+  leg: TransformLegSpec,
+  run: number,
+  serve: ServeProcess,
+  dataset: { meanBytes: number },
+): Promise<TransformLegRun> {
+  const config = {
+    leg: leg.kind,
+    address: serve.address,
+    dataset: options.dataset,
+    batchSize: options.batchSize,
+    epochs: options.epochs,
+    seed: run,
+    workers: options.workers,
+    ...(leg.kind === 'server'
+      ? {
+          transform: serverTransform({
+            size: options.size,
+            flip: options.flip,
+            output: leg.output ?? 'raw',
+            quality: options.jpegQuality,
+          }),
+        }
+      : {}),
+  };
+  const expected = options.samples * options.epochs;
+  const child = startBenchChild<TransformLegChildResult>(`transform_legs.py ${leg.name}`, config, {
+    executable: options.python,
+    args: [LEG_SCRIPT],
+    // Generous: a slow Python leg on a busy machine must not be cut short (100 ms an image).
+    timeoutMs: Math.max(600_000, expected * 100),
+  });
+  const { result, cpu } = await measureLoaderRun(
+    child,
+    { loader: serve.pid, db: options.dbPid },
+    options.signal,
+  );
+  if (result.images !== expected) {
+    throw new Error(
+      `leg ${leg.name} run ${run + 1} delivered ${result.images} images, expected ${expected}` +
+        (result.skippedUndecodable > 0 ? ` (${result.skippedUndecodable} undecodable)` : ''),
+    );
+  }
+  const counted = result.wireBytes !== null;
+  return {
+    leg: leg.name,
+    run,
+    images: result.images,
+    wallSeconds: result.wallSeconds,
+    cpuSeconds: {
+      ...(cpu.loader === undefined ? {} : { loader: cpu.loader }),
+      python: result.cpuSeconds,
+      ...(cpu.db === undefined ? {} : { database: cpu.db }),
+    },
+    wireBytesPerImage: counted ? result.wireBytes! / result.images : dataset.meanBytes + ID_BYTES,
+    wireBytesCounted: counted,
+    lastShape: result.lastShape,
+  };
+}

@@ -1,0 +1,74 @@
+import { median } from '../stream/stats.js';
+import type {
+  TransformGoals,
+  TransformLegRun,
+  TransformLegSummary,
+} from './TransformBenchReport.js';
+import { legLabel, type TransformLegName, type TransformLegSpec } from './transformLegs.js';
+
+/** Goal of the issue: server-side images per CPU second over the Python path's. */
+export const CPU_EFFICIENCY_GOAL = 2;
+/** Goal of the issue: share of the 0 ms rate kept at the injected round trip. */
+export const LATENCY_RETENTION_GOAL = 0.9;
+
+/**
+ * Medians of each leg's runs, in the order of `legs` (legs without runs are left out), and
+ * the goal ratios from those medians. CPU per image counts the loader and the Python tree
+ * (what the leg costs); the database's is reported beside it, not in the total, as every leg
+ * reads the same rows.
+ *
+ * @internal
+ */
+export function summarizeTransformRuns(
+  legs: readonly TransformLegSpec[],
+  runs: readonly TransformLegRun[],
+): { summary: TransformLegSummary[]; goals: TransformGoals } {
+  const summary: TransformLegSummary[] = [];
+  for (const leg of legs) {
+    const mine = runs.filter((r) => r.leg === leg.name);
+    if (mine.length === 0) continue;
+    const perImage = (f: (r: TransformLegRun) => number | undefined): number | null => {
+      const values = mine.map(f);
+      if (values.some((v) => v === undefined)) return null;
+      return median(values.map((v, i) => (1000 * v!) / mine[i]!.images));
+    };
+    const rates = mine.map((r) => r.images / r.wallSeconds);
+    const loader = perImage((r) => r.cpuSeconds.loader);
+    const python = perImage((r) => r.cpuSeconds.python)!;
+    const total = perImage((r) => (r.cpuSeconds.loader ?? 0) + r.cpuSeconds.python)!;
+    summary.push({
+      leg: leg.name,
+      label: legLabel(leg),
+      runs: mine.length,
+      images: mine[0]!.images,
+      imagesPerSecond: median(rates),
+      imagesPerSecondRange: [Math.min(...rates), Math.max(...rates)],
+      cpuMsPerImage: { total, loader, python, database: perImage((r) => r.cpuSeconds.database) },
+      imagesPerCpuSecond: total > 0 ? 1000 / total : Number.POSITIVE_INFINITY,
+      wireBytesPerImage: median(mine.map((r) => r.wireBytesPerImage)),
+      wireBytesCounted: mine.every((r) => r.wireBytesCounted),
+    });
+  }
+  const of = (name: TransformLegName): TransformLegSummary | undefined =>
+    summary.find((s) => s.leg === name);
+  const ratio = (a: number | undefined, b: number | undefined): number | null =>
+    a === undefined || b === undefined || b === 0 ? null : a / b;
+  const raw = of('server-raw');
+  return {
+    summary,
+    goals: {
+      cpuEfficiencyVsPil: ratio(raw?.imagesPerCpuSecond, of('python-pil')?.imagesPerCpuSecond),
+      cpuEfficiencyVsV2: ratio(raw?.imagesPerCpuSecond, of('python-v2')?.imagesPerCpuSecond),
+      latencyRetention: ratio(
+        of('server-raw-proxy-rtt')?.imagesPerSecond,
+        of('server-raw-proxy-0ms')?.imagesPerSecond,
+      ),
+      rawOverJpegBytes: ratio(raw?.wireBytesPerImage, of('server-jpeg')?.wireBytesPerImage),
+      trainerCpuPilOverRaw: ratio(
+        of('python-pil')?.cpuMsPerImage.python,
+        raw?.cpuMsPerImage.python,
+      ),
+      trainerCpuV2OverRaw: ratio(of('python-v2')?.cpuMsPerImage.python, raw?.cpuMsPerImage.python),
+    },
+  };
+}

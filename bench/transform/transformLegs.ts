@@ -1,0 +1,106 @@
+import type { Transform } from '../../src/generated/scylla_loader/v1/Transform.js';
+
+/** The legs of `bench transform`, in the order the table lists them. */
+export const TRANSFORM_LEG_NAMES = [
+  'server-raw',
+  'python-pil',
+  'python-v2',
+  'server-jpeg',
+  'server-raw-proxy-0ms',
+  'server-raw-proxy-rtt',
+] as const;
+
+/** One leg's name. */
+export type TransformLegName = (typeof TRANSFORM_LEG_NAMES)[number];
+
+/** How a leg gets its images, as the Python child (`transform_legs.py`) runs it. */
+export interface TransformLegSpec {
+  name: TransformLegName;
+  /** `server`: the loader transforms; `pil` / `v2`: DataLoader workers do, on stored bytes. */
+  kind: 'server' | 'pil' | 'v2';
+  /** Output of a server leg. */
+  output?: 'raw' | 'jpeg';
+  /** `proxy`: a loader whose database connections go through toxiproxy. */
+  route: 'direct' | 'proxy';
+  /** Round trip injected on the proxy during this leg, in ms (the run's `rttMs` for `-rtt`). */
+  rttMs?: number;
+}
+
+/**
+ * The legs for an injected round trip of `rttMs`: (a) the server's RandomResizedCrop + flip
+ * with RAW output, (b) and (c) the same transform in Python on the stored bytes (PIL, then
+ * torchvision.transforms.v2), (d) the server's transform re-encoded as JPEG (bytes on the
+ * wire), and leg (a) on a loader behind toxiproxy at 0 ms and at `rttMs`, so the ratio of the
+ * two is the latency's cost alone (the proxy's own is in both).
+ *
+ * @internal
+ */
+export function transformLegs(rttMs: number): TransformLegSpec[] {
+  return [
+    { name: 'server-raw', kind: 'server', output: 'raw', route: 'direct' },
+    { name: 'python-pil', kind: 'pil', route: 'direct' },
+    { name: 'python-v2', kind: 'v2', route: 'direct' },
+    { name: 'server-jpeg', kind: 'server', output: 'jpeg', route: 'direct' },
+    { name: 'server-raw-proxy-0ms', kind: 'server', output: 'raw', route: 'proxy', rttMs: 0 },
+    { name: 'server-raw-proxy-rtt', kind: 'server', output: 'raw', route: 'proxy', rttMs },
+  ];
+}
+
+/** A leg's row label in the table. @internal */
+export function legLabel(leg: TransformLegSpec): string {
+  switch (leg.kind) {
+    case 'pil':
+      return 'Python: PIL decode, RRC + flip in DataLoader workers';
+    case 'v2':
+      return 'Python: decode_jpeg, v2 RRC + flip in DataLoader workers';
+    case 'server':
+      return (
+        `server: RRC + flip, ${leg.output === 'jpeg' ? 'JPEG' : 'raw'}` +
+        (leg.route === 'proxy' ? `, via toxiproxy ${leg.rttMs ?? 0} ms` : '')
+      );
+  }
+}
+
+/**
+ * Run `run`'s order of the legs: rotated by one leg per run, so on a shared, noisy machine no
+ * leg always runs first or right after the same neighbour.
+ *
+ * @internal
+ */
+export function legOrder<T>(legs: readonly T[], run: number): T[] {
+  const k = legs.length === 0 ? 0 : run % legs.length;
+  return [...legs.slice(k), ...legs.slice(0, k)];
+}
+
+/**
+ * The server-side transform of the benchmark, as the request's `transform` field (proto JSON,
+ * camelCase, the shape proto-loader types it in): decode to RGB, RandomResizedCrop to
+ * size x size (torchvision's default scale and ratio ranges), horizontal flip with probability
+ * `flip`, bilinear (torchvision's default), RAW uint8 or JPEG of `quality`, and failing on a
+ * bad image (the dataset has none).
+ *
+ * @internal
+ */
+export function serverTransform(options: {
+  size: number;
+  flip: number;
+  output: 'raw' | 'jpeg';
+  quality: number;
+}): Transform {
+  return {
+    channels: 3,
+    randomResizedCrop: {
+      height: options.size,
+      width: options.size,
+      scaleMin: 0.08,
+      scaleMax: 1,
+      ratioMin: 3 / 4,
+      ratioMax: 4 / 3,
+    },
+    horizontalFlip: options.flip,
+    interpolation: 'INTERPOLATION_BILINEAR',
+    output: options.output === 'raw' ? 'TRANSFORM_OUTPUT_RAW' : 'TRANSFORM_OUTPUT_JPEG',
+    ...(options.output === 'raw' ? {} : { quality: options.quality }),
+    badImagePolicy: 'BAD_IMAGE_POLICY_FAIL',
+  };
+}
