@@ -10,6 +10,7 @@ import { LoaderClient } from '../../src/client/LoaderClient.js';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
 import { createDbClient } from '../../src/core/index.js';
+import { ingestImageDataset } from '../support/imageDataset.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { toolPath } from '../support/toolPath.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
@@ -155,6 +156,8 @@ function sampleNames(text: string): Set<string> {
 let dashboard: Dashboard;
 let db: cassandra.Client;
 let ks: string;
+/** A dataset of images, good and bad, for a transformed stream. */
+let imagesKs: string;
 let server: LoaderServer;
 let client: LoaderClient;
 
@@ -163,8 +166,17 @@ beforeAll(async () => {
   db = await createDbClient(testDbConfig());
   ks = uniqueKeyspace();
   await ingestSmallDataset(db, ks, 200);
+  imagesKs = uniqueKeyspace();
+  await ingestImageDataset(db, imagesKs, 12, true);
   server = await createLoaderServer(
-    serverConfigSchema.parse({ db: testDbConfig(), host: '127.0.0.1', port: 0, metricsPort: 0 }),
+    serverConfigSchema.parse({
+      db: testDbConfig(),
+      host: '127.0.0.1',
+      port: 0,
+      metricsPort: 0,
+      // The image dataset's 2,500 x 2,500 PNG is then refused unread (reason pixel_limit).
+      maxImagePixels: 4_000_000,
+    }),
     { logger: pino({ level: 'silent' }) },
   );
   client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
@@ -175,6 +187,7 @@ afterAll(async () => {
   await server?.shutdown();
   if (db) {
     await dropKeyspace(db, ks);
+    if (imagesKs) await dropKeyspace(db, imagesKs);
     await db.shutdown();
   }
 });
@@ -274,8 +287,8 @@ describe('deploy/grafana/scylla-loader.json', () => {
   });
 
   it('names only metrics the live loader exports', async () => {
-    // Stream a few batches, so counters and histograms have series, and one failing stream, so
-    // the error counter has a series with a code.
+    // Stream a few batches, so counters and histograms have series, one failing stream, so
+    // the error counter has a series with a code, and one transformed stream.
     let samples = 0;
     for await (const b of client.streamBatches({ dataset: ks, split: 'all', batchSize: 16 })) {
       samples += b.ids.length;
@@ -293,6 +306,24 @@ describe('deploy/grafana/scylla-loader.json', () => {
       return n;
     };
     await expect(failing()).rejects.toThrow();
+    // A transformed stream over good and bad images, so that the transform histogram and the
+    // failure counter (labelled: no series before an observation) have series.
+    let transformed = 0;
+    let undecodable = 0;
+    for await (const b of client.streamBatches({
+      dataset: imagesKs,
+      split: 'all',
+      batchSize: 8,
+      transform: {
+        channels: 3,
+        randomResizedCrop: { height: 32, width: 32 },
+        badImagePolicy: 'skip',
+      },
+    })) {
+      transformed += b.ids.length;
+      undecodable += b.skippedUndecodable;
+    }
+    expect([transformed, undecodable]).toEqual([12, 3]);
     const text = await (await fetch(`http://127.0.0.1:${server.metricsPort}/metrics`)).text();
     const live = sampleNames(text);
     for (const n of [
@@ -300,6 +331,11 @@ describe('deploy/grafana/scylla-loader.json', () => {
       'scylla_loader_db_read_duration_seconds_bucket',
       'scylla_loader_batch_assembly_duration_seconds_count',
       'scylla_loader_stream_errors_total',
+      'scylla_loader_transform_duration_seconds_bucket',
+      'scylla_loader_transform_duration_seconds_count',
+      'scylla_loader_transform_failures_total',
+      'scylla_loader_transform_pixels_total',
+      'scylla_loader_transforms_waiting',
       'process_cpu_seconds_total',
     ]) {
       expect(live, `${n} has a series`).toContain(n);
@@ -321,6 +357,11 @@ describe('deploy/grafana/scylla-loader.json', () => {
       'scylla_loader_db_retries_total',
       'scylla_loader_missing_samples_total',
       'scylla_loader_stream_errors_total',
+      'scylla_loader_transform_duration_seconds_bucket',
+      'scylla_loader_transform_duration_seconds_count',
+      'scylla_loader_transform_failures_total',
+      'scylla_loader_transform_pixels_total',
+      'scylla_loader_transforms_waiting',
     ]) {
       expect(used, `dashboard shows ${family}`).toContain(family);
     }

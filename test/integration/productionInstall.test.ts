@@ -159,7 +159,7 @@ describe('a production-only install (as the runtime image has it)', () => {
   });
 
   it(
-    'runs the whole demo: a serve child process streams every sample exactly once',
+    'runs the whole demo: a serve child process streams every sample exactly once, the third epoch as transformed tensors',
     { timeout: 240_000 },
     async () => {
       const db = testDbConfig();
@@ -187,7 +187,10 @@ describe('a production-only install (as the runtime image has it)', () => {
       );
       expect(result, result.output).toMatchObject({ code: 0 });
       // 600 images, split 8:1:1 with balanced classes: the train part's size is in the output.
-      const train = /streaming 2 epochs of main@1\/train \((\d+) samples\)/.exec(result.output);
+      const train =
+        /streaming 2 epochs of main@1\/train \((\d+) samples\) through the client SDK, then 1 with a server-side transform/.exec(
+          result.output,
+        );
       expect(train, result.output).not.toBeNull();
       const size = Number(train![1]);
       expect(size).toBeGreaterThan(300);
@@ -197,7 +200,19 @@ describe('a production-only install (as the runtime image has it)', () => {
       expect(epochs.map((m) => [Number(m[1]), Number(m[2])])).toEqual([
         [0, size],
         [1, size],
+        [2, size],
       ]);
+      // The third epoch is the server-side transform's: its own label, tensor bytes (28 x 28
+      // grey pixels a sample, so its MB/s is its samples/s times 784 bytes), and every batch
+      // checked for its shape.
+      const transformed =
+        /epoch 2: (\d+) samples in [\d.]+ s, (\d+) samples\/s, ([\d.]+) MB\/s of tensor bytes \(server-side decoded and cropped tensors, measured client-side\), every sample exactly once: yes, every batch a uint8 \[n, 28, 28, 1\] tensor: yes/.exec(
+          result.output,
+        );
+      expect(transformed, result.output).not.toBeNull();
+      expect(Number(transformed![1])).toBe(size);
+      const mbPerSecond = (Number(transformed![2]) * 784) / 1e6;
+      expect(Math.abs(Number(transformed![3]) - mbPerSecond)).toBeLessThanOrEqual(0.1);
       expect(result.output).toMatch(/loader process \d+ serving on 127\.0\.0\.1:\d+/);
     },
   );

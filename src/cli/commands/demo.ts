@@ -2,6 +2,7 @@ import path from 'node:path';
 import type cassandra from 'cassandra-driver';
 import { Command } from 'commander';
 import { z } from 'zod';
+import type { TransformOptions } from '../../client/TransformOptions.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
 import {
@@ -27,7 +28,7 @@ import { prepareMnistWithProgress } from '../prepareMnistWithProgress.js';
 import { runAction } from '../runAction.js';
 import { formatInfo } from './describe.js';
 import { formatSummary, runIngest } from './ingest.js';
-import { streamDemo } from './streamDemo.js';
+import { type EpochFigures, streamDemo } from './streamDemo.js';
 
 /**
  * Registers `demo`: the whole path on a real sample dataset. A local Cassandra node is started
@@ -38,7 +39,8 @@ export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
     .description(
-      'start a local node, ingest MNIST, make a train/val/test split, serve it and stream 2 epochs',
+      'start a local node, ingest MNIST, make a train/val/test split, serve it and stream 2 ' +
+        'epochs, then 1 with a server-side transform',
     )
     .option('--dataset <name>', 'dataset name', 'mnist')
     .option('--limit <n>', 'only the first n images of each MNIST subset')
@@ -136,7 +138,8 @@ export function registerDemoCommand(program: Command): void {
 
         step(
           `serving ${flags.dataset} from a loader process (serve) and streaming 2 epochs of ` +
-            `${split(set)} (${splitIds.length / 16} samples) through the client SDK`,
+            `${split(set)} (${splitIds.length / 16} samples) through the client SDK, then 1 ` +
+            `with a server-side transform`,
         );
         t0 = performance.now();
         const epochs = await streamDemo({
@@ -145,26 +148,59 @@ export function registerDemoCommand(program: Command): void {
           split: split(set),
           splitIds,
           epochs: 2,
+          transformed: { transform: DEMO_TRANSFORM, tensorShape: DEMO_TENSOR },
           batchSize: 256,
           log: (line) => process.stdout.write(`  ${line}\n`),
-          onEpoch: (e) =>
-            process.stdout.write(
-              `  epoch ${e.epoch}: ${e.samples} samples in ${e.seconds.toFixed(2)} s, ` +
-                `${(e.samples / e.seconds).toFixed(0)} samples/s, ` +
-                `${(e.bytes / 1e6 / e.seconds).toFixed(1)} MB/s (client-side, as bench stream ` +
-                `measures), every sample exactly once: ${e.exactlyOnce ? 'yes' : 'NO'}\n`,
-            ),
+          onEpoch: (e) => process.stdout.write(formatEpoch(e)),
         });
         process.stdout.write(`  loader started, streamed and stopped in ${seconds(t0)}\n`);
-        if (epochs.length !== 2 || !epochs.every((e) => e.exactlyOnce)) {
+        if (
+          epochs.length !== 3 ||
+          !epochs.every((e) => e.exactlyOnce && e.tensorsAsAsked !== false)
+        ) {
           throw new LoaderError(
             'DATA_LOSS',
-            'an epoch did not deliver every sample exactly once; see the figures above',
+            'an epoch did not deliver every sample exactly once, or a batch of the transformed ' +
+              'epoch was not the tensor asked for; see the figures above',
           );
         }
         step(`demo finished in ${seconds(demoStarted)}`);
       }),
     );
+}
+
+/**
+ * The transformed epoch's transform, suited to MNIST's 28 x 28 grey PNGs: grey, a random crop
+ * of 80-100% of the area resized back to 28 x 28, sent raw (one uint8 tensor per batch).
+ */
+const DEMO_TRANSFORM: TransformOptions = {
+  channels: 1,
+  randomResizedCrop: { height: 28, width: 28, scale: [0.8, 1] },
+  output: 'raw',
+};
+/** Height, width and channels of each sample of {@link DEMO_TRANSFORM}'s tensors. */
+const DEMO_TENSOR = [28, 28, 1] as const;
+
+/** One epoch's line: rates as the client measured them, and what was checked. */
+function formatEpoch(e: EpochFigures): string {
+  const rates =
+    `  epoch ${e.epoch}: ${e.samples} samples in ${e.seconds.toFixed(2)} s, ` +
+    `${(e.samples / e.seconds).toFixed(0)} samples/s, `;
+  const once = `every sample exactly once: ${e.exactlyOnce ? 'yes' : 'NO'}`;
+  if (e.tensorsAsAsked === undefined) {
+    return (
+      rates +
+      `${(e.bytes / 1e6 / e.seconds).toFixed(1)} MB/s (client-side, as bench stream ` +
+      `measures), ${once}\n`
+    );
+  }
+  const shape = `[n, ${DEMO_TENSOR.join(', ')}]`;
+  return (
+    rates +
+    `${(e.bytes / 1e6 / e.seconds).toFixed(1)} MB/s of tensor bytes (server-side decoded and ` +
+    `cropped tensors, measured client-side), ${once}, every batch a uint8 ${shape} tensor: ` +
+    `${e.tensorsAsAsked ? 'yes' : 'NO'}\n`
+  );
 }
 
 /**

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { DecodedBatch } from '../../client/DecodedBatch.js';
 import { LoaderClient } from '../../client/LoaderClient.js';
+import type { TransformOptions } from '../../client/TransformOptions.js';
 import type { DbConfig } from '../../core/index.js';
 import { createProgress, type Progress } from '../progress.js';
 import { serveChildEnv, waitUntilServing } from '../serveChild.js';
@@ -8,11 +10,24 @@ import { serveChildEnv, waitUntilServing } from '../serveChild.js';
 export interface EpochFigures {
   epoch: number;
   samples: number;
-  /** Sample payload bytes received (as `bench stream` counts them). */
+  /** Sample payload bytes received (as `bench stream` counts them); a tensor's bytes with a transform. */
   bytes: number;
   seconds: number;
   /** True when every sample of the split arrived exactly once, and nothing else did. */
   exactlyOnce: boolean;
+  /**
+   * Only for the transformed epoch: true when every batch carried a uint8 tensor of shape
+   * [n, ...{@link TransformedEpoch.tensorShape}] with n its number of samples.
+   */
+  tensorsAsAsked?: boolean;
+}
+
+/** An epoch streamed with a server-side transform, and what its tensors must look like. */
+export interface TransformedEpoch {
+  /** A raw-output transform: each batch is then one uint8 tensor. */
+  transform: TransformOptions;
+  /** Height, width and channels every batch's tensor must have after its sample count. */
+  tensorShape: readonly [number, number, number];
 }
 
 /** Options of {@link streamDemo}. */
@@ -22,7 +37,10 @@ export interface StreamDemoOptions {
   split: string;
   /** The split's ids as the database holds them (16 bytes each): what every epoch must deliver. */
   splitIds: Buffer;
+  /** Epochs streamed as stored (the samples' bytes), numbered from 0. */
   epochs: number;
+  /** One more epoch after those, from the same loader process, with a server-side transform. */
+  transformed?: TransformedEpoch;
   batchSize: number;
   onEpoch: (figures: EpochFigures) => void;
   /** Lines about the loader process (its address, its warnings), for the person watching. */
@@ -33,12 +51,15 @@ export interface StreamDemoOptions {
 const START_TIMEOUT_MS = 60_000;
 /** After SIGTERM, how long `serve` may take to drain and exit before SIGKILL. */
 const STOP_TIMEOUT_MS = 20_000;
+/** The demo's seed: the same one for the plain and the transformed epochs. */
+const SEED = 42;
 
 /**
  * Runs the loader as users run it, `scylla-loader serve` in a process of its own on free
  * ports, and streams `epochs` epochs of `split` from it through the client SDK in this
- * process, the way a trainer would. Each epoch is checked against `splitIds`: every id of the
- * split exactly once, no other id. The loader is stopped with SIGTERM (a graceful drain) at
+ * process, the way a trainer would, then, with `transformed`, one more epoch whose samples the
+ * loader decodes and crops into tensors. Each epoch is checked against `splitIds`: every id of
+ * the split exactly once, no other id. The loader is stopped with SIGTERM (a graceful drain) at
  * the end, also when the stream fails.
  */
 export async function streamDemo(options: StreamDemoOptions): Promise<EpochFigures[]> {
@@ -48,6 +69,51 @@ export async function streamDemo(options: StreamDemoOptions): Promise<EpochFigur
   }
   const serve = await startServe(options.db, options.log);
   const client = new LoaderClient(serve.address);
+  try {
+    const request = {
+      dataset: options.dataset,
+      split: options.split,
+      batchSize: options.batchSize,
+      seed: SEED,
+    };
+    const results = await checkedEpochs(
+      client.streamBatches({ ...request, epochs: options.epochs }),
+      expected,
+      options.onEpoch,
+    );
+    if (options.transformed) {
+      // The epoch after the plain ones, so that its number says where it stands.
+      results.push(
+        ...(await checkedEpochs(
+          client.streamBatches({
+            ...request,
+            firstEpoch: options.epochs,
+            epochs: 1,
+            transform: options.transformed.transform,
+          }),
+          expected,
+          options.onEpoch,
+          options.transformed.tensorShape,
+        )),
+      );
+    }
+    return results;
+  } finally {
+    client.close();
+    await serve.stop();
+  }
+}
+
+/**
+ * Consumes a stream, checking each epoch against `expected` (and, given `tensorShape`, each
+ * batch's tensor), and reports each epoch's figures as it ends.
+ */
+async function checkedEpochs(
+  batches: AsyncIterable<DecodedBatch>,
+  expected: Set<string>,
+  onEpoch: (figures: EpochFigures) => void,
+  tensorShape?: readonly [number, number, number],
+): Promise<EpochFigures[]> {
   const results: EpochFigures[] = [];
   // Made at an epoch's first batch, so that the display's rate leaves the wait before it out.
   let progress: Progress | undefined;
@@ -56,21 +122,30 @@ export async function streamDemo(options: StreamDemoOptions): Promise<EpochFigur
     let count = 0;
     let bytes = 0;
     let foreign = 0;
+    let tensorsAsAsked = true;
     let started = performance.now();
-    for await (const batch of client.streamBatches({
-      dataset: options.dataset,
-      split: options.split,
-      batchSize: options.batchSize,
-      seed: 42,
-      epochs: options.epochs,
-    })) {
+    for await (const batch of batches) {
       for (let i = 0; i < batch.idBytes.length; i += 16) {
         const id = batch.idBytes.toString('hex', i, i + 16);
         if (!expected.has(id)) foreign++;
         seen.add(id);
       }
       count += batch.samples.length;
-      for (const sample of batch.samples) bytes += sample.length;
+      if (tensorShape) {
+        const t = batch.tensor;
+        const want = [batch.samples.length, ...tensorShape];
+        if (
+          t === undefined ||
+          t.dtype !== 'uint8' ||
+          t.shape.length !== want.length ||
+          t.shape.some((d, i) => d !== want[i])
+        ) {
+          tensorsAsAsked = false;
+        }
+        bytes += t?.data.length ?? 0;
+      } else {
+        for (const sample of batch.samples) bytes += sample.length;
+      }
       progress ??= createProgress(`epoch ${batch.epoch}`, expected.size);
       progress.update(count, bytes);
       if (batch.lastInEpoch) {
@@ -80,22 +155,22 @@ export async function streamDemo(options: StreamDemoOptions): Promise<EpochFigur
           bytes,
           seconds: (performance.now() - started) / 1000,
           exactlyOnce: foreign === 0 && count === expected.size && seen.size === expected.size,
+          ...(tensorShape ? { tensorsAsAsked } : {}),
         };
         progress.stop();
         progress = undefined;
         results.push(figures);
-        options.onEpoch(figures);
+        onEpoch(figures);
         seen = new Set();
         count = 0;
         bytes = 0;
         foreign = 0;
+        tensorsAsAsked = true;
         started = performance.now();
       }
     }
   } finally {
     progress?.stop();
-    client.close();
-    await serve.stop();
   }
   return results;
 }
