@@ -28,6 +28,12 @@ export interface TransformedEpoch {
   transform: TransformOptions;
   /** Height, width and channels every batch's tensor must have after its sample count. */
   tensorShape: readonly [number, number, number];
+  /**
+   * The split it streams, and its ids as the database holds them: a smaller part than the plain
+   * epochs' keeps the demo short, since every sample is decoded on the loader.
+   */
+  split: string;
+  splitIds: Buffer;
 }
 
 /** Options of {@link streamDemo}. */
@@ -58,15 +64,12 @@ const SEED = 42;
  * Runs the loader as users run it, `scylla-loader serve` in a process of its own on free
  * ports, and streams `epochs` epochs of `split` from it through the client SDK in this
  * process, the way a trainer would, then, with `transformed`, one more epoch whose samples the
- * loader decodes and crops into tensors. Each epoch is checked against `splitIds`: every id of
- * the split exactly once, no other id. The loader is stopped with SIGTERM (a graceful drain) at
+ * loader decodes and crops into tensors. Each epoch is checked against its split's ids: every
+ * id of the split exactly once, no other id. The loader is stopped with SIGTERM (a graceful drain) at
  * the end, also when the stream fails.
  */
 export async function streamDemo(options: StreamDemoOptions): Promise<EpochFigures[]> {
-  const expected = new Set<string>();
-  for (let i = 0; i < options.splitIds.length; i += 16) {
-    expected.add(options.splitIds.toString('hex', i, i + 16));
-  }
+  const expected = idSet(options.splitIds);
   const serve = await startServe(options.db, options.log);
   const client = new LoaderClient(serve.address);
   try {
@@ -87,11 +90,12 @@ export async function streamDemo(options: StreamDemoOptions): Promise<EpochFigur
         ...(await checkedEpochs(
           client.streamBatches({
             ...request,
+            split: options.transformed.split,
             firstEpoch: options.epochs,
             epochs: 1,
             transform: options.transformed.transform,
           }),
-          expected,
+          idSet(options.transformed.splitIds),
           options.onEpoch,
           options.transformed.tensorShape,
         )),
@@ -102,6 +106,13 @@ export async function streamDemo(options: StreamDemoOptions): Promise<EpochFigur
     client.close();
     await serve.stop();
   }
+}
+
+/** Ids packed 16 bytes each, as hex strings. */
+function idSet(ids: Buffer): Set<string> {
+  const out = new Set<string>();
+  for (let i = 0; i < ids.length; i += 16) out.add(ids.toString('hex', i, i + 16));
+  return out;
 }
 
 /**
