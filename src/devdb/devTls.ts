@@ -50,14 +50,23 @@ export async function ensureDevTls(
 
   if (!existsSync(passwordFile) || !existsSync(caStore) || !existsSync(caFile)) {
     // A CA without its password (or the reverse) is useless: start the folder over.
-    await Promise.all([caStore, caFile, keystoreFile, sansFile, passwordFile].map((f) => rm(f, { force: true })));
+    await Promise.all(
+      [caStore, caFile, keystoreFile, sansFile, passwordFile].map((f) => rm(f, { force: true })),
+    );
     await writeFile(passwordFile, `${randomBytes(18).toString('base64url')}\n`, { mode: 0o600 });
   }
   const keystorePassword = (await readFile(passwordFile, 'utf8')).trim();
   const keytool = keytoolBeside(java);
   const tool = async (args: string[]): Promise<void> => {
     try {
-      await run(keytool, [...args, '-storetype', 'PKCS12', '-storepass', keystorePassword, '-noprompt']);
+      await run(keytool, [
+        ...args,
+        '-storetype',
+        'PKCS12',
+        '-storepass',
+        keystorePassword,
+        '-noprompt',
+      ]);
     } catch (err) {
       const e = err as { stderr?: string; stdout?: string; message: string };
       // keytool's own output names the problem; the command line would show the password.
@@ -74,9 +83,21 @@ export async function ensureDevTls(
   if (!existsSync(caStore)) {
     log?.(`making a test CA in ${dir} (keytool)`);
     await tool([
-      '-genkeypair', '-alias', 'ca', '-keyalg', 'EC', '-groupname', 'secp256r1',
-      '-dname', 'CN=scylla-loader local test CA', '-ext', 'bc:c', '-validity', '3650',
-      '-keystore', caStore,
+      '-genkeypair',
+      '-alias',
+      'ca',
+      '-keyalg',
+      'EC',
+      '-groupname',
+      'secp256r1',
+      '-dname',
+      'CN=scylla-loader local test CA',
+      '-ext',
+      'bc:c',
+      '-validity',
+      '3650',
+      '-keystore',
+      caStore,
     ]);
     await tool(['-exportcert', '-rfc', '-alias', 'ca', '-keystore', caStore, '-file', caFile]);
   }
@@ -88,13 +109,38 @@ export async function ensureDevTls(
     const csr = path.join(dir, 'node.csr');
     const cert = path.join(dir, 'node.pem');
     await tool([
-      '-genkeypair', '-alias', 'node', '-keyalg', 'EC', '-groupname', 'secp256r1',
-      '-dname', 'CN=scylla-loader local node', '-validity', '825', '-keystore', keystoreFile,
+      '-genkeypair',
+      '-alias',
+      'node',
+      '-keyalg',
+      'EC',
+      '-groupname',
+      'secp256r1',
+      '-dname',
+      'CN=scylla-loader local node',
+      '-validity',
+      '825',
+      '-keystore',
+      keystoreFile,
     ]);
     await tool(['-certreq', '-alias', 'node', '-keystore', keystoreFile, '-file', csr]);
     await tool([
-      '-gencert', '-rfc', '-alias', 'ca', '-keystore', caStore, '-infile', csr, '-outfile', cert,
-      '-ext', `san=${sans}`, '-ext', 'eku=serverAuth,clientAuth', '-validity', '825',
+      '-gencert',
+      '-rfc',
+      '-alias',
+      'ca',
+      '-keystore',
+      caStore,
+      '-infile',
+      csr,
+      '-outfile',
+      cert,
+      '-ext',
+      `san=${sans}`,
+      '-ext',
+      'eku=serverAuth,clientAuth',
+      '-validity',
+      '825',
     ]);
     // The signed certificate replaces the self-signed one only once keytool can chain it to a
     // trusted CA in the same store.

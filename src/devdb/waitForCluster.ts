@@ -92,9 +92,7 @@ export function devDriverOptions(
   access: DevAccess,
 ): Pick<cassandra.ClientOptions, 'sslOptions' | 'authProvider'> {
   return {
-    ...(access.ca === undefined
-      ? {}
-      : { sslOptions: { ca: access.ca, rejectUnauthorized: true } }),
+    ...(access.ca === undefined ? {} : { sslOptions: { ca: access.ca, rejectUnauthorized: true } }),
     ...(access.credentials === undefined
       ? {}
       : {

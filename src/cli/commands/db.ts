@@ -39,7 +39,10 @@ export function registerDbCommand(program: Command): void {
       'password authentication, with a login role whose password is kept in the state folder ' +
         '(a new cluster only)',
     )
-    .option('--tls', 'CQL over TLS only, with a test CA made in the state folder (a new cluster only)')
+    .option(
+      '--tls',
+      'CQL over TLS only, with a test CA made in the state folder (a new cluster only)',
+    )
     .action(userErrors(start));
 
   db.command('stop')
