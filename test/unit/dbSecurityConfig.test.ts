@@ -1,8 +1,8 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../../src/cli/dbOptions.js';
 import { dbConfigFromEnv, LoaderError } from '../../src/core/index.js';
 import { driverTlsOptions } from '../../src/core/db/driverTlsOptions.js';
@@ -19,6 +19,10 @@ beforeAll(async () => {
   await writeFile(path.join(dir, 'empty'), '');
   await writeFile(path.join(dir, 'ca.pem'), PEM);
   await writeFile(path.join(dir, 'ca.der'), Buffer.from([0x30, 0x82, 0x01, 0x0a]));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
 });
 
 describe('database password from the environment', () => {
