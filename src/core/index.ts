@@ -8,7 +8,13 @@
  */
 export { connectDbPaths } from './db/connectDbPaths.js';
 export { createDbClient } from './db/createDbClient.js';
-export { type DbConfig, dbConfigFromEnv, dbConfigSchema } from './db/dbConfig.js';
+export {
+  type DbConfig,
+  type DbTlsConfig,
+  dbConfigFromEnv,
+  dbConfigSchema,
+  dbTlsConfigSchema,
+} from './db/dbConfig.js';
 export { retryableDriverError } from './db/retryableDriverError.js';
 export {
   type ErrorCode,

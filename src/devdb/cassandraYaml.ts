@@ -11,8 +11,13 @@ import type { NodeLayout } from './nodeLayout.js';
  *
  * @internal
  */
-export function renderCassandraYaml(spec: ClusterSpec, node: NodeLayout): string {
+export function renderCassandraYaml(
+  spec: ClusterSpec,
+  node: NodeLayout,
+  keystore?: { file: string; password: string },
+): string {
   const q = (s: string): string => JSON.stringify(s);
+  if (spec.tls && !keystore) throw new Error('a cluster with TLS needs a keystore');
   return `# Written by scylla-loader (src/devdb/cassandraYaml.ts); rewritten at every start.
 cluster_name: ${q(spec.clusterName)}
 num_tokens: 1
@@ -83,5 +88,30 @@ request_timeout: 10000ms
 # Keep hints: a test stops a ring node mid-epoch and expects the data once it is back.
 hinted_handoff_enabled: true
 max_hint_window: 3h
+${spec.auth ? AUTH_SECTION : ''}${keystore ? tlsSection(keystore, q) : ''}`;
+}
+
+/** `--auth`: passwords checked, every logged-in role may do everything (no authorizer). */
+const AUTH_SECTION = `
+# Password authentication (db start --auth); the default superuser is cassandra/cassandra.
+authenticator: PasswordAuthenticator
+authorizer: AllowAllAuthorizer
+role_manager: CassandraRoleManager
+`;
+
+/** `--tls`: the CQL port speaks TLS only; clients are not asked for certificates. */
+function tlsSection(
+  keystore: { file: string; password: string },
+  q: (s: string) => string,
+): string {
+  return `
+# CQL over TLS only (db start --tls): a plaintext client is refused at its first frame.
+client_encryption_options:
+  enabled: true
+  optional: false
+  keystore: ${q(keystore.file)}
+  keystore_password: ${q(keystore.password)}
+  store_type: PKCS12
+  require_client_auth: false
 `;
 }

@@ -20,6 +20,10 @@ export const clusterSpecSchema = z.object({
   heapMb: z.number().int().min(256),
   /** Fixed JMX ports `jmxBasePort + index - 1`; when absent each start picks free ports. */
   jmxBasePort: z.number().int().min(1).max(65535).optional(),
+  /** Password authentication on (`--auth`); absent in folders made before it existed. */
+  auth: z.boolean().default(false),
+  /** CQL over TLS only (`--tls`), with a test CA of the folder's own. */
+  tls: z.boolean().default(false),
 });
 
 /** @internal */

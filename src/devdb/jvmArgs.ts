@@ -40,6 +40,8 @@ export interface CassandraJvmArgsInput {
   jammJar: string;
   heapMb: number;
   jmxPort: number;
+  /** Password authentication is on: create the default superuser at once, not after 10 s. */
+  auth?: boolean;
 }
 
 /**
@@ -92,6 +94,7 @@ export function cassandraJvmArgs(input: CassandraJvmArgsInput): string[] {
     // peers"). The check it skips guards against two live nodes sharing one address, which
     // cannot happen here: every node of a state folder has its own address.
     '-Dcassandra.allow_unsafe_join=true',
+    ...(input.auth ? ['-Dcassandra.superuser_setup_delay_ms=0'] : []),
     `-Dcassandra.triggers_dir=${node.triggersDir}`,
     // JNA unpacks its native library; /tmp may be mounted noexec.
     `-Djna.tmpdir=${node.tmpDir}`,

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ensureCassandraJars } from './cassandraJars.js';
@@ -15,6 +15,8 @@ import {
 } from './clusterSpec.js';
 import { findJava } from './findJava.js';
 import { freePort } from './freePort.js';
+import { type DevTlsFiles, ensureDevTls } from './devTls.js';
+import { ensureDevRole, superuserAccess } from './devRole.js';
 import { cassandraJvmArgs } from './jvmArgs.js';
 import { logTail } from './logTail.js';
 import { renderLogbackXml } from './logbackXml.js';
@@ -24,7 +26,12 @@ import { isPortOpen } from './portOpen.js';
 import { probeCql } from './probeCql.js';
 import { acquireStartLock } from './startLock.js';
 import { terminatePid } from './terminateNode.js';
-import { ClusterNotReadyError, type WatchedNode, waitForCluster } from './waitForCluster.js';
+import {
+  ClusterNotReadyError,
+  type DevAccess,
+  type WatchedNode,
+  waitForCluster,
+} from './waitForCluster.js';
 import { LoaderError } from '../core/index.js';
 
 /** Options of {@link startLocalCluster}. Omitted values come from the folder's `cluster.json`. */
@@ -51,6 +58,10 @@ export interface StartLocalClusterOptions {
   log?: (line: string) => void;
   /** How long to wait for the nodes to be ready (default 180 s). */
   timeoutMs?: number;
+  /** Password authentication (a new cluster only): see {@link LocalCluster.auth}. */
+  auth?: boolean;
+  /** CQL over TLS only (a new cluster only), with a test CA: see {@link LocalCluster.tls}. */
+  tls?: boolean;
 }
 
 /** A running local cluster, as the driver needs it. */
@@ -64,6 +75,10 @@ export interface LocalCluster {
   logFiles: string[];
   /** True when every node was already running and nothing was started. */
   reused: boolean;
+  /** With `auth`: the login role made for clients and the file holding its password. */
+  auth?: { username: string; passwordFile: string };
+  /** With `tls`: PEM of the test CA that signed the nodes' certificate, for clients to trust. */
+  tls?: { caFile: string };
 }
 
 /**
@@ -75,6 +90,10 @@ export interface LocalCluster {
  * leaves them up for the next one, which then returns within a second. Stop them with
  * `stopLocalCluster`. Nodes of the folder that are down (e.g. one stopped by a test) are
  * started again, the running ones are kept.
+ *
+ * With `auth` the nodes check passwords and a login role is made (see `ensureDevRole`); with
+ * `tls` their CQL port speaks TLS only, with a certificate from a test CA the folder keeps
+ * (see `ensureDevTls`). Both are fixed when the folder's cluster is created.
  *
  * On failure (a node exits, or the timeout passes) the processes started by this call are
  * killed and the error names the log file with its last lines.
@@ -99,25 +118,42 @@ export async function startLocalCluster(opts: StartLocalClusterOptions): Promise
         running.push({ layout, pid });
       }
     }
-    const result = (reused: boolean): LocalCluster => ({
-      contactPoints: layouts.map((l) => l.address),
-      port: spec.nativePort,
-      localDataCenter: 'datacenter1',
-      stateDir,
-      logFiles: layouts.map((l) => l.systemLog),
-      reused,
-    });
+    const contactPoints = layouts.map((l) => l.address);
+    const caFile = path.join(stateDir, 'tls', 'ca.pem');
+    const result = async (reused: boolean): Promise<LocalCluster> => {
+      const ca = spec.tls ? await readFile(caFile, 'utf8') : undefined;
+      // Also when reused: one login checks the role, and repairs it after a start that failed
+      // before making it or a password file deleted since.
+      const auth = spec.auth
+        ? await ensureDevRole(stateDir, contactPoints, spec.nativePort, ca)
+        : undefined;
+      return {
+        contactPoints,
+        port: spec.nativePort,
+        localDataCenter: 'datacenter1',
+        stateDir,
+        logFiles: layouts.map((l) => l.systemLog),
+        reused,
+        ...(auth ? { auth } : {}),
+        ...(spec.tls ? { tls: { caFile } } : {}),
+      };
+    };
+    const access = async (): Promise<DevAccess> => {
+      const ca = spec.tls ? await readFile(caFile, 'utf8') : undefined;
+      if (spec.auth) return superuserAccess(ca);
+      return ca === undefined ? {} : { ca };
+    };
 
     if (down.length === 0) {
       const answering = await Promise.all(
-        running.map((n) => probeCql(n.layout.address, spec.nativePort)),
+        running.map((n) => probeCql(n.layout.address, spec.nativePort, 2000, spec.tls)),
       );
       if (!answering.every(Boolean)) {
         // Started by someone who gave up waiting, or still replaying its commit log.
         opts.log?.('cluster processes are running but not all answer CQL yet; waiting');
-        await waitOrExplain(running, spec, Date.now() + timeoutMs, opts.log);
+        await waitOrExplain(running, spec, Date.now() + timeoutMs, opts.log, await access());
       }
-      return result(true);
+      return await result(true);
     }
 
     await assertAddressesFree(down, spec, stateDir);
@@ -125,6 +161,8 @@ export async function startLocalCluster(opts: StartLocalClusterOptions): Promise
     const jammJar = (await readdir(libDir)).find((n) => /^jamm-.*\.jar$/.test(n));
     if (!jammJar) throw new Error(`no jamm-*.jar in ${libDir}; delete that folder to re-download`);
     const java = findJava();
+    let tlsFiles: DevTlsFiles | undefined;
+    if (spec.tls) tlsFiles = await ensureDevTls(stateDir, contactPoints, java, opts.log);
     await writeClusterSpec(stateDir, spec);
 
     // The timeout covers the nodes' start, not a first-time download before it.
@@ -139,14 +177,15 @@ export async function startLocalCluster(opts: StartLocalClusterOptions): Promise
           jammJar,
           heapMb: spec.heapMb,
           jmxPort,
+          auth: spec.auth,
         });
         opts.log?.(
           `starting node ${layout.index} of ${spec.nodes} on ${layout.address}:${spec.nativePort} ` +
             `(heap ${spec.heapMb} MiB, JMX 127.0.0.1:${jmxPort}, log ${layout.systemLog})`,
         );
-        started.push(await spawnNode(java, args, spec, layout));
+        started.push(await spawnNode(java, args, spec, layout, tlsFiles));
       }
-      await waitOrExplain([...running, ...started], spec, deadline, opts.log);
+      await waitOrExplain([...running, ...started], spec, deadline, opts.log, await access());
     } catch (err) {
       // Leave nothing half-started behind: the next attempt must begin from a clean slate.
       await Promise.all(
@@ -157,7 +196,7 @@ export async function startLocalCluster(opts: StartLocalClusterOptions): Promise
       );
       throw err;
     }
-    return result(false);
+    return await result(false);
   } finally {
     await release();
   }
@@ -194,6 +233,8 @@ const IDENTITY_KEYS = [
   'nativePort',
   'storagePort',
   'version',
+  'auth',
+  'tls',
 ] as const;
 
 /**
@@ -232,6 +273,8 @@ function resolveSpec(
     // Not part of the identity: a later start may change it.
     heapMb: opts.heapMb ?? existing?.heapMb ?? (nodes === 1 ? 768 : 512),
     ...(jmxBasePort === undefined ? {} : { jmxBasePort }),
+    auth: existing?.auth ?? opts.auth ?? false,
+    tls: existing?.tls ?? opts.tls ?? false,
   });
   if (!parsed.success) {
     throw new Error(`invalid local cluster options:\n${z.prettifyError(parsed.error)}`);
@@ -244,6 +287,7 @@ async function spawnNode(
   args: string[],
   spec: ClusterSpec,
   layout: NodeLayout,
+  tlsFiles: DevTlsFiles | undefined,
 ): Promise<WatchedNode> {
   for (const dir of [
     layout.confDir,
@@ -258,7 +302,9 @@ async function spawnNode(
   ]) {
     await mkdir(dir, { recursive: true });
   }
-  await writeFile(layout.yamlFile, renderCassandraYaml(spec, layout));
+  const keystore = tlsFiles && { file: tlsFiles.keystoreFile, password: tlsFiles.keystorePassword };
+  // Owner-only: with --tls the file holds the keystore password.
+  await writeFile(layout.yamlFile, renderCassandraYaml(spec, layout, keystore), { mode: 0o600 });
   await writeFile(layout.logbackFile, renderLogbackXml(layout.systemLog));
 
   const out = openSync(layout.stdoutLog, 'a');
@@ -297,9 +343,10 @@ async function waitOrExplain(
   spec: ClusterSpec,
   deadline: number,
   log: ((line: string) => void) | undefined,
+  access: DevAccess,
 ): Promise<void> {
   try {
-    await waitForCluster(nodes, spec.nativePort, deadline, log);
+    await waitForCluster(nodes, spec.nativePort, deadline, log, access);
   } catch (err) {
     if (!(err instanceof ClusterNotReadyError)) throw err;
     const blamed = err.node ? [err.node] : nodes.map((n) => n.layout);

@@ -37,7 +37,7 @@ export async function localClusterStatus(stateDir: string): Promise<{ nodes: Loc
         port: spec.nativePort,
         pid: pid ?? null,
         running,
-        cqlUp: running && (await probeCql(node.address, spec.nativePort)),
+        cqlUp: running && (await probeCql(node.address, spec.nativePort, 2000, spec.tls)),
         logFile: node.systemLog,
       };
     }),

@@ -49,13 +49,14 @@ export async function waitForCluster(
   port: number,
   deadline: number,
   log?: (line: string) => void,
+  access: DevAccess = {},
 ): Promise<void> {
   const started = Date.now();
   const pending = new Set(nodes);
   while (pending.size > 0) {
     for (const node of pending) {
       assertRunning(node);
-      if (await probeCql(node.layout.address, port, 1500)) {
+      if (await probeCql(node.layout.address, port, 1500, access.ca !== undefined)) {
         pending.delete(node);
         const secs = ((Date.now() - started) / 1000).toFixed(1);
         log?.(`node ${node.layout.index} (${node.layout.address}) answers CQL after ${secs} s`);
@@ -68,10 +69,47 @@ export async function waitForCluster(
     }
     await sleep(500);
   }
-  await waitForRing(nodes, port, deadline);
+  await waitForRing(nodes, port, deadline, access);
 }
 
-async function waitForRing(nodes: WatchedNode[], port: number, deadline: number): Promise<void> {
+/**
+ * How to get into a cluster started with `--tls` (`ca`: PEM of its test CA) or `--auth`
+ * (`credentials`: a role that may log in).
+ *
+ * @internal
+ */
+export interface DevAccess {
+  ca?: string;
+  credentials?: { username: string; password: string };
+}
+
+/**
+ * Driver options for {@link DevAccess}.
+ *
+ * @internal
+ */
+export function devDriverOptions(
+  access: DevAccess,
+): Pick<cassandra.ClientOptions, 'sslOptions' | 'authProvider'> {
+  return {
+    ...(access.ca === undefined ? {} : { sslOptions: { ca: access.ca, rejectUnauthorized: true } }),
+    ...(access.credentials === undefined
+      ? {}
+      : {
+          authProvider: new cassandra.auth.PlainTextAuthProvider(
+            access.credentials.username,
+            access.credentials.password,
+          ),
+        }),
+  };
+}
+
+async function waitForRing(
+  nodes: WatchedNode[],
+  port: number,
+  deadline: number,
+  access: DevAccess,
+): Promise<void> {
   const addresses = nodes.map((n) => n.layout.address);
   let problem = 'not checked yet';
   while (Date.now() < deadline) {
@@ -80,6 +118,9 @@ async function waitForRing(nodes: WatchedNode[], port: number, deadline: number)
       localDataCenter: 'datacenter1',
       protocolOptions: { port },
       socketOptions: { connectTimeout: 5000, readTimeout: 10_000 },
+      // With --auth the default superuser appears a moment after CQL opens; until then the
+      // login fails and this loop tries again.
+      ...devDriverOptions(access),
     });
     try {
       await client.connect();

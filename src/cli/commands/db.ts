@@ -11,6 +11,8 @@ interface StartFlags {
   firstAddress?: string;
   stateDir?: string;
   heapMb?: number;
+  auth?: boolean;
+  tls?: boolean;
 }
 
 /**
@@ -32,6 +34,15 @@ export function registerDbCommand(program: Command): void {
     .option('--first-address <ip>', 'address of node 1; node i gets the next addresses')
     .option('--state-dir <dir>', 'folder of the cluster (default: <repo>/.state/db)')
     .option('--heap-mb <mb>', 'Java heap of each node in MiB', positiveInt)
+    .option(
+      '--auth',
+      'password authentication, with a login role whose password is kept in the state folder ' +
+        '(a new cluster only)',
+    )
+    .option(
+      '--tls',
+      'CQL over TLS only, with a test CA made in the state folder (a new cluster only)',
+    )
     .action(userErrors(start));
 
   db.command('stop')
@@ -80,6 +91,8 @@ async function start(flags: StartFlags): Promise<void> {
     ...(flags.nodes !== undefined ? { nodes: flags.nodes } : {}),
     ...(flags.firstAddress !== undefined ? { firstAddress: flags.firstAddress } : {}),
     ...(flags.heapMb !== undefined ? { heapMb: flags.heapMb } : {}),
+    ...(flags.auth ? { auth: true } : {}),
+    ...(flags.tls ? { tls: true } : {}),
     log: say,
   });
   const secs = ((Date.now() - started) / 1000).toFixed(1);
@@ -94,6 +107,21 @@ async function start(flags: StartFlags): Promise<void> {
   say(`  state dir:      ${cluster.stateDir}`);
   for (const file of cluster.logFiles) say(`  log file:       ${file}`);
   say(`  reused:         ${cluster.reused ? 'yes' : 'no'}`);
+  if (cluster.tls) say(`  TLS CA file:    ${cluster.tls.caFile} (CQL speaks TLS only)`);
+  if (cluster.auth) {
+    say(`  user:           ${cluster.auth.username}`);
+    say(`  password file:  ${cluster.auth.passwordFile}`);
+  }
+  if (cluster.tls || cluster.auth) {
+    // The settings every other command needs for this cluster, ready to paste.
+    say('  connect with:');
+    say(`    export SCYLLA_LOADER_CONTACT_POINTS=${cluster.contactPoints.join(',')}`);
+    if (cluster.tls) say(`    export SCYLLA_LOADER_DB_TLS_CA=${cluster.tls.caFile}`);
+    if (cluster.auth) {
+      say(`    export SCYLLA_LOADER_DB_USERNAME=${cluster.auth.username}`);
+      say(`    export SCYLLA_LOADER_DB_PASSWORD_FILE=${cluster.auth.passwordFile}`);
+    }
+  }
 }
 
 async function status(flags: { stateDir?: string }): Promise<void> {

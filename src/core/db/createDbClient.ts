@@ -1,10 +1,14 @@
 import cassandra from 'cassandra-driver';
 import type { DbConfig } from './dbConfig.js';
-import { unavailable } from '../errors/LoaderError.js';
+import { dbConnectError } from './dbConnectError.js';
+import { driverTlsOptions } from './driverTlsOptions.js';
 
 /**
- * Opens a driver client for the configured cluster and connects it, turning a failure to reach
- * the cluster into an UNAVAILABLE {@link LoaderError} that names the contact points.
+ * Opens a driver client for the configured cluster and connects it (over TLS and with a
+ * password when configured), turning a failure into an UNAVAILABLE {@link LoaderError} that
+ * names the contact points and, when the cause is known (credentials refused, certificate not
+ * trusted, TLS on one side only), the setting to fix. An unreadable TLS file is an
+ * INVALID_ARGUMENT naming its setting.
  */
 export async function createDbClient(
   config: DbConfig,
@@ -16,6 +20,7 @@ export async function createDbClient(
     localDataCenter: config.localDataCenter,
     protocolOptions: { port: config.port },
     ...(options.keyspace ? { keyspace: options.keyspace } : {}),
+    ...(config.tls ? { sslOptions: driverTlsOptions(config.tls) } : {}),
     ...(config.username
       ? {
           authProvider: new cassandra.auth.PlainTextAuthProvider(
@@ -42,12 +47,7 @@ export async function createDbClient(
     await client.connect();
   } catch (err) {
     await client.shutdown().catch(() => undefined);
-    throw unavailable(
-      `cannot reach the database at ${config.contactPoints.join(',')}:${config.port} ` +
-        `(datacenter ${config.localDataCenter}); start a local node with ` +
-        '`scylla-loader db start` or set SCYLLA_LOADER_CONTACT_POINTS',
-      err,
-    );
+    throw dbConnectError(err, config);
   }
   return client;
 }

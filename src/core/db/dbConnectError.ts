@@ -1,0 +1,107 @@
+import cassandra from 'cassandra-driver';
+import { type LoaderError, unavailable } from '../errors/LoaderError.js';
+import type { DbConfig } from './dbConfig.js';
+
+/** Certificate checks that fail because the loader does not trust the node's CA. */
+const UNTRUSTED = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_UNTRUSTED',
+]);
+
+const PASSWORD_SETTINGS =
+  'SCYLLA_LOADER_DB_USERNAME and SCYLLA_LOADER_DB_PASSWORD (or SCYLLA_LOADER_DB_PASSWORD_FILE)';
+const TLS_CA = '--db-tls-ca (SCYLLA_LOADER_DB_TLS_CA)';
+
+/**
+ * Turns a failed first connection into an UNAVAILABLE error a person can act on: it says what
+ * went wrong (credentials refused, certificate not trusted, TLS on one side only, ...) and
+ * names the setting to fix. Only the driver's error codes and fixed texts are used, never its
+ * messages: nothing of the credentials can end up in the message.
+ */
+export function dbConnectError(err: unknown, config: DbConfig): LoaderError {
+  const where = `${config.contactPoints.join(',')}:${config.port}`;
+  const reason = diagnose(err, config);
+  if (reason) return unavailable(`cannot connect to the database at ${where}: ${reason}`, err);
+  return unavailable(
+    `cannot reach the database at ${where} (datacenter ${config.localDataCenter}); start a ` +
+      'local node with `scylla-loader db start` or set SCYLLA_LOADER_CONTACT_POINTS',
+    err,
+  );
+}
+
+/** The first cause among the hosts' errors that has a known remedy. */
+function diagnose(err: unknown, config: DbConfig): string | undefined {
+  const causes =
+    err instanceof cassandra.errors.NoHostAvailableError
+      ? Object.values(err.innerErrors as Record<string, unknown>)
+      : [err];
+  for (const cause of causes) {
+    const reason = diagnoseOne(cause, config);
+    if (reason) return reason;
+  }
+  return undefined;
+}
+
+function diagnoseOne(cause: unknown, config: DbConfig): string | undefined {
+  if (cause instanceof cassandra.errors.AuthenticationError) {
+    if (config.username === undefined) {
+      return `the database requires a password: set ${PASSWORD_SETTINGS}`;
+    }
+    return (
+      `the database refused the credentials of user ${JSON.stringify(config.username)}: ` +
+      `check ${PASSWORD_SETTINGS}`
+    );
+  }
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string') return undefined;
+  const tls = config.tls;
+  if (tls) {
+    if (UNTRUSTED.has(code)) {
+      const trusted = tls.caFile ? `the CA in ${tls.caFile}` : "the system's CAs";
+      return (
+        `the certificate of the database is not signed by ${trusted} (${code}): set ` +
+        `${TLS_CA} to the PEM file of the CA that signed the nodes' certificates`
+      );
+    }
+    if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
+      return `the certificate of the database is not valid now (${code}): renew it on the nodes`;
+    }
+    if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+      return (
+        'the certificate of the database does not name the address it was reached at: use ' +
+        'contact points (--contact-points) that the certificate names, or turn the check ' +
+        'off with --db-tls-no-verify-hostname (SCYLLA_LOADER_DB_TLS_VERIFY_HOSTNAME=false)'
+      );
+    }
+    if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') {
+      return (
+        'the database does not speak TLS on this port: turn TLS off (no --db-tls* flags, ' +
+        'SCYLLA_LOADER_DB_TLS* unset) or point --port (SCYLLA_LOADER_CQL_PORT) at its TLS port'
+      );
+    }
+    if (/CERTIFICATE_REQUIRED|ALERT_BAD_CERTIFICATE|ALERT_UNKNOWN_CA/.test(code)) {
+      return (
+        `the database refused the loader's client certificate (${code}): set --db-tls-cert ` +
+        '(SCYLLA_LOADER_DB_TLS_CERT) and --db-tls-key (SCYLLA_LOADER_DB_TLS_KEY) to a ' +
+        'certificate the database trusts'
+      );
+    }
+    if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) {
+      return `the TLS handshake with the database failed (${code}): check the --db-tls* settings`;
+    }
+    return undefined;
+  }
+  // A TLS-only node drops a plaintext client at its first frame.
+  if (code === 'ECONNRESET' || code === 'EPIPE') {
+    return (
+      'the database closed the connection at once, as a node that requires TLS does: turn ' +
+      `TLS on with --db-tls (SCYLLA_LOADER_DB_TLS=true) and ${TLS_CA}`
+    );
+  }
+  return undefined;
+}

@@ -1,0 +1,253 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LoaderClient } from '../../src/client/LoaderClient.js';
+import { findJava } from '../../src/devdb/findJava.js';
+import { type LocalCluster, startLocalCluster } from '../../src/devdb/localCluster.js';
+import { stopLocalCluster } from '../../src/devdb/stopLocalCluster.js';
+import { collect, runCli, spawnCli, type CliResult } from '../support/runCli.js';
+
+// A node of its own with password authentication and TLS-only CQL, on its own address next to
+// the shared plaintext node (which keeps 127.0.0.1). One start for the whole file.
+const ADDRESS = '127.0.0.31';
+const DATASET = 'sec_tls_auth';
+const SAMPLES = 60;
+
+let stateDir: string;
+let cluster: LocalCluster;
+let password: string;
+let wrongCaFile: string;
+let baseEnv: NodeJS.ProcessEnv;
+
+/** No stack trace: user errors are one `error:` line, not `at file:line` frames. */
+const STACK_FRAME = /^\s+at .+[:(]/m;
+
+beforeAll(async () => {
+  stateDir = await mkdtemp(path.join(os.tmpdir(), 'sl-dbsec-'));
+  const [started] = await Promise.all([
+    startLocalCluster({
+      stateDir: path.join(stateDir, 'db'),
+      firstAddress: ADDRESS,
+      clusterName: 'scylla-loader-security-test',
+      heapMb: 512,
+      auth: true,
+      tls: true,
+      timeoutMs: 240_000,
+      log: (line) => console.log(`[sec-db] ${line}`),
+    }),
+    makeUnrelatedCa(path.join(stateDir, 'other-ca')).then((f) => (wrongCaFile = f)),
+  ]);
+  cluster = started;
+  if (!cluster.auth || !cluster.tls) throw new Error('the cluster did not report auth and TLS');
+  password = (await readFile(cluster.auth.passwordFile, 'utf8')).trim();
+  baseEnv = {
+    SCYLLA_LOADER_CONTACT_POINTS: cluster.contactPoints.join(','),
+    SCYLLA_LOADER_CQL_PORT: String(cluster.port),
+    SCYLLA_LOADER_LOCAL_DC: cluster.localDataCenter,
+    SCYLLA_LOADER_DB_USERNAME: cluster.auth.username,
+    SCYLLA_LOADER_DB_TLS_CA: cluster.tls.caFile,
+    // Set by the shell of whoever runs the tests, they would mix in.
+    SCYLLA_LOADER_DB_PASSWORD: '',
+    SCYLLA_LOADER_DB_PASSWORD_FILE: '',
+    SCYLLA_LOADER_DB_TLS: '',
+    SCYLLA_LOADER_DB_TLS_CERT: '',
+    SCYLLA_LOADER_DB_TLS_KEY: '',
+    SCYLLA_LOADER_DB_TLS_VERIFY_HOSTNAME: '',
+  };
+});
+
+afterAll(async () => {
+  if (!stateDir) return;
+  await stopLocalCluster(path.join(stateDir, 'db'));
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+describe('the database with password authentication and TLS only', () => {
+  it('db start --auth --tls made a random password and a PEM CA for clients', async () => {
+    expect(password).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+    expect(await readFile(cluster.tls!.caFile, 'utf8')).toContain('-----BEGIN CERTIFICATE-----');
+    // A second start reuses the node and reports the same access settings.
+    const again = await runCli(['db', 'start', '--state-dir', path.join(stateDir, 'db')]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`SCYLLA_LOADER_DB_TLS_CA=${cluster.tls!.caFile}`);
+    expect(again.stdout).toContain(`SCYLLA_LOADER_DB_PASSWORD_FILE=${cluster.auth!.passwordFile}`);
+    expect(again.stdout).not.toContain(password);
+  });
+
+  it('ingests (password from a file) and streams every sample (password in the environment), never printing the password', async () => {
+    const manifest = await writeSmallManifest(path.join(stateDir, 'data'));
+    const ingest = await runCli(['ingest', DATASET, '--manifest', manifest], {
+      ...baseEnv,
+      SCYLLA_LOADER_DB_PASSWORD_FILE: cluster.auth!.passwordFile,
+    });
+    expect(ingest.stderr).not.toMatch(STACK_FRAME);
+    expect(ingest.code).toBe(0);
+    expect(ingest.stdout).toContain(`${SAMPLES} samples`);
+
+    const serve = spawnCli(
+      ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
+      {
+        ...baseEnv,
+        SCYLLA_LOADER_DB_PASSWORD: password,
+        SCYLLA_LOADER_LOG_LEVEL: 'info',
+      },
+    );
+    const output = collect(serve);
+    let result: CliResult | undefined;
+    try {
+      const port = await servingPort(serve);
+      const client = new LoaderClient(`127.0.0.1:${port}`);
+      const ids: string[] = [];
+      try {
+        for await (const batch of client.streamBatches({
+          dataset: DATASET,
+          split: 'all',
+          batchSize: 16,
+          seed: 3,
+          epochs: 1,
+        })) {
+          ids.push(...batch.ids);
+        }
+      } finally {
+        client.close();
+      }
+      expect(ids).toHaveLength(SAMPLES);
+      expect(new Set(ids).size).toBe(SAMPLES);
+    } finally {
+      serve.kill('SIGTERM');
+      result = await output;
+    }
+    const all = `${result.stdout}${result.stderr}`;
+    // The configuration line was printed, with the password replaced.
+    expect(all).toContain('serve configuration');
+    expect(all).toContain('(redacted)');
+    expect(all).not.toContain(password);
+  });
+
+  it('serve stops at start, naming the password settings, when the password is wrong', async () => {
+    const wrong = `wrong-${password.slice(0, 6)}-pw`;
+    const r = await serveOnce({ SCYLLA_LOADER_DB_PASSWORD: wrong });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('refused the credentials of user "loader"');
+    expect(r.stderr).toContain('SCYLLA_LOADER_DB_PASSWORD');
+    expectNoSecretNoStack(r, [wrong, password]);
+  });
+
+  it('serve stops at start, naming --db-tls-ca, when the CA is not the one that signed the node', async () => {
+    const r = await serveOnce({
+      SCYLLA_LOADER_DB_PASSWORD: password,
+      SCYLLA_LOADER_DB_TLS_CA: wrongCaFile,
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('is not signed by the CA in');
+    expect(r.stderr).toContain('--db-tls-ca (SCYLLA_LOADER_DB_TLS_CA)');
+    expectNoSecretNoStack(r, [password]);
+  });
+
+  it('serve stops at start, naming --db-tls, when TLS is off against the TLS-only node', async () => {
+    const r = await serveOnce({
+      SCYLLA_LOADER_DB_PASSWORD_FILE: cluster.auth!.passwordFile,
+      SCYLLA_LOADER_DB_TLS_CA: '',
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('requires TLS');
+    expect(r.stderr).toContain('--db-tls (SCYLLA_LOADER_DB_TLS=true)');
+    expectNoSecretNoStack(r, [password]);
+  });
+
+  it('a command without credentials is told which settings to set', async () => {
+    const r = await runCli(['describe', DATASET], {
+      ...baseEnv,
+      SCYLLA_LOADER_DB_USERNAME: '',
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('the database requires a password: set SCYLLA_LOADER_DB_USERNAME');
+    expect(r.stderr).not.toMatch(STACK_FRAME);
+  });
+});
+
+/** Runs `serve` expecting it to stop on its own at start; kills it if it serves instead. */
+async function serveOnce(env: NodeJS.ProcessEnv): Promise<CliResult> {
+  const child = spawnCli(
+    ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
+    { ...baseEnv, SCYLLA_LOADER_LOG_LEVEL: 'info', ...env },
+  );
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  try {
+    return await collect(child);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function expectNoSecretNoStack(r: CliResult, secrets: string[]): void {
+  const all = `${r.stdout}${r.stderr}`;
+  for (const secret of secrets) expect(all).not.toContain(secret);
+  expect(r.stderr).not.toMatch(STACK_FRAME);
+  expect(r.stderr).not.toContain('internal error');
+}
+
+/** The gRPC port from serve's "loader serving" log line. */
+function servingPort(child: ReturnType<typeof spawnCli>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const onData = (d: Buffer): void => {
+      text += d.toString();
+      for (const line of text.split('\n')) {
+        if (!line.includes('loader serving')) continue;
+        const port = (JSON.parse(line) as { port?: number }).port;
+        if (typeof port === 'number') {
+          child.stdout?.off('data', onData);
+          resolve(port);
+        }
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.once('close', (code) => reject(new Error(`serve exited (${code}) before serving`)));
+  });
+}
+
+async function writeSmallManifest(dir: string): Promise<string> {
+  await mkdir(path.join(dir, 'files'), { recursive: true });
+  const lines = ['path,label'];
+  for (let i = 0; i < SAMPLES; i++) {
+    await writeFile(path.join(dir, 'files', `${i}.bin`), `sample-${i}`.padEnd(64, 'x'));
+    lines.push(`files/${i}.bin,${i % 5}`);
+  }
+  const manifest = path.join(dir, 'manifest.csv');
+  await writeFile(manifest, `${lines.join('\n')}\n`);
+  return manifest;
+}
+
+/** A self-signed CA that signed nothing of the node's: what "the wrong CA" looks like. */
+async function makeUnrelatedCa(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const java = findJava();
+  const keytool = path.isAbsolute(java) ? path.join(path.dirname(java), 'keytool') : 'keytool';
+  const store = ['-keystore', path.join(dir, 'ca.p12'), '-storetype', 'PKCS12'];
+  const pass = ['-storepass', 'unrelated-ca', '-noprompt'];
+  const run = promisify(execFile);
+  await run(keytool, [
+    '-genkeypair',
+    '-alias',
+    'ca',
+    '-keyalg',
+    'EC',
+    '-groupname',
+    'secp256r1',
+    '-dname',
+    'CN=unrelated test CA',
+    '-ext',
+    'bc:c',
+    '-validity',
+    '30',
+    ...store,
+    ...pass,
+  ]);
+  const file = path.join(dir, 'ca.pem');
+  await run(keytool, ['-exportcert', '-rfc', '-alias', 'ca', '-file', file, ...store, ...pass]);
+  return file;
+}
