@@ -117,7 +117,7 @@ export async function createLoaderServer(
   // Health stays open: probes carry no token.
   health.addToServer(server);
   // Reflection lists every method and message: behind "any valid token" when auth is on.
-  reflection.addToServer(auth.guardServer(server) as grpc.Server);
+  reflection.addToServer(auth.guardServer(server));
 
   let serving = false;
   let metricsServer: MetricsServer | undefined;
@@ -279,9 +279,7 @@ async function bind(
     host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
   try {
     return await new Promise<number>((resolve, reject) =>
-      server.bindAsync(address, credentials, (err, bound) =>
-        err ? reject(err) : resolve(bound),
-      ),
+      server.bindAsync(address, credentials, (err, bound) => (err ? reject(err) : resolve(bound))),
     );
   } catch (err) {
     throw new LoaderError(

@@ -2,9 +2,7 @@ import type { Metadata } from '@grpc/grpc-js';
 
 /** What a call's metadata says about its token. */
 export type BearerToken =
-  | { kind: 'token'; token: string }
-  | { kind: 'missing' }
-  | { kind: 'malformed' };
+  { kind: 'token'; token: string } | { kind: 'missing' } | { kind: 'malformed' };
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 

@@ -16,7 +16,7 @@ export const MALFORMED_TOKEN_DETAILS =
 
 /** Details of the UNAUTHENTICATED status a call with a token not in the tokens file gets. */
 export const UNKNOWN_TOKEN_DETAILS =
-  'unknown token: it is not in the loader\'s tokens file (revoked, mistyped, or for another loader)';
+  "unknown token: it is not in the loader's tokens file (revoked, mistyped, or for another loader)";
 
 type Refusal = grpc.StatusObject;
 
@@ -138,7 +138,10 @@ function guardAny(
   ) => TokenGrant | Refusal,
 ): grpc.UntypedHandleCall {
   const run = handler as (call: grpc.ServerDuplexStream<unknown, unknown>, cb?: unknown) => void;
-  return ((call: grpc.ServerDuplexStream<unknown, unknown>, callback?: grpc.sendUnaryData<unknown>) => {
+  return ((
+    call: grpc.ServerDuplexStream<unknown, unknown>,
+    callback?: grpc.sendUnaryData<unknown>,
+  ) => {
     const result = authenticate(call, rpc);
     if (isGrant(result)) return run(call, callback);
     if (callback) callback(result);

@@ -15,11 +15,9 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
  */
 export const tokenEntrySchema = z.object({
   /** Who holds the token; named in logs and PERMISSION_DENIED details. */
-  name: z
-    .string({ error: 'must be a string' })
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._@:/-]{0,127}$/, {
-      error: 'must be 1 to 128 letters, digits or ._@:/- starting with a letter or digit',
-    }),
+  name: z.string({ error: 'must be a string' }).regex(/^[A-Za-z0-9][A-Za-z0-9._@:/-]{0,127}$/, {
+    error: 'must be 1 to 128 letters, digits or ._@:/- starting with a letter or digit',
+  }),
   /** SHA-256 of the token's UTF-8 bytes, 64 lower-case hex digits. */
   sha256: z.string({ error: 'must be a string' }).regex(SHA256_HEX, {
     error:

@@ -31,7 +31,8 @@ export function readTlsFilesSync(paths: TlsFilePaths): TlsMaterial {
   return checkTlsMaterial(paths, {
     cert: read('certFile', paths.certFile),
     key: read('keyFile', paths.keyFile),
-    clientCa: paths.clientCaFile === undefined ? undefined : read('clientCaFile', paths.clientCaFile),
+    clientCa:
+      paths.clientCaFile === undefined ? undefined : read('clientCaFile', paths.clientCaFile),
   });
 }
 
