@@ -33,12 +33,28 @@ export const tokenEntrySchema = z.object({
     .min(1, { error: 'must name at least one dataset, or "*"' }),
 });
 
+/**
+ * An object's message for its own issues: unknown keys are refused without naming them (a
+ * key could be a token pasted in the wrong place), anything else is the wrong type.
+ */
+function objectError(expected: string): (issue: { code?: string }) => string {
+  return (issue) =>
+    issue.code === 'unrecognized_keys'
+      ? `has fields it should not; ${expected}`
+      : `must be an object; ${expected}`;
+}
+
 /** The tokens file: `{ "tokens": [ ... ] }`. */
 export const tokensFileSchema = z.strictObject(
   {
-    tokens: z.array(z.strictObject(tokenEntrySchema.shape), { error: 'must be a list' }),
+    tokens: z.array(
+      z.strictObject(tokenEntrySchema.shape, {
+        error: objectError('an entry has name, sha256, role and datasets'),
+      }),
+      { error: 'must be a list' },
+    ),
   },
-  { error: 'must be an object with a "tokens" list' },
+  { error: objectError('the file is {"tokens": [...]}') },
 );
 
 /** One entry of the tokens file as written. */
