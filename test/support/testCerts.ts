@@ -100,8 +100,12 @@ function openssl(args: string[]): void {
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: Buffer };
     if (e.code === 'ENOENT') {
-      throw new Error('the openssl CLI is needed to make test certificates; install openssl');
+      throw new Error('the openssl CLI is needed to make test certificates; install openssl', {
+        cause: err,
+      });
     }
-    throw new Error(`openssl ${args[0]} failed: ${e.stderr?.toString() ?? e.message}`);
+    throw new Error(`openssl ${args[0]} failed: ${e.stderr?.toString() ?? e.message}`, {
+      cause: err,
+    });
   }
 }
