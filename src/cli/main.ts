@@ -3,6 +3,7 @@
 import './sizeThreadPool.js';
 import { Command } from 'commander';
 import { registerBenchIfPresent } from './registerBenchIfPresent.js';
+import { registerAuthCommand } from './commands/auth.js';
 import { registerDbCommand } from './commands/db.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDescribeCommand } from './commands/describe.js';
@@ -22,6 +23,7 @@ registerDescribeCommand(program);
 registerSplitsCommand(program);
 registerPrepareCommand(program);
 registerServeCommand(program);
+registerAuthCommand(program);
 registerDemoCommand(program);
 await registerBenchIfPresent(program);
 

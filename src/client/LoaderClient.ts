@@ -4,6 +4,7 @@ import type { CreateSplitsResponse__Output } from '../generated/scylla_loader/v1
 import type { GetSplitResponse__Output } from '../generated/scylla_loader/v1/GetSplitResponse.js';
 import type { ListSplitsResponse__Output } from '../generated/scylla_loader/v1/ListSplitsResponse.js';
 import type { LoaderServiceClient } from '../generated/scylla_loader/v1/LoaderService.js';
+import { bearerInterceptor } from './bearerInterceptor.js';
 import { channelOptions } from './channelOptions.js';
 import type { CreateSplitsOptions } from './CreateSplitsOptions.js';
 import type { DatasetDescription } from './DatasetDescription.js';
@@ -19,6 +20,7 @@ import { toCreateSplitsRequest } from './toCreateSplitsRequest.js';
 import { toDatasetDescription } from './toDatasetDescription.js';
 import { toProtoRequest } from './toProtoRequest.js';
 import { toSplitSet } from './toSplitSet.js';
+import { tlsCredentials } from './tlsCredentials.js';
 import { unaryCall } from './unaryCall.js';
 
 /**
@@ -62,15 +64,23 @@ export class LoaderClient {
 
   /**
    * @param address - The server's `host:port` (or any grpc-js target, e.g. `dns:///loader:50051`).
-   * @param options - Credentials, flow-control window, limits, keepalive, reconnection.
+   * @param options - TLS, token, flow-control window, limits, keepalive, reconnection.
+   * @throws TypeError when `tls` and `credentials` are both set, `tls.cert` comes without
+   *   `tls.key` (or the reverse), or a PEM file named in `tls` cannot be read.
    */
   constructor(address: string, options: LoaderClientOptions = {}) {
+    if (options.tls !== undefined && options.credentials !== undefined) {
+      throw new TypeError('set either tls or credentials, not both');
+    }
     const Service = loaderService();
-    this.#client = new Service(
-      address,
-      options.credentials ?? grpcCredentials.createInsecure(),
-      channelOptions(options),
-    );
+    const credentials =
+      options.tls !== undefined
+        ? tlsCredentials(options.tls)
+        : (options.credentials ?? grpcCredentials.createInsecure());
+    this.#client = new Service(address, credentials, {
+      ...channelOptions(options),
+      ...(options.token === undefined ? {} : { interceptors: [bearerInterceptor(options.token)] }),
+    });
     const reconnect = options.reconnect ?? {};
     this.#reconnect = {
       attempts: reconnect.attempts ?? 10,

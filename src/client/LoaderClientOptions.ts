@@ -1,4 +1,5 @@
 import type { ChannelCredentials, ChannelOptions } from '@grpc/grpc-js';
+import type { ClientTlsOptions, TokenSource } from './ClientTlsOptions.js';
 
 /** How a broken stream is resumed (see {@link LoaderClient.streamBatches}). */
 export interface ReconnectOptions {
@@ -30,8 +31,23 @@ export interface KeepaliveOptions {
 
 /** Options of a {@link LoaderClient}. */
 export interface LoaderClientOptions {
-  /** Channel credentials. Default: insecure (plain-text HTTP/2). */
+  /**
+   * Channel credentials, for what {@link tls} does not cover; not together with `tls`.
+   * Default: insecure (plain-text HTTP/2).
+   */
   credentials?: ChannelCredentials;
+  /**
+   * TLS to the server: `true` for TLS verified against the system's roots, or a CA, a client
+   * certificate and key (mTLS) and the name to verify. Default: plain text.
+   */
+  tls?: ClientTlsOptions | true;
+  /**
+   * Bearer token sent as `authorization: Bearer <token>` with every call, for a loader run
+   * with a tokens file: the token, or a function called before each call (and each
+   * reconnection of a stream), so the token may rotate. Over plain text the token travels in
+   * the clear: use TLS, or a TLS-terminating mesh or proxy. Default: none.
+   */
+  token?: TokenSource;
   /**
    * HTTP/2 flow-control window in bytes (channel option `grpc-node.flow_control_window`),
    * for each stream and for the connection: how much the server may send before the client

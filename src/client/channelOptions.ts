@@ -29,6 +29,9 @@ export function channelOptions(options: LoaderClientOptions): ChannelOptions {
     'grpc.keepalive_permit_without_calls': keepalive.permitWithoutCalls ? 1 : 0,
     'grpc.initial_reconnect_backoff_ms': reconnect.initialBackoffMs ?? 100,
     'grpc.max_reconnect_backoff_ms': reconnect.maxBackoffMs ?? 5_000,
+    ...(options.tls !== undefined && options.tls !== true && options.tls.serverName !== undefined
+      ? { 'grpc.ssl_target_name_override': options.tls.serverName }
+      : {}),
     ...options.channelOptions,
   };
 }

@@ -15,6 +15,7 @@ export type {
   CreateSplitsOptions,
   SplitFilter,
 } from './CreateSplitsOptions.js';
+export type { ClientTlsOptions, TokenSource } from './ClientTlsOptions.js';
 export type { DatasetDescription } from './DatasetDescription.js';
 export type { DecodedBatch } from './DecodedBatch.js';
 export { LoaderClient } from './LoaderClient.js';

@@ -8,6 +8,8 @@ import type { StreamBatchesRequest__Output } from '../generated/scylla_loader/v1
 import type { StreamBatchesResponse } from '../generated/scylla_loader/v1/StreamBatchesResponse.js';
 import { loadLoaderProto } from '../proto/loadLoaderProto.js';
 import { createStreamAdmission } from './admission.js';
+import { createAuthLayer } from './auth/createAuthLayer.js';
+import { TokenStore } from './auth/TokenStore.js';
 import {
   parseResumeKey,
   connectDbPaths,
@@ -29,6 +31,7 @@ import { createListSplitsHandler } from './rpc/listSplits.js';
 import { createStreamBatchesHandler } from './rpc/streamBatches.js';
 import type { ServerContext } from './ServerContext.js';
 import { shutdownLoader } from './shutdown.js';
+import { createTlsCredentials, type TlsCredentials } from './tls/createTlsCredentials.js';
 
 /** Fully-qualified name of the loader's service, as health checks and reflection name it. */
 export const LOADER_SERVICE_NAME = 'scylla_loader.v1.LoaderService';
@@ -78,7 +81,15 @@ export async function createLoaderServer(
   // Reflection describes the health service too, so grpcurl can call both without protos. Made
   // before connecting: a missing descriptor set fails the start with nothing to close.
   const reflection = createReflectionService();
-  const paths = await connectDbPaths(config);
+  // TLS files and tokens file next, for the same reason: a bad one names itself at once.
+  const security = openSecurity(config, logger);
+  let paths: Awaited<ReturnType<typeof connectDbPaths>>;
+  try {
+    paths = await connectDbPaths(config);
+  } catch (err) {
+    security.close();
+    throw err;
+  }
   const transforms = createTransformPool(config, metrics, logger);
   const context: ServerContext = { config, paths, metrics, logger, resumeKey, transforms };
 
@@ -90,25 +101,29 @@ export async function createLoaderServer(
   });
   const makeStreamHandler = opts.streamBatchesHandler ?? createStreamBatchesHandler;
   const loaderService = loadLoaderProto().scylla_loader.v1.LoaderService.service;
+  // Authorization outermost: a refused call takes no stream slot and reaches no handler.
+  const auth = createAuthLayer(security.tokens, logger);
   server.addService(withPreEncodedStreamBatches(loaderService), {
-    StreamBatches: admission.wrap(makeStreamHandler(context)),
-    DescribeDataset: createDescribeDatasetHandler(context),
-    CreateSplits: createCreateSplitsHandler(context),
-    ListSplits: createListSplitsHandler(context),
-    GetSplit: createGetSplitHandler(context),
+    StreamBatches: auth.serverStream('StreamBatches', admission.wrap(makeStreamHandler(context))),
+    DescribeDataset: auth.unary('DescribeDataset', createDescribeDatasetHandler(context)),
+    CreateSplits: auth.unary('CreateSplits', createCreateSplitsHandler(context)),
+    ListSplits: auth.unary('ListSplits', createListSplitsHandler(context)),
+    GetSplit: auth.unary('GetSplit', createGetSplitHandler(context)),
   });
   const health = new HealthImplementation({
     '': 'NOT_SERVING',
     [LOADER_SERVICE_NAME]: 'NOT_SERVING',
   });
+  // Health stays open: probes carry no token.
   health.addToServer(server);
-  reflection.addToServer(server);
+  // Reflection lists every method and message: behind "any valid token" when auth is on.
+  reflection.addToServer(auth.guardServer(server));
 
   let serving = false;
   let metricsServer: MetricsServer | undefined;
   let port: number;
   try {
-    port = await bind(server, config.host, config.port);
+    port = await bind(server, config.host, config.port, security.credentials);
     metricsServer = await startMetricsServer({
       host: config.host,
       port: config.metricsPort,
@@ -126,6 +141,7 @@ export async function createLoaderServer(
     server.forceShutdown();
     await metricsServer?.close();
     await Promise.allSettled(paths.map((p) => p.client.shutdown()));
+    security.close();
     throw err;
   }
   const setServing = (on: boolean): void => {
@@ -136,7 +152,14 @@ export async function createLoaderServer(
   };
   setServing(true);
   logger.info(
-    { host: config.host, port, metricsPort: metricsServer.port, paths: paths.map((p) => p.name) },
+    {
+      host: config.host,
+      port,
+      metricsPort: metricsServer.port,
+      paths: paths.map((p) => p.name),
+      tls: config.tls === undefined ? 'off' : config.tls.clientCaFile ? 'mutual' : 'on',
+      auth: auth.enabled ? 'tokens' : 'off',
+    },
     'loader serving',
   );
 
@@ -154,7 +177,8 @@ export async function createLoaderServer(
     port,
     metricsPort: metricsServer.port,
     context,
-    shutdown: (reason = 'shutdown requested') => (stopping ??= shutdownLoader(parts, reason)),
+    shutdown: (reason = 'shutdown requested') =>
+      (stopping ??= shutdownLoader(parts, reason).finally(() => security.close())),
   };
 }
 
@@ -207,15 +231,55 @@ function dropMisnamedDefaultMetrics(registry: Registry): void {
   }
 }
 
-async function bind(server: grpc.Server, host: string, port: number): Promise<number> {
+/** The port's credentials and the token store, both following their files on disk. */
+interface Security {
+  credentials: grpc.ServerCredentials;
+  tokens: TokenStore | undefined;
+  /** Stops following the files. */
+  close(): void;
+}
+
+/**
+ * Reads the TLS files and the tokens file of the configuration (each failure names its file)
+ * and starts following them. Without TLS the port is plain text; without a tokens file every
+ * call is allowed.
+ */
+function openSecurity(config: ServerConfig, logger: Logger): Security {
+  const interval = config.reloadIntervalMs;
+  const tls: TlsCredentials | undefined =
+    config.tls === undefined ? undefined : createTlsCredentials(config.tls, interval, logger);
+  let tokens: TokenStore | undefined;
+  try {
+    tokens =
+      config.authTokensFile === undefined
+        ? undefined
+        : new TokenStore({ file: config.authTokensFile, reloadIntervalMs: interval, logger });
+  } catch (err) {
+    tls?.close();
+    throw err;
+  }
+  return {
+    credentials: tls?.credentials ?? grpc.ServerCredentials.createInsecure(),
+    tokens,
+    close: () => {
+      tls?.close();
+      tokens?.close();
+    },
+  };
+}
+
+async function bind(
+  server: grpc.Server,
+  host: string,
+  port: number,
+  credentials: grpc.ServerCredentials,
+): Promise<number> {
   // An IPv6 literal needs brackets in a gRPC target, as in a URL.
   const address =
     host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
   try {
     return await new Promise<number>((resolve, reject) =>
-      server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, bound) =>
-        err ? reject(err) : resolve(bound),
-      ),
+      server.bindAsync(address, credentials, (err, bound) => (err ? reject(err) : resolve(bound))),
     );
   } catch (err) {
     throw new LoaderError(

@@ -33,6 +33,11 @@ export interface ServeFlags extends DbFlags {
   connectionsPerHost?: string;
   requestTimeoutMs?: string;
   extraPath: ExtraPathSpec[];
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsClientCa?: string;
+  authTokens?: string;
+  reloadIntervalMs?: string;
 }
 
 /** A numeric flag: config field, flag, environment variable, help. */
@@ -133,6 +138,28 @@ const NUMERIC_FLAGS: NumericFlag[] = [
     'SCYLLA_LOADER_TRANSFORMS_PER_STREAM',
     'transforms one stream runs at once (0: as many as the process)',
   ],
+  [
+    'reloadIntervalMs',
+    '--reload-interval-ms',
+    'SCYLLA_LOADER_RELOAD_INTERVAL_MS',
+    'how often the TLS files and the tokens file are read again for changes (ms)',
+  ],
+];
+
+/** Path flags of the gRPC port's security: flag, environment variable, help. */
+const SECURITY_FLAGS: [string, string, string][] = [
+  ['--tls-cert <file>', 'SCYLLA_LOADER_TLS_CERT', 'PEM certificate chain: serve gRPC over TLS'],
+  ['--tls-key <file>', 'SCYLLA_LOADER_TLS_KEY', "PEM private key of --tls-cert's certificate"],
+  [
+    '--tls-client-ca <file>',
+    'SCYLLA_LOADER_TLS_CLIENT_CA',
+    'PEM CA bundle: require client certificates signed by it (mTLS)',
+  ],
+  [
+    '--auth-tokens <file>',
+    'SCYLLA_LOADER_AUTH_TOKENS_FILE',
+    'tokens file (hashes, roles, datasets): require a bearer token on every call but health',
+  ],
 ];
 
 /** Database flags `serve` adds to the common ones: the pool matters for a server. */
@@ -188,6 +215,9 @@ export function registerServeCommand(program: Command): void {
       ])
       .default([], 'none'),
   );
+  for (const [flag, env, help] of SECURITY_FLAGS) {
+    cmd.addOption(new Option(flag, `${help} (default: off)`).env(env));
+  }
   addDbOptions(cmd).action(
     runAction(async (flags: ServeFlags) => {
       const config = serveConfigFromFlags(flags);
@@ -236,6 +266,9 @@ export function serveConfigFromFlags(flags: ServeFlags): ServerConfig {
   // A path without a port is another route to the same cluster: same CQL port as the primary.
   raw.extraPaths = flags.extraPath.map((p) => ({ ...p, port: p.port ?? db.port }));
   if (process.env.SCYLLA_LOADER_RESUME_KEY) raw.resumeKey = process.env.SCYLLA_LOADER_RESUME_KEY;
+  const tls = tlsFromFlags(flags);
+  if (tls !== undefined) raw.tls = tls;
+  if (flags.authTokens !== undefined) raw.authTokensFile = flags.authTokens;
   try {
     return serverConfigSchema.parse(raw);
   } catch (err) {
@@ -245,7 +278,34 @@ export function serveConfigFromFlags(flags: ServeFlags): ServerConfig {
   }
 }
 
-/** The configuration as logged: secrets replaced, so logs can be shared. */
+/**
+ * The TLS files of the flags, or undefined for plain text. A certificate needs its key and a
+ * client CA needs both; a partial set is refused rather than silently served in plain text.
+ */
+function tlsFromFlags(flags: ServeFlags): ServerConfig['tls'] {
+  const { tlsCert, tlsKey, tlsClientCa } = flags;
+  if (tlsCert === undefined && tlsKey === undefined && tlsClientCa === undefined) return undefined;
+  if (tlsCert === undefined || tlsKey === undefined) {
+    const missing = [
+      tlsCert === undefined ? '--tls-cert (SCYLLA_LOADER_TLS_CERT)' : undefined,
+      tlsKey === undefined ? '--tls-key (SCYLLA_LOADER_TLS_KEY)' : undefined,
+    ].filter((m) => m !== undefined);
+    const wanted = tlsClientCa === undefined ? 'TLS' : '--tls-client-ca (mTLS)';
+    throw invalidArgument(
+      `${wanted} needs a certificate and its key: set ${missing.join(' and ')}`,
+    );
+  }
+  return {
+    certFile: tlsCert,
+    keyFile: tlsKey,
+    ...(tlsClientCa ? { clientCaFile: tlsClientCa } : {}),
+  };
+}
+
+/**
+ * The configuration as logged: secrets replaced, so logs can be shared. The TLS and tokens
+ * settings are paths, not secrets, and are kept.
+ */
 function redactConfig(config: ServerConfig): Record<string, unknown> {
   return {
     ...config,
@@ -262,6 +322,12 @@ function describeField(path: PropertyKey[]): string {
   if (numeric) return `${numeric[1]} (${numeric[2]})`;
   if (first === 'host') return '--host (SCYLLA_LOADER_HOST)';
   if (first === 'resumeKey') return 'SCYLLA_LOADER_RESUME_KEY';
+  if (first === 'authTokensFile') return '--auth-tokens (SCYLLA_LOADER_AUTH_TOKENS_FILE)';
+  if (first === 'tls') {
+    const flag = { certFile: '--tls-cert', keyFile: '--tls-key', clientCaFile: '--tls-client-ca' };
+    const found = SECURITY_FLAGS.find(([f]) => f.startsWith(flag[second as keyof typeof flag]));
+    if (found) return `${found[0].split(' ')[0]} (${found[1]})`;
+  }
   if (first === 'extraPaths') {
     return `--extra-path (SCYLLA_LOADER_EXTRA_PATHS) ${path.slice(1).map(String).join('.')}`;
   }

@@ -41,6 +41,21 @@ export const serverConfigSchema = z.object({
   /** HTTP/2 keepalive ping interval and timeout. */
   keepaliveTimeMs: z.number().int().min(1000).default(30_000),
   keepaliveTimeoutMs: z.number().int().min(1000).default(10_000),
+  /**
+   * TLS on the gRPC port: PEM certificate chain and key, and with `clientCaFile` mutual TLS
+   * (clients must present a certificate that chains to it). Unset: plain-text HTTP/2.
+   */
+  tls: z
+    .strictObject({
+      certFile: z.string().min(1),
+      keyFile: z.string().min(1),
+      clientCaFile: z.string().min(1).optional(),
+    })
+    .optional(),
+  /** Path of the tokens file (hashes, roles, dataset grants); unset: no authorization. */
+  authTokensFile: z.string().min(1).optional(),
+  /** How often the TLS files and the tokens file are read again to pick up changes. */
+  reloadIntervalMs: z.number().int().min(100).max(3_600_000).default(10_000),
   /** Largest split (ids) the process caches, in bytes of ids (16 per sample). */
   idCacheBytes: z
     .number()

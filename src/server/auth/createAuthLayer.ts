@@ -1,0 +1,151 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { bearerToken } from './bearerToken.js';
+import { checkGrant, type LoaderRpc } from './checkGrant.js';
+import { findToken } from './findToken.js';
+import type { TokenGrant } from './TokenGrant.js';
+import type { TokenStore } from './TokenStore.js';
+
+/** Details of the UNAUTHENTICATED status a call without a token gets. */
+export const NO_TOKEN_DETAILS =
+  'no bearer token: this loader requires authorization metadata "Bearer <token>"';
+
+/** Details of the UNAUTHENTICATED status a call with an `authorization` of another kind gets. */
+export const MALFORMED_TOKEN_DETAILS =
+  'authorization metadata is not a bearer token: send "Bearer <token>"';
+
+/** Details of the UNAUTHENTICATED status a call with a token not in the tokens file gets. */
+export const UNKNOWN_TOKEN_DETAILS =
+  "unknown token: it is not in the loader's tokens file (revoked, mistyped, or for another loader)";
+
+type Refusal = grpc.StatusObject;
+
+/**
+ * The gate every call passes through when the loader has a tokens file: each LoaderService
+ * handler is wrapped with the check of its role and dataset grant, and every handler of a
+ * service added through {@link AuthLayer.guardServer} (reflection) with a check that the token
+ * is valid. The health service is not wrapped, so probes need no token. Without a tokens file
+ * the wrappers return the handlers as they are.
+ *
+ * A refused call is answered before its handler runs, so it costs no stream slot nor database
+ * work; it is logged with the token's name (never the token) at info level.
+ */
+export interface AuthLayer {
+  /** Whether calls are checked. */
+  readonly enabled: boolean;
+  /** Wraps a unary LoaderService handler with its grant check. */
+  unary<Req extends { dataset: string }, Res>(
+    rpc: LoaderRpc,
+    handler: grpc.handleUnaryCall<Req, Res>,
+  ): grpc.handleUnaryCall<Req, Res>;
+  /** Wraps a server-streaming LoaderService handler with its grant check. */
+  serverStream<Req extends { dataset: string }, Res>(
+    rpc: LoaderRpc,
+    handler: grpc.handleServerStreamingCall<Req, Res>,
+  ): grpc.handleServerStreamingCall<Req, Res>;
+  /**
+   * A stand-in for `server` whose `addService` adds the service with every handler behind
+   * "any valid token": for services that register themselves (reflection).
+   */
+  guardServer(server: grpc.Server): Pick<grpc.Server, 'addService'>;
+}
+
+/** Creates the {@link AuthLayer}; `store` undefined turns authorization off. */
+export function createAuthLayer(store: TokenStore | undefined, logger: Logger): AuthLayer {
+  if (store === undefined) {
+    return {
+      enabled: false,
+      unary: (_rpc, handler) => handler,
+      serverStream: (_rpc, handler) => handler,
+      guardServer: (server) => server,
+    };
+  }
+
+  const authenticate = (
+    call: { metadata: grpc.Metadata; getPeer(): string },
+    rpc: string,
+  ): TokenGrant | Refusal => {
+    const presented = bearerToken(call.metadata);
+    if (presented.kind !== 'token') {
+      const details = presented.kind === 'missing' ? NO_TOKEN_DETAILS : MALFORMED_TOKEN_DETAILS;
+      logger.info({ rpc, peer: call.getPeer(), reason: presented.kind }, 'call unauthenticated');
+      return { code: grpc.status.UNAUTHENTICATED, details, metadata: new grpc.Metadata() };
+    }
+    const grant = findToken(store.grants, presented.token);
+    if (grant === undefined) {
+      logger.info({ rpc, peer: call.getPeer(), reason: 'unknown' }, 'call unauthenticated');
+      return {
+        code: grpc.status.UNAUTHENTICATED,
+        details: UNKNOWN_TOKEN_DETAILS,
+        metadata: new grpc.Metadata(),
+      };
+    }
+    return grant;
+  };
+
+  const authorize = (
+    call: { metadata: grpc.Metadata; getPeer(): string; request: { dataset: string } },
+    rpc: LoaderRpc,
+  ): Refusal | undefined => {
+    const grant = authenticate(call, rpc);
+    if (!isGrant(grant)) return grant;
+    const dataset = call.request.dataset;
+    const denied = checkGrant(grant, rpc, dataset);
+    if (denied === undefined) return undefined;
+    logger.info({ rpc, dataset, token: grant.name, peer: call.getPeer() }, 'call denied');
+    return { code: grpc.status.PERMISSION_DENIED, details: denied, metadata: new grpc.Metadata() };
+  };
+
+  return {
+    enabled: true,
+    unary: (rpc, handler) => (call, callback) => {
+      const refusal = authorize(call, rpc);
+      if (refusal) callback(refusal);
+      else handler(call, callback);
+    },
+    serverStream: (rpc, handler) => (call) => {
+      const refusal = authorize(call, rpc);
+      if (refusal) call.emit('error', refusal);
+      else return handler(call);
+    },
+    guardServer: (server) => ({
+      addService: (service, implementation) => {
+        const guarded: grpc.UntypedServiceImplementation = {};
+        for (const [name, handler] of Object.entries(implementation)) {
+          guarded[name] = guardAny(name, handler, authenticate);
+        }
+        server.addService(service, guarded);
+      },
+    }),
+  };
+}
+
+function isGrant(value: TokenGrant | Refusal): value is TokenGrant {
+  return 'digest' in value;
+}
+
+/**
+ * A handler of any kind behind "any valid token". grpc-js calls a unary or client-streaming
+ * handler with a callback as its second argument; the others get the call alone and end it
+ * on an emitted error.
+ */
+function guardAny(
+  rpc: string,
+  handler: grpc.UntypedHandleCall,
+  authenticate: (
+    call: { metadata: grpc.Metadata; getPeer(): string },
+    rpc: string,
+  ) => TokenGrant | Refusal,
+): grpc.UntypedHandleCall {
+  const run = handler as (call: grpc.ServerDuplexStream<unknown, unknown>, cb?: unknown) => void;
+  return ((
+    call: grpc.ServerDuplexStream<unknown, unknown>,
+    callback?: grpc.sendUnaryData<unknown>,
+  ) => {
+    const result = authenticate(call, rpc);
+    if (isGrant(result)) return run(call, callback);
+    if (callback) callback(result);
+    else call.emit('error', result);
+    return undefined;
+  }) as grpc.UntypedHandleCall;
+}
