@@ -185,7 +185,8 @@ export function registerServeCommand(program: Command): void {
     .command('serve')
     .description(
       'serve training batches over gRPC (resume-token key from SCYLLA_LOADER_RESUME_KEY, ' +
-        'database credentials from SCYLLA_LOADER_DB_USERNAME/SCYLLA_LOADER_DB_PASSWORD, ' +
+        'database credentials from SCYLLA_LOADER_DB_USERNAME and SCYLLA_LOADER_DB_PASSWORD or ' +
+        'SCYLLA_LOADER_DB_PASSWORD_FILE, ' +
         'log level from SCYLLA_LOADER_LOG_LEVEL)',
     )
     .addOption(
