@@ -50,6 +50,10 @@ fi
 npm run -s gen:proto
 $demo_only && exit 0
 
+# The security tests make their CAs and certificates at test time with the openssl CLI (the
+# Debian package "openssl"; the JDK's keytool makes the database node's).
+need openssl "the security tests make their test certificates with it"
+
 # promtool (Debian package "prometheus") checks the loader's /metrics output in the integration
 # tests. Installing it is best effort: the demo does not need it, and the test that does says
 # how to install it when it is missing.
