@@ -3,8 +3,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-/** A certificate authority made for a test: its PEM files and a way to issue certificates. */
+/**
+ * A certificate authority made for a test or a benchmark (gRPC TLS of `bench tls` and the
+ * security tests): its PEM files and a way to issue certificates.
+ */
 export interface TestCa {
+  /** The temporary folder holding every file of this CA and its certificates. */
+  dir: string;
   /** CA certificate (PEM file). */
   certFile: string;
   keyFile: string;
@@ -21,9 +26,10 @@ export interface TestCert {
 }
 
 /**
- * Makes a fresh CA with the `openssl` CLI, in a temporary folder: test certificates are made
- * at test time, never checked in. Keys are P-256 (quick to make); certificates last a day.
- * Server certificates name `localhost` and `127.0.0.1`; client ones carry clientAuth.
+ * Makes a fresh CA with the `openssl` CLI, in a temporary folder (the caller removes `dir`
+ * when done): test certificates are made at test time, never checked in. Keys are P-256
+ * (quick to make); certificates last a day. Server certificates name `localhost` and
+ * `127.0.0.1`; client ones carry clientAuth.
  */
 export function makeTestCa(name: string): TestCa {
   const dir = mkdtempSync(path.join(os.tmpdir(), `sl-ca-${name}-`));
@@ -42,6 +48,7 @@ export function makeTestCa(name: string): TestCa {
   ]);
   let serial = 0;
   return {
+    dir,
     certFile,
     keyFile,
     issue(commonName, use) {
