@@ -14,6 +14,7 @@ import { addBenchLatencyCommand } from './benchLatency.js';
 import { addBenchScaleCommand } from './benchScale.js';
 import { addBenchStreamCommand } from './benchStream.js';
 import { addBenchSuiteCommand } from './benchSuite.js';
+import { addBenchTlsCommand } from './benchTls.js';
 import { addBenchTransformCommand } from './benchTransform.js';
 import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../src/devdb/localCluster.js';
@@ -84,6 +85,7 @@ export function registerBenchCommand(program: Command): Command {
   addBenchScaleCommand(bench);
   addBenchConcurrencyCommand(bench);
   addBenchTransformCommand(bench);
+  addBenchTlsCommand(bench);
   return bench;
 }
 

@@ -6,6 +6,7 @@
  * @internal
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ClientTlsOptions } from '../../src/client/ClientTlsOptions.js';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
 import type { OrderingName, StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
 import { runBenchChild } from './childProtocol.js';
@@ -50,6 +51,10 @@ export interface SdkClientConfig {
    * epoch (`bench scale --samples-per-run` compares splits at equal stream length).
    */
   maxSamples?: number;
+  /** TLS to the loader (PEM file paths), as the SDK takes it; absent: plain text. */
+  tls?: ClientTlsOptions;
+  /** Bearer token sent with every call (`bench tls`'s token leg); absent: none. */
+  token?: string;
 }
 
 /** What an SDK client child measured. @internal */
@@ -72,7 +77,10 @@ export interface SdkClientResult {
 }
 
 runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
-  const client = new LoaderClient(config.address);
+  const client = new LoaderClient(config.address, {
+    ...(config.tls ? { tls: config.tls } : {}),
+    ...(config.token ? { token: config.token } : {}),
+  });
   try {
     const request: StreamBatchesOptions = {
       dataset: config.dataset,

@@ -1,4 +1,5 @@
 import { LoaderClient } from '../../src/client/LoaderClient.js';
+import type { LoaderClientOptions } from '../../src/client/LoaderClientOptions.js';
 import type { DbConfig } from '../../src/core/index.js';
 import { serveChildEnv, waitUntilServing } from '../../src/cli/serveChild.js';
 import { cliMainArgs } from './benchScripts.js';
@@ -64,9 +65,15 @@ export async function startServeProcess(options: ServeProcessOptions): Promise<S
  */
 export async function warmUpLoader(
   serve: Pick<ServeProcess, 'address'>,
-  options: { dataset: string; batchSize: number; signal?: AbortSignal | undefined },
+  options: {
+    dataset: string;
+    batchSize: number;
+    signal?: AbortSignal | undefined;
+    /** How to reach a loader with TLS or tokens (default: plain text). */
+    client?: LoaderClientOptions;
+  },
 ): Promise<void> {
-  const client = new LoaderClient(serve.address);
+  const client = new LoaderClient(serve.address, options.client ?? {});
   try {
     for await (const batch of client.streamBatches(
       { dataset: options.dataset, split: 'all', batchSize: options.batchSize, seed: 999_999 },

@@ -88,7 +88,7 @@ request_timeout: 10000ms
 # Keep hints: a test stops a ring node mid-epoch and expects the data once it is back.
 hinted_handoff_enabled: true
 max_hint_window: 3h
-${spec.auth ? AUTH_SECTION : ''}${keystore ? tlsSection(keystore, q) : ''}`;
+${spec.auth ? AUTH_SECTION : ''}${keystore ? tlsSection(keystore, spec.tlsOptional, q) : ''}`;
 }
 
 /** `--auth`: passwords checked, every logged-in role may do everything (no authorizer). */
@@ -99,16 +99,24 @@ authorizer: AllowAllAuthorizer
 role_manager: CassandraRoleManager
 `;
 
-/** `--tls`: the CQL port speaks TLS only; clients are not asked for certificates. */
+/**
+ * `--tls`: the CQL port speaks TLS only (or, `optional`, TLS and plaintext on the same port);
+ * clients are not asked for certificates.
+ */
 function tlsSection(
   keystore: { file: string; password: string },
+  optional: boolean,
   q: (s: string) => string,
 ): string {
   return `
-# CQL over TLS only (db start --tls): a plaintext client is refused at its first frame.
+${
+  optional
+    ? '# CQL over TLS, plaintext clients accepted too (tlsOptional: bench tls compares both).'
+    : '# CQL over TLS only (db start --tls): a plaintext client is refused at its first frame.'
+}
 client_encryption_options:
   enabled: true
-  optional: false
+  optional: ${optional}
   keystore: ${q(keystore.file)}
   keystore_password: ${q(keystore.password)}
   store_type: PKCS12

@@ -24,6 +24,12 @@ export const clusterSpecSchema = z.object({
   auth: z.boolean().default(false),
   /** CQL over TLS only (`--tls`), with a test CA of the folder's own. */
   tls: z.boolean().default(false),
+  /**
+   * With `tls`: the CQL port also accepts plaintext clients (`optional: true`), so one node can
+   * serve a TLS and a plaintext client side by side (`bench tls` compares the two on the same
+   * node). Not part of the identity: the yaml is rewritten at every start.
+   */
+  tlsOptional: z.boolean().default(false),
 });
 
 /** @internal */

@@ -62,6 +62,11 @@ export interface StartLocalClusterOptions {
   auth?: boolean;
   /** CQL over TLS only (a new cluster only), with a test CA: see {@link LocalCluster.tls}. */
   tls?: boolean;
+  /**
+   * With `tls`, also accept plaintext CQL clients on the same port (`optional: true`); taken
+   * at every start (default: what the folder was last started with, else false).
+   */
+  tlsOptional?: boolean;
 }
 
 /** A running local cluster, as the driver needs it. */
@@ -275,6 +280,8 @@ function resolveSpec(
     ...(jmxBasePort === undefined ? {} : { jmxBasePort }),
     auth: existing?.auth ?? opts.auth ?? false,
     tls: existing?.tls ?? opts.tls ?? false,
+    // Not part of the identity either: the yaml is rewritten at every start.
+    tlsOptional: opts.tlsOptional ?? existing?.tlsOptional ?? false,
   });
   if (!parsed.success) {
     throw new Error(`invalid local cluster options:\n${z.prettifyError(parsed.error)}`);
