@@ -1,7 +1,8 @@
 """Python client of scylla-loader: training batches streamed from ScyllaDB/Cassandra over gRPC.
 
 ``LoaderClient`` streams batches with transparent resumption; ``scylla_loader.torch`` (with the
-``torch`` extra) wraps it in a PyTorch ``IterableDataset``. ``Transform`` has the server decode
+``torch`` extra) wraps it in a PyTorch ``IterableDataset``. ``TlsOptions`` and a token reach a loader run with
+TLS, mTLS and bearer tokens. ``Transform`` has the server decode
 and augment each sample (a raw output gives each batch as one ``uint8`` tensor).
 """
 
@@ -10,6 +11,7 @@ from .client import BatchStream, LoaderClient, ReconnectInfo
 from .descriptions import DatasetDescription, SplitPart, SplitSet
 from .errors import LoaderError
 from .retry import ReconnectPolicy
+from .security import TlsOptions, TokenFile, TokenSource
 from .transform import RandomResizedCrop, Transform
 
 __all__ = [
@@ -23,6 +25,9 @@ __all__ = [
     "ReconnectPolicy",
     "SplitPart",
     "SplitSet",
+    "TlsOptions",
+    "TokenFile",
+    "TokenSource",
     "Transform",
     "decode_batch",
 ]

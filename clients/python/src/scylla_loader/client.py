@@ -30,6 +30,7 @@ from .descriptions import (
 from .errors import LoaderError, from_rpc_error
 from .request import MissingSamplePolicy, Ordering, ShardRule, ShuffleMode, build_request
 from .retry import ReconnectPolicy, is_retryable
+from .security import TlsOptions, TokenSource, security
 from .transform import Transform
 from .v1 import loader_pb2, loader_pb2_grpc
 
@@ -182,9 +183,27 @@ class LoaderClient:
                 if batch.last_in_epoch:
                     save_checkpoint(batch.epoch, batch.resume_token)
 
+    With TLS and a token (a loader run with ``--tls-cert`` and ``--auth-tokens``)::
+
+        client = LoaderClient(
+            "loader.ml.svc:50051",
+            tls=TlsOptions(ca="/etc/loader-tls/ca.crt"),
+            token=TokenFile("/var/run/secrets/loader/token"),  # read again at every call
+        )
+
     Args:
         target: The server's ``host:port`` or any grpc target (``dns:///loader:50051``).
-        credentials: Channel credentials; default plain-text HTTP/2.
+        tls: TLS to the server: a :class:`TlsOptions` (CA, client certificate and key for
+            mTLS, name to verify) or ``True`` for the system's roots. Default: plain text.
+        token: Bearer token sent as ``authorization: Bearer <token>`` with every call: the
+            token, or a function returning it, called before every call (each reconnection
+            of a stream included) so the token can rotate. Needs ``tls`` or ``credentials``
+            (or ``insecure_token``): a token is never sent in the clear by accident.
+        insecure_token: Send ``token`` over a plain-text channel, to a loader on this machine
+            only (``localhost``, ``127.x``, ``[::1]``, a ``unix:`` socket; grpc refuses any
+            other peer): for tests and the sidecar deployment.
+        credentials: Other channel credentials (instead of ``tls``); ``token`` is added to
+            them. Default plain-text HTTP/2.
         reconnect: How broken streams are resumed.
         flow_control_window: HTTP/2 window in bytes; at least bandwidth x round trip.
         max_receive_message_length: Largest response accepted, in bytes.
@@ -197,6 +216,9 @@ class LoaderClient:
         self,
         target: str,
         *,
+        tls: TlsOptions | bool | None = None,
+        token: TokenSource | None = None,
+        insecure_token: bool = False,
         credentials: grpc.ChannelCredentials | None = None,
         reconnect: ReconnectPolicy = ReconnectPolicy(),
         flow_control_window: int = DEFAULT_FLOW_CONTROL_WINDOW,
@@ -205,6 +227,9 @@ class LoaderClient:
         keepalive_timeout: float = 10.0,
         channel_options: Sequence[tuple[str, Any]] = (),
     ) -> None:
+        secured = security(
+            target, tls=tls, token=token, insecure_token=insecure_token, credentials=credentials
+        )
         self.target = target
         self.reconnect = reconnect
         options = _channel_options(
@@ -213,12 +238,12 @@ class LoaderClient:
             keepalive_time=keepalive_time,
             keepalive_timeout=keepalive_timeout,
             reconnect=reconnect,
-            extra=channel_options,
+            extra=(*secured.options, *channel_options),
         )
-        if credentials is None:
+        if secured.credentials is None:
             self._channel = grpc.insecure_channel(target, options=options)
         else:
-            self._channel = grpc.secure_channel(target, credentials, options=options)
+            self._channel = grpc.secure_channel(target, secured.credentials, options=options)
         self._stub = loader_pb2_grpc.LoaderServiceStub(self._channel)
 
     def __enter__(self) -> LoaderClient:
@@ -264,6 +289,8 @@ class LoaderClient:
           is raised (its message says so).
         - Errors: :class:`LoaderError` with the status (INVALID_ARGUMENT, NOT_FOUND, DATA_LOSS,
           DEADLINE_EXCEEDED...); DATA_LOSS also for a batch whose sizes do not add up.
+          UNAUTHENTICATED (no, unknown or failed token) and PERMISSION_DENIED (a call or
+          dataset outside the token's grant) are raised at once, never retried.
         - ``timeout``: seconds for the whole stream, reconnections included.
         - ``resume_token``: a batch's token from an earlier stream with the same fields: the
           stream continues right after that batch (e.g. after the trainer restarted).

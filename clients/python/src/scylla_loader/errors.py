@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import grpc
 
+from .security import TOKEN_FUNCTION_FAILED
+
 
 class LoaderError(Exception):
     """A call that ended with a gRPC status other than OK, or a response the client could not
@@ -43,8 +45,14 @@ def from_rpc_error(error: grpc.RpcError, method: str, target: str) -> LoaderErro
     """Wraps a grpc error (which is also a ``grpc.Call`` for a status) in a :class:`LoaderError`."""
     code_fn = getattr(error, "code", None)
     details_fn = getattr(error, "details", None)
-    code = code_fn() if callable(code_fn) else grpc.StatusCode.UNKNOWN
-    details = details_fn() if callable(details_fn) else str(error)
-    result = LoaderError(method, target, code or grpc.StatusCode.UNKNOWN, details or "")
+    code = (code_fn() if callable(code_fn) else None) or grpc.StatusCode.UNKNOWN
+    details = (details_fn() if callable(details_fn) else str(error)) or ""
+    if code == grpc.StatusCode.UNAVAILABLE and TOKEN_FUNCTION_FAILED in details:
+        # grpc reports a failed call-credentials plugin as UNAVAILABLE, which a reconnect
+        # loop would retry: a broken token function is an authentication failure, raised at
+        # once, with grpc's "Getting metadata from plugin failed with error:" prefix dropped.
+        code = grpc.StatusCode.UNAUTHENTICATED
+        details = details[details.index(TOKEN_FUNCTION_FAILED):]
+    result = LoaderError(method, target, code, details)
     result.__cause__ = error
     return result

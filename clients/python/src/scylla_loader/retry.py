@@ -41,7 +41,9 @@ def is_retryable(code: grpc.StatusCode, details: str, retry_on_resource_exhauste
     """Whether a broken stream is worth resuming from its last token: only statuses that say
     the connection or the loader went away, never one about the request itself
     (INVALID_ARGUMENT, NOT_FOUND, DATA_LOSS, DEADLINE_EXCEEDED...), which a new call would meet
-    again. The caller checks first whether it cancelled the call itself.
+    again. The caller checks first whether it cancelled the call itself. UNAUTHENTICATED and
+    PERMISSION_DENIED are never retried: the same token would be refused again (a token
+    function that failed comes as UNAUTHENTICATED too, see ``from_rpc_error``).
 
     - UNAVAILABLE: a dropped connection, a killed loader, a refused connect, a server shutting
       down, retryable database trouble.

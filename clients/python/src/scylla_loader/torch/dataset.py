@@ -16,6 +16,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 from ..client import LoaderClient
 from ..request import Ordering, ShardRule, ShuffleMode
 from ..retry import ReconnectPolicy
+from ..security import TlsOptions, TokenSource, check_security
 from ..transform import Transform
 from .decode import Decode, collate
 from .sharding import resolve_rank, worker_shard
@@ -77,6 +78,13 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         epoch: The first epoch (what ``set_epoch`` would set).
         return_ids: Items are ``(images, labels, ids)`` with the samples' UUID strings (for
             audits: exactly-once checks, error analysis).
+        tls: TLS to the loader, as for :class:`LoaderClient`; PEM file paths are read in each
+            worker when its client is made (and checked here first).
+        token: Bearer token or token function, as for :class:`LoaderClient`. With spawned
+            workers a function must pickle: use :class:`~scylla_loader.TokenFile` or a
+            module-level function, not a lambda.
+        insecure_token: Send ``token`` in plain text to a loader on this machine (see
+            :class:`LoaderClient`).
         client_options: Keyword arguments for :class:`LoaderClient` (e.g. ``keepalive_time``).
     """
 
@@ -101,9 +109,14 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         epoch: int = 0,
         return_ids: bool = False,
         reconnect: ReconnectPolicy = ReconnectPolicy(),
+        tls: TlsOptions | bool | None = None,
+        token: TokenSource | None = None,
+        insecure_token: bool = False,
         client_options: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
+        # Here, not first in a worker: a mistake fails where the dataset is made.
+        check_security(target, tls=tls, token=token, insecure_token=insecure_token)
         if decode not in (None, "pil", "torchvision"):
             raise ValueError(f"decode must be None, 'pil' or 'torchvision', got {decode!r}")
         if batch_size < 1:
@@ -141,6 +154,14 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self.return_ids = return_ids
         self.reconnect = reconnect
         self.client_options = dict(client_options or {})
+        security_keys = {"tls", "token", "insecure_token", "credentials"}
+        misplaced = sorted(security_keys & set(self.client_options))
+        if misplaced:
+            raise ValueError(
+                f"pass {', '.join(misplaced)} as LoaderDataset arguments, not in client_options "
+                "(grpc credentials objects cannot travel to DataLoader workers: use tls=)"
+            )
+        self.client_options.update(tls=tls, token=token, insecure_token=insecure_token)
         self.rank, self.world_size = resolve_rank(rank, world_size)
         # [epoch, generation] in shared memory: set_epoch writes the epoch, then bumps the
         # generation; workers compare the generation with the one they saw last to tell an
