@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[4]
@@ -35,8 +36,16 @@ class LoaderProcess:
     port continues the tokens of the one before. Started with `node` directly (no npx/tsx
     wrapper process), so the pid is the server's own and SIGKILL really kills it."""
 
-    def __init__(self, log_dir: Path, resume_key: str, port: int | None = None) -> None:
+    def __init__(
+        self,
+        log_dir: Path,
+        resume_key: str,
+        port: int | None = None,
+        extra_args: Sequence[str] = (),
+    ) -> None:
         self.port = port or free_port()
+        self.extra_args = tuple(extra_args)
+        """More `serve` flags, e.g. the TLS and tokens files of the security tests."""
         self.resume_key = resume_key
         self.log_dir = log_dir
         self.starts = 0
@@ -54,7 +63,7 @@ class LoaderProcess:
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 ["node", "--import", "tsx", "src/cli/main.ts", "serve",
-                 "--grpc-port", str(self.port), "--metrics-port", "0"],
+                 "--grpc-port", str(self.port), "--metrics-port", "0", *self.extra_args],
                 cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + timeout
