@@ -1,8 +1,8 @@
 """Python client of scylla-loader: training batches streamed from ScyllaDB/Cassandra over gRPC.
 
 ``LoaderClient`` streams batches with transparent resumption; ``scylla_loader.torch`` (with the
-``torch`` extra) wraps it in a PyTorch ``IterableDataset``. ``TlsOptions`` and a token reach a loader run with
-TLS, mTLS and bearer tokens. ``Transform`` has the server decode
+``torch`` extra) wraps it in a PyTorch ``IterableDataset``; ``TlsOptions`` and a token reach a
+loader run with TLS, mTLS and bearer tokens. ``Transform`` has the server decode
 and augment each sample (a raw output gives each batch as one ``uint8`` tensor).
 """
 
