@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,8 @@ import { toolPath, toolsDir } from '../support/toolPath.js';
  * deploy/k8s, checked offline: every kustomization renders, and kubeconform validates the output
  * strictly against local JSON schemas (scripts/tools/k8s-schemas.sh): the Kubernetes API schemas
  * of the PyPI package kubernetes-validate, and the CRD schemas of the Prometheus Operator
- * (ServiceMonitor, PodMonitor) and the Scylla Operator (ScyllaCluster). Nothing is skipped, and
+ * (ServiceMonitor, PodMonitor) and the Scylla Operator (ScyllaCluster), plus cert-manager's
+ * Certificate from deploy/k8s/schemas (vendored: see generate.sh there). Nothing is skipped, and
  * kubeconform runs with an unreachable proxy, so a schema it would fetch from the network fails
  * the test instead of being fetched.
  */
@@ -19,6 +21,8 @@ const k8sDir = path.join(repo, 'deploy', 'k8s');
 /** The Kubernetes version validated against (native sidecars are GA from 1.33). */
 const KUBERNETES_VERSION = '1.33.0';
 const schemasDir = path.join(toolsDir(), 'k8s-schemas');
+/** CRD schemas kept in the repository (cert-manager's Certificate), same layout as `crds`. */
+const vendoredSchemasDir = path.join(k8sDir, 'schemas');
 
 interface K8sObject {
   apiVersion: string;
@@ -114,6 +118,12 @@ function kubeconform(manifests: string): KubeconformResult {
       '{{ .Group }}',
       '{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json',
     ),
+    '-schema-location',
+    path.join(
+      vendoredSchemasDir,
+      '{{ .Group }}',
+      '{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json',
+    ),
     '-',
   ];
   const noNetwork = 'http://127.0.0.1:9';
@@ -168,6 +178,8 @@ function find(objects: K8sObject[], kind: string, name?: string): K8sObject {
 // Loose views of the rendered objects for the assertions below.
 interface Probe {
   grpc?: { port: number };
+  httpGet?: { path: string; port: number | string };
+  exec?: { command: string[] };
 }
 interface Container {
   name: string;
@@ -192,7 +204,13 @@ interface Container {
     capabilities?: { drop?: string[] };
     seccompProfile?: { type: string };
   };
-  volumeMounts?: { name: string; mountPath: string }[];
+  volumeMounts?: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
+}
+interface Volume {
+  name: string;
+  emptyDir?: object;
+  secret?: { secretName: string; optional?: boolean };
+  projected?: { sources: { secret?: { name: string; items?: { key: string; path: string }[] } }[] };
 }
 interface PodTemplate {
   metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
@@ -205,12 +223,70 @@ interface PodTemplate {
     };
     initContainers?: Container[];
     containers: Container[];
-    volumes?: { name: string; emptyDir?: object }[];
+    volumes?: Volume[];
   };
 }
 const podTemplate = (o: K8sObject): PodTemplate => (o.spec as { template: PodTemplate }).template;
 const configData = (objects: K8sObject[]): Record<string, string> =>
   find(objects, 'ConfigMap', 'scylla-loader-config').data as Record<string, string>;
+
+/**
+ * The Secret (and key) behind the file a container's environment variable names: the
+ * variable's path must lie in a volume mount, mounted whole (a subPath mount never sees a
+ * Secret's updates, so rotation would not reach the loader), read-only, of a Secret volume.
+ */
+function secretFileOf(
+  pod: PodTemplate,
+  container: Container,
+  envName: string,
+): { secretName: string; key: string; optional: boolean } {
+  const value = container.env?.find((e) => e.name === envName)?.value;
+  if (value === undefined) throw new Error(`${container.name} has no ${envName}`);
+  const mount = container.volumeMounts?.find((m) => value.startsWith(`${m.mountPath}/`));
+  if (!mount) throw new Error(`${envName}=${value} is in no volume mount of ${container.name}`);
+  expect(mount.subPath, `${envName}: mounted whole`).toBeUndefined();
+  expect(mount.readOnly, `${envName}: read-only`).toBe(true);
+  const volume = pod.spec.volumes?.find((v) => v.name === mount.name);
+  const key = value.slice(mount.mountPath.length + 1);
+  if (volume?.secret) {
+    const { secretName, optional } = volume.secret;
+    return { secretName, key, optional: optional ?? false };
+  }
+  const source = volume?.projected?.sources.find((s) =>
+    s.secret?.items?.some((i) => i.path === key),
+  );
+  if (!source?.secret)
+    throw new Error(`${envName}: volume ${mount.name} holds no Secret key ${key}`);
+  const item = source.secret.items!.find((i) => i.path === key)!;
+  return { secretName: source.secret.name, key: item.key, optional: false };
+}
+
+/** The loader's TLS and tokens files come from the required Secrets, in every form it runs in. */
+function expectTlsAndTokens(pod: PodTemplate, loader: Container): void {
+  expect(secretFileOf(pod, loader, 'SCYLLA_LOADER_TLS_CERT')).toEqual({
+    secretName: 'scylla-loader-tls',
+    key: 'tls.crt',
+    optional: false,
+  });
+  expect(secretFileOf(pod, loader, 'SCYLLA_LOADER_TLS_KEY')).toEqual({
+    secretName: 'scylla-loader-tls',
+    key: 'tls.key',
+    optional: false,
+  });
+  expect(secretFileOf(pod, loader, 'SCYLLA_LOADER_AUTH_TOKENS_FILE')).toEqual({
+    secretName: 'scylla-loader-tokens',
+    key: 'tokens.json',
+    optional: false,
+  });
+  // The database's files: an optional Secret, in the folder the ConfigMap's comments name.
+  const db = loader.volumeMounts?.find((m) => m.mountPath === '/etc/scylla-loader/db');
+  expect(pod.spec.volumes?.find((v) => v.name === db?.name)?.secret).toMatchObject({
+    secretName: 'scylla-loader-db',
+    optional: true,
+  });
+  // No password in the environment: it comes from a file (SCYLLA_LOADER_DB_PASSWORD_FILE).
+  expect(loader.env?.map((e) => e.name)).not.toContain('SCYLLA_LOADER_DB_PASSWORD');
+}
 
 /** Every kustomization under deploy/k8s, by folder. */
 const KUSTOMIZATIONS = [
@@ -219,6 +295,7 @@ const KUSTOMIZATIONS = [
   'overlays/scylla',
   'overlays/scylla/statefulset',
   'overlays/monitoring',
+  'overlays/cert-manager',
 ];
 
 const BASE_KINDS = [
@@ -237,6 +314,7 @@ const EXPECTED_KINDS: Record<string, string[]> = {
   'overlays/scylla': [...BASE_KINDS, 'ScyllaCluster'],
   'overlays/scylla/statefulset': [...BASE_KINDS, 'Service', 'StatefulSet'],
   'overlays/monitoring': [...BASE_KINDS, 'PodMonitor', 'ServiceMonitor'],
+  'overlays/cert-manager': [...BASE_KINDS, 'Certificate'],
 };
 
 describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
@@ -255,6 +333,9 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
         );
       }
     }
+    expect(
+      existsSync(path.join(vendoredSchemasDir, 'cert-manager.io', 'certificate_v1.json')),
+    ).toBe(true);
     for (const dir of KUSTOMIZATIONS) {
       const yaml = render(dir);
       rendered.set(dir, { yaml, objects: parseYaml(yaml) });
@@ -282,19 +363,32 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
     expectAllValid(kubeconform(yaml), objects);
   });
 
-  it('the example Secret is valid and not part of any kustomization', () => {
+  it('the example Secrets are valid and not part of any kustomization', () => {
     const text = readFileSync(path.join(k8sDir, 'base', 'secret.example.yaml'), 'utf8');
     const objects = parseYaml(text);
     expect(objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
       'Secret/scylla-loader-secrets',
+      'Secret/scylla-loader-tls',
+      'Secret/scylla-loader-tokens',
+      'Secret/scylla-loader-db',
     ]);
+    // Every key the manifests read from them is in the examples.
+    const keys = Object.fromEntries(
+      objects.map((o) => [o.metadata.name, Object.keys(o.stringData as object).sort()]),
+    );
+    expect(keys).toEqual({
+      'scylla-loader-secrets': ['SCYLLA_LOADER_RESUME_KEY'],
+      'scylla-loader-tls': ['tls.crt', 'tls.key'],
+      'scylla-loader-tokens': ['tokens.json'],
+      'scylla-loader-db': ['ca.crt', 'password', 'username'],
+    });
     expectAllValid(kubeconform(text), objects);
     for (const dir of KUSTOMIZATIONS) {
       expect(get(dir).filter((o) => o.kind === 'Secret')).toEqual([]);
     }
   });
 
-  it('base: a hardened Deployment with gRPC health probes, reading config and the Secret', () => {
+  it('base: a hardened Deployment with HTTP health probes, reading config and the Secrets', () => {
     const objects = get('base');
     const deployment = find(objects, 'Deployment', 'scylla-loader');
     expect((deployment.spec as { replicas: number }).replicas).toBe(2);
@@ -315,9 +409,14 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
       capabilities: { drop: ['ALL'] },
       seccompProfile: { type: 'RuntimeDefault' },
     });
+    // The kubelet's gRPC probe cannot speak TLS: /healthz on the plain-HTTP metrics port.
     for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe'] as const) {
-      expect(loader![probe], probe).toMatchObject({ grpc: { port: 50051 } });
+      expect(loader![probe], probe).toMatchObject({
+        httpGet: { path: '/healthz', port: 'metrics' },
+      });
+      expect(loader![probe]!.grpc, probe).toBeUndefined();
     }
+    expectTlsAndTokens(pod, loader!);
     expect(loader!.ports).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: 'grpc', containerPort: 50051 }),
@@ -342,8 +441,7 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
         .map((e) => [e.name, e.valueFrom!.secretKeyRef!.name]),
     );
     expect(secretEnv).toEqual({
-      SCYLLA_LOADER_DB_USERNAME: 'scylla-loader-secrets',
-      SCYLLA_LOADER_DB_PASSWORD: 'scylla-loader-secrets',
+      SCYLLA_LOADER_DB_USERNAME: 'scylla-loader-db',
       SCYLLA_LOADER_RESUME_KEY: 'scylla-loader-secrets',
     });
 
@@ -367,6 +465,7 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
       '"port":9464',
       '"monitoring"',
       '"port":9042',
+      '"port":9142',
       '"port":53',
     ]) {
       expect(netpol).toContain(needle);
@@ -380,7 +479,14 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
     const loader = pod.spec.initContainers?.find((c) => c.image === 'scylla-loader:0.1.0');
     expect(loader, 'loader init container').toBeDefined();
     expect(loader!.restartPolicy).toBe('Always');
-    expect(loader!.startupProbe).toMatchObject({ grpc: { port: 50051 } });
+    // Listening on 127.0.0.1 only, the loader is probed from inside its container.
+    expect(loader!.env).toContainEqual({ name: 'SCYLLA_LOADER_HOST', value: '127.0.0.1' });
+    for (const probe of ['startupProbe', 'livenessProbe'] as const) {
+      expect(loader![probe]!.exec!.command.join(' '), probe).toContain(
+        'http://127.0.0.1:9464/healthz',
+      );
+    }
+    expectTlsAndTokens(pod, loader!);
     expect(loader!.securityContext).toMatchObject({
       readOnlyRootFilesystem: true,
       runAsNonRoot: true,
@@ -390,6 +496,15 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
     expect(trainer?.env).toContainEqual({
       name: 'SCYLLA_LOADER_ADDRESS',
       value: 'localhost:50051',
+    });
+    // The trainer verifies the loader with the CA of its certificate and sends its own token.
+    expect(secretFileOf(pod, trainer!, 'SCYLLA_LOADER_TLS_CA')).toMatchObject({
+      secretName: 'scylla-loader-tls',
+      key: 'ca.crt',
+    });
+    expect(secretFileOf(pod, trainer!, 'SCYLLA_LOADER_TOKEN_FILE')).toMatchObject({
+      secretName: 'scylla-loader-trainer-token',
+      key: 'token',
     });
   });
 
@@ -444,6 +559,64 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
     expect(loader.ports?.map((p) => p.name)).toContain(podMonitor.podMetricsEndpoints[0]!.port);
   });
 
+  it('cert-manager: a Certificate for the Secret the Deployment mounts, issuer set by a patch', () => {
+    const objects = get('overlays/cert-manager');
+    const certificate = find(objects, 'Certificate', 'scylla-loader');
+    expect(certificate.apiVersion).toBe('cert-manager.io/v1');
+    const spec = certificate.spec as {
+      secretName: string;
+      dnsNames: string[];
+      usages: string[];
+      issuerRef: { name: string; kind: string; group: string };
+    };
+    const pod = podTemplate(find(objects, 'Deployment', 'scylla-loader'));
+    expect(secretFileOf(pod, pod.spec.containers[0]!, 'SCYLLA_LOADER_TLS_CERT').secretName).toBe(
+      spec.secretName,
+    );
+    // The Service's name, which trainers of the namespace dial, and localhost for the sidecar.
+    expect(spec.dnsNames).toEqual(
+      expect.arrayContaining([
+        find(objects, 'Service', 'scylla-loader').metadata.name,
+        'localhost',
+      ]),
+    );
+    expect(spec.usages).toContain('server auth');
+    expect(spec.issuerRef).toEqual({
+      name: 'scylla-loader-ca',
+      kind: 'Issuer',
+      group: 'cert-manager.io',
+    });
+
+    // A user's overlay over it picks another issuer and adds a name, as its comment shows.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'sl-k8s-'));
+    try {
+      writeFileSync(
+        path.join(dir, 'kustomization.yaml'),
+        `resources: [${path.relative(dir, path.join(k8sDir, 'overlays', 'cert-manager'))}]
+patches:
+  - target: {group: cert-manager.io, kind: Certificate, name: scylla-loader}
+    patch: |-
+      - op: replace
+        path: /spec/issuerRef
+        value: {name: my-ca, kind: ClusterIssuer, group: cert-manager.io}
+      - op: add
+        path: /spec/dnsNames/-
+        value: scylla-loader.ml.svc
+`,
+      );
+      const [command, args] = kustomizeCommand();
+      const yaml = run(command, [...args, dir]);
+      const patched = parseYaml(yaml);
+      expect(find(patched, 'Certificate').spec).toMatchObject({
+        issuerRef: { name: 'my-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' },
+        dnsNames: ['scylla-loader', 'localhost', 'scylla-loader.ml.svc'],
+      });
+      expectAllValid(kubeconform(yaml), patched);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   // The same kubeconform invocation rejects broken objects, so the checks above are not no-ops:
   // a wrong type in a core kind, and unknown fields in each custom resource (strict CRD schemas).
   it.each([
@@ -490,6 +663,28 @@ spec:
   datacenter:
     name: dc1
     racks: [{name: r1, members: "three", storage: {capacity: 1Gi}}]
+`,
+    ],
+    [
+      'a Certificate with an unknown field',
+      `apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: broken}
+spec:
+  secretName: broken-tls
+  dnsNames: [broken]
+  issuerRef: {name: ca, kind: Issuer}
+  renewEvery: 720h
+`,
+    ],
+    [
+      'a Certificate without an issuerRef',
+      `apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: broken}
+spec:
+  secretName: broken-tls
+  dnsNames: [broken]
 `,
     ],
   ])('rejects %s', (_name, manifest) => {
