@@ -393,7 +393,7 @@ describe('server-side transforms', () => {
     expect(err.codeName).toBe('DATA_LOSS');
     const bad = [...byId].filter(([, f]) => f.kind !== 'good').map(([id]) => id);
     expect(bad.some((id) => err.message.includes(id))).toBe(true);
-    expect(err.message).toMatch(/cannot be decoded|over the server's limit/);
+    expect(err.message).toMatch(/cannot be decoded|over the server's limit|is truncated/);
     expect(err.message).toContain('bad_image_policy SKIP');
   });
 

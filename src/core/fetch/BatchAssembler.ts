@@ -119,7 +119,7 @@ export class BatchAssembler {
       );
     }
     this.opts.metrics.missingSamples.inc();
-    this.skip(position, 'missing', now);
+    this.markSkipped(position, 'missing', now);
     return undefined;
   }
 
@@ -128,10 +128,10 @@ export class BatchAssembler {
    * `skip`): it is delivered as skipped, counted in its batch's `skippedUndecodable`.
    */
   undecodable(position: number, now: number): void {
-    this.skip(position, 'undecodable', now);
+    this.markSkipped(position, 'undecodable', now);
   }
 
-  private skip(position: number, why: 'missing' | 'undecodable', now: number): void {
+  private markSkipped(position: number, why: 'missing' | 'undecodable', now: number): void {
     this.skipped.set(position, why);
     this.arrivalTimes.set(position, now);
   }

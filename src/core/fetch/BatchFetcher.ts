@@ -240,7 +240,9 @@ export class BatchFetcher {
       (data) => {
         this.transforming.delete(position);
         if (this.closed || epoch !== this.assembler.epoch) return;
-        this.assembler.add({ ...sample, data }, performance.now());
+        // The sample is this engine's own: swap in the output rather than copy the object.
+        sample.data = data;
+        this.assembler.add(sample, performance.now());
         this.pump();
         this.notify();
       },
