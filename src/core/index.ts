@@ -36,9 +36,18 @@ export { readManifest } from './ingest/readManifest.js';
 export { type LoaderMetrics, createLoaderMetrics } from './metrics/loaderMetrics.js';
 export { parseResumeKey } from './resume/parseResumeKey.js';
 export {
+  type JobCheckpoint,
+  type JobCheckpointRank,
+  type ResolvedCheckpoint,
+  resolveJobCheckpoint,
+} from './resume/jobCheckpoint.js';
+export {
   type ResumeState,
+  type TokenBinding,
+  NO_BASE,
   decodeResumeToken,
   encodeResumeToken,
+  jobFingerprint,
   requestFingerprint,
 } from './resume/resumeToken.js';
 export {
@@ -46,6 +55,7 @@ export {
   type PermutationCache,
   createPermutationCache,
 } from './sampling/createPermutationCache.js';
+export { epochRemainder } from './sampling/epochRemainder.js';
 export { epochShard } from './sampling/epochShard.js';
 export { permutation } from './sampling/permutation.js';
 export { RandomStream } from './sampling/randomStream.js';

@@ -27,6 +27,7 @@ const base: StreamBatchesRequest__Output = {
   missingSamplePolicy: 'MISSING_SAMPLE_POLICY_UNSPECIFIED',
   resumeToken: Buffer.alloc(0),
   transform: null,
+  jobCheckpoint: Buffer.alloc(0),
 };
 
 describe('validateStreamRequest', () => {

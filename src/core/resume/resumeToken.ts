@@ -13,18 +13,13 @@ export interface ResumeState {
   nextBatchIndex: number;
 }
 
-const VERSION = 1;
-const FINGERPRINT_BYTES = 16;
-const MAC_BYTES = 32;
-const HEADER_BYTES = 1 + FINGERPRINT_BYTES + 4 * 4;
-
 /**
- * A digest of the request fields that decide which samples a rank sees, in which epochs, and
- * of the split's contents: a token is only valid for a request with the same digest. The
- * ordering mode and prefetch are left out on purpose, so a stream may resume with another
- * ordering or window.
+ * The request fields that decide which samples a job sees, in which epochs, and the split's
+ * contents: every rank of one job shares them. Rank and world size are left out (a job
+ * checkpoint moves between world sizes), and so are the ordering mode and prefetch, so a
+ * stream may resume with another ordering or window.
  */
-export function requestFingerprint(fields: {
+export interface JobFields {
   dataset: string;
   split: string;
   splitContentHash: string;
@@ -32,8 +27,6 @@ export function requestFingerprint(fields: {
   seed: bigint;
   firstEpoch: number;
   epochs: number;
-  rank: number;
-  worldSize: number;
   shardRule: string;
   shuffle: string;
   dropLast: boolean;
@@ -43,38 +36,109 @@ export function requestFingerprint(fields: {
    * fingerprint they had before transforms existed.
    */
   transform?: unknown;
-}): Buffer {
-  const canonical = JSON.stringify([
-    fields.dataset,
-    fields.split,
-    fields.splitContentHash,
-    fields.batchSize,
-    fields.seed.toString(),
-    fields.firstEpoch,
-    fields.epochs,
-    fields.rank,
-    fields.worldSize,
-    fields.shardRule,
-    fields.shuffle,
-    fields.dropLast,
-    ...(fields.transform === undefined ? [] : [fields.transform]),
-  ]);
-  return createHash('sha256').update(canonical).digest().subarray(0, FINGERPRINT_BYTES);
+}
+
+/** Which rank of which world a token was issued to. */
+export interface TokenOwner {
+  rank: number;
+  worldSize: number;
+}
+
+/** What a token is checked against: the request's job and rank. */
+export interface TokenBinding extends TokenOwner {
+  /** {@link jobFingerprint} of the request. */
+  job: Buffer;
+  /** {@link requestFingerprint} of the request (checks tokens issued before version 2). */
+  legacy: Buffer;
+}
+
+/** A token read and authenticated, not yet checked against a request. */
+export interface ReadToken {
+  state: ResumeState;
+  /** Version 2 on: the issuing request's job fingerprint, rank and world size. */
+  job?: Buffer;
+  owner?: TokenOwner;
+  /** Version 1: the issuing request's fingerprint (job, rank and world size together). */
+  legacy?: Buffer;
+  /**
+   * Digest of the job checkpoint the stream's epoch was re-sharded from ({@link NO_BASE} when
+   * the epoch is an ordinary one): the token only makes sense together with that checkpoint.
+   */
+  base: Buffer;
+}
+
+const FINGERPRINT_BYTES = 16;
+const MAC_BYTES = 32;
+/** Version 1: version, fingerprint, epoch, low, next batch index, bitmap length. */
+const V1_HEADER = 1 + FINGERPRINT_BYTES + 4 * 4;
+/** Version 2: version, job fingerprint, rank, world size, base digest, then as version 1. */
+const V2_HEADER = 1 + FINGERPRINT_BYTES + 4 + 4 + FINGERPRINT_BYTES + 4 * 4;
+
+/** The base digest of a token whose epoch was not re-sharded from a job checkpoint. */
+export const NO_BASE: Buffer = Buffer.alloc(FINGERPRINT_BYTES);
+
+/** Length of fingerprints and base digests in tokens. */
+export const DIGEST_BYTES = FINGERPRINT_BYTES;
+
+/** A digest of the {@link JobFields}: a token or job checkpoint only serves the same job. */
+export function jobFingerprint(fields: JobFields): Buffer {
+  return digest(['job/v2', ...jobFieldList(fields)]);
 }
 
 /**
- * Encodes a resume token: version, fingerprint, epoch, low, next batch index, a bitmap of the
- * delivered positions above `low` (bit i: position low + i), and an HMAC-SHA256 of all of it
- * under the replicas' shared key. Its size depends on the spread of delivered positions above
- * `low`, which the fetch engine bounds, never on the dataset's size.
+ * The version 1 fingerprint: the job fields together with rank and world size. Tokens issued
+ * before version 2 carry it instead of their rank in clear.
  */
-export function encodeResumeToken(key: Buffer, fingerprint: Buffer, state: ResumeState): Buffer {
+export function requestFingerprint(fields: JobFields & TokenOwner): Buffer {
+  const list = jobFieldList(fields);
+  // Version 1's field order: rank and world size came between epochs and shard rule.
+  list.splice(7, 0, fields.rank, fields.worldSize);
+  return digest(list);
+}
+
+function jobFieldList(f: JobFields): unknown[] {
+  return [
+    f.dataset,
+    f.split,
+    f.splitContentHash,
+    f.batchSize,
+    f.seed.toString(),
+    f.firstEpoch,
+    f.epochs,
+    f.shardRule,
+    f.shuffle,
+    f.dropLast,
+    ...(f.transform === undefined ? [] : [f.transform]),
+  ];
+}
+
+function digest(list: unknown[]): Buffer {
+  return createHash('sha256').update(JSON.stringify(list)).digest().subarray(0, FINGERPRINT_BYTES);
+}
+
+/**
+ * Encodes a resume token (version 2): version, job fingerprint, rank, world size, base digest,
+ * epoch, low, next batch index, a bitmap of the delivered positions above `low` (bit i:
+ * position low + i), and an HMAC-SHA256 of all of it under the replicas' shared key. Rank and
+ * world size are in clear so the tokens of a job can be merged into a job checkpoint. Its size
+ * depends on the spread of delivered positions above `low`, which the fetch engine bounds,
+ * never on the dataset's size.
+ */
+export function encodeResumeToken(
+  key: Buffer,
+  binding: Pick<TokenBinding, 'job' | 'rank' | 'worldSize'> & { base?: Buffer },
+  state: ResumeState,
+): Buffer {
   const last = state.deliveredAbove.at(-1);
   const bitmapBytes = last === undefined ? 0 : ((last - state.low) >> 3) + 1;
-  const body = Buffer.alloc(HEADER_BYTES + bitmapBytes);
-  body.writeUInt8(VERSION, 0);
-  fingerprint.copy(body, 1, 0, FINGERPRINT_BYTES);
+  const body = Buffer.alloc(V2_HEADER + bitmapBytes);
+  body.writeUInt8(2, 0);
+  binding.job.copy(body, 1, 0, FINGERPRINT_BYTES);
   let o = 1 + FINGERPRINT_BYTES;
+  o = body.writeUInt32BE(binding.rank, o);
+  o = body.writeUInt32BE(binding.worldSize, o);
+  (binding.base ?? NO_BASE).copy(body, o, 0, FINGERPRINT_BYTES);
+  o += FINGERPRINT_BYTES;
   o = body.writeUInt32BE(state.epoch, o);
   o = body.writeUInt32BE(state.low, o);
   o = body.writeUInt32BE(state.nextBatchIndex, o);
@@ -88,11 +152,11 @@ export function encodeResumeToken(key: Buffer, fingerprint: Buffer, state: Resum
 }
 
 /**
- * Checks a token's HMAC and that it was issued for a request with this fingerprint, and
- * returns its state. Anything else is INVALID_ARGUMENT with a message saying what to do.
+ * Checks a token's HMAC and format and returns what it says, without checking it against a
+ * request (see {@link decodeResumeToken} for that). Anything else is INVALID_ARGUMENT.
  */
-export function decodeResumeToken(key: Buffer, fingerprint: Buffer, token: Buffer): ResumeState {
-  if (token.length < HEADER_BYTES + MAC_BYTES) {
+export function readResumeToken(key: Buffer, token: Buffer): ReadToken {
+  if (token.length < V1_HEADER + MAC_BYTES) {
     throw invalidArgument('resume token is truncated; pass the resume_token of a batch unchanged');
   }
   const body = token.subarray(0, token.length - MAC_BYTES);
@@ -104,17 +168,23 @@ export function decodeResumeToken(key: Buffer, fingerprint: Buffer, token: Buffe
         'resume key (every replica must share SCYLLA_LOADER_RESUME_KEY)',
     );
   }
-  if (body.readUInt8(0) !== VERSION) {
-    throw invalidArgument(`resume token version ${body.readUInt8(0)} is not supported`);
+  const version = body.readUInt8(0);
+  if (version !== 1 && version !== 2) {
+    throw invalidArgument(`resume token version ${version} is not supported`);
   }
-  if (!body.subarray(1, 1 + FINGERPRINT_BYTES).equals(fingerprint.subarray(0, FINGERPRINT_BYTES))) {
-    throw invalidArgument(
-      'resume token belongs to another request: a resumed request must repeat dataset, split, ' +
-        'batch_size, seed, first_epoch, epochs, rank, world_size, shard_rule, shuffle and ' +
-        "drop_last of the original one (and the split's contents must not have changed)",
-    );
-  }
+  const head = body.subarray(1, 1 + FINGERPRINT_BYTES);
   let o = 1 + FINGERPRINT_BYTES;
+  const read: Omit<ReadToken, 'state'> = { base: NO_BASE };
+  if (version === 1) {
+    read.legacy = head;
+  } else {
+    if (body.length < V2_HEADER) throw invalidArgument('resume token is malformed');
+    read.job = head;
+    read.owner = { rank: body.readUInt32BE(o), worldSize: body.readUInt32BE(o + 4) };
+    o += 8;
+    read.base = body.subarray(o, o + FINGERPRINT_BYTES);
+    o += FINGERPRINT_BYTES;
+  }
   const epoch = body.readUInt32BE(o);
   const low = body.readUInt32BE((o += 4));
   const nextBatchIndex = body.readUInt32BE((o += 4));
@@ -127,5 +197,54 @@ export function decodeResumeToken(key: Buffer, fingerprint: Buffer, token: Buffe
     if (byte === 0) continue;
     for (let b = 0; b < 8; b++) if (byte & (1 << b)) deliveredAbove.push(low + i * 8 + b);
   }
-  return { epoch, low, deliveredAbove, nextBatchIndex };
+  return { ...read, state: { epoch, low, deliveredAbove, nextBatchIndex } };
+}
+
+/**
+ * Checks that an authentic token was issued for this job, to this rank of this world size;
+ * anything else is INVALID_ARGUMENT with a message saying what differs and what to do.
+ * `what` names the token in messages.
+ */
+export function checkTokenBinding(
+  read: ReadToken,
+  binding: TokenBinding,
+  what = 'resume token',
+): void {
+  const fields =
+    'dataset, split, batch_size, seed, first_epoch, epochs, shard_rule, shuffle, drop_last ' +
+    "and transform of the original one (and the split's contents must not have changed)";
+  if (!read.job || !read.owner) {
+    // Version 1 cannot tell its job from its rank: one fingerprint covers both.
+    if (!read.legacy!.equals(binding.legacy)) {
+      throw invalidArgument(
+        `${what} belongs to another request: a resumed request must repeat rank, world_size, ` +
+          fields,
+      );
+    }
+    return;
+  }
+  if (!read.job.equals(binding.job)) {
+    throw invalidArgument(
+      `${what} belongs to another request: a resumed request must repeat ${fields}`,
+    );
+  }
+  const { rank, worldSize } = read.owner;
+  if (rank !== binding.rank || worldSize !== binding.worldSize) {
+    throw invalidArgument(
+      `${what} was issued to rank ${rank} of world size ${worldSize}, not rank ` +
+        `${binding.rank} of world size ${binding.worldSize}; to continue at another world ` +
+        'size, merge the tokens of every rank into a job checkpoint (mergeResumeTokens, ' +
+        'merge_states) and pass it as job_checkpoint',
+    );
+  }
+}
+
+/**
+ * Reads a token and checks it against the request (see {@link readResumeToken} and
+ * {@link checkTokenBinding}).
+ */
+export function decodeResumeToken(key: Buffer, binding: TokenBinding, token: Buffer): ReadToken {
+  const read = readResumeToken(key, token);
+  checkTokenBinding(read, binding);
+  return read;
 }

@@ -1,5 +1,6 @@
 import { permutation } from './permutation.js';
-import { shard, type ShardRule } from './shard.js';
+import type { ShardRule } from './shard.js';
+import { trimmedShard } from './trimmedShard.js';
 
 /** What decides a rank's samples in an epoch. */
 export interface EpochShardSpec {
@@ -24,18 +25,30 @@ export interface EpochShard {
 }
 
 /**
- * Composes the epoch's permutation, the rank's shard and `drop_last` (which leaves out the
- * last `length mod batchSize` positions of the shard, so the samples left out are the same
- * whatever order they would have arrived in). A pure function of its spec; `permute` lets the
- * caller cache permutations.
+ * Composes the epoch's permutation, the rank's shard and `drop_last` (see
+ * {@link trimmedShard}). A pure function of its spec; `permute` lets the caller cache
+ * permutations.
+ *
+ * With `remainder` (an epoch resumed from a job checkpoint at another world size), the rank
+ * shards only those indices of the epoch's permutation, in their order: the positions of the
+ * epoch the old world had not delivered (see `epochRemainder`).
  */
 export function epochShard(
   spec: EpochShardSpec,
   permute: (n: number, seed: bigint, epoch: number) => Uint32Array = permutation,
+  remainder?: Uint32Array,
 ): EpochShard {
-  const s = shard(spec.n, spec.rank, spec.worldSize, spec.shardRule);
-  const length = spec.dropLast ? s.length - (s.length % spec.batchSize) : s.length;
-  if (spec.shuffle === 'none') return { length, storedPosition: (j) => s.at(j) }; // no O(n) array
+  const m = remainder ? remainder.length : spec.n;
+  const s = trimmedShard(
+    m,
+    spec.rank,
+    spec.worldSize,
+    spec.shardRule,
+    spec.batchSize,
+    spec.dropLast,
+  );
+  const index = remainder ? (j: number) => remainder[s.at(j)]! : s.at;
+  if (spec.shuffle === 'none') return { length: s.length, storedPosition: index }; // no O(n) array
   const order = permute(spec.n, spec.seed, spec.epoch);
-  return { length, storedPosition: (j) => order[s.at(j)]! };
+  return { length: s.length, storedPosition: (j) => order[index(j)]! };
 }

@@ -10,7 +10,13 @@ import {
   createSplitIdsCache,
   decodeResumeToken,
   encodeResumeToken,
+  epochRemainder,
+  invalidArgument,
+  jobFingerprint,
+  NO_BASE,
   requestFingerprint,
+  resolveJobCheckpoint,
+  type ResolvedCheckpoint,
   type ResumeState,
   epochShard,
   type PermutationCache,
@@ -22,7 +28,7 @@ import {
 import { toGrpcStatus } from '../errors/toGrpcStatus.js';
 import { encodeBatchResponse } from './encodeBatchResponse.js';
 import type { ServerContext } from '../ServerContext.js';
-import { validateStreamRequest } from './validateStreamRequest.js';
+import { type StreamRequest, validateStreamRequest } from './validateStreamRequest.js';
 import { writeMessage } from './writeMessage.js';
 
 type Call = grpc.ServerWritableStream<StreamBatchesRequest__Output, StreamBatchesResponse>;
@@ -95,14 +101,42 @@ async function runStream(
     );
     const primary = ctx.paths[0]!.client;
     const split = await resolveSplit(primary, splits, req.dataset, req.split);
-    const fingerprint = requestFingerprint({ ...req, splitContentHash: split.contentHash });
+    const job = jobFingerprint({ ...req, splitContentHash: split.contentHash });
+    const legacyFor = (owner: { rank: number; worldSize: number }): Buffer =>
+      requestFingerprint({ ...req, splitContentHash: split.contentHash, ...owner });
     transformer = req.transform
       ? ctx.transforms.forStream(req.transform, req.seed, abort.signal)
       : undefined;
     const tensor = req.transform ? rawSampleShape(req.transform) : undefined;
-    let resume: ResumeState | undefined;
-    if (req.resumeToken.length > 0) {
-      resume = decodeResumeToken(ctx.resumeKey, fingerprint, req.resumeToken);
+    const elastic = req.jobCheckpoint
+      ? resolveJobCheckpoint(req.jobCheckpoint, {
+          key: ctx.resumeKey,
+          job,
+          legacyFor,
+          n: split.count,
+          rules: req,
+        })
+      : undefined;
+    if (elastic) checkCheckpointEpoch(elastic, req.firstEpoch, req.epochs);
+    const resume = startingPoint(ctx.resumeKey, req, job, legacyFor(req), elastic);
+    // The positions the checkpoint's world left of its epoch: computed once, used by that
+    // epoch's shard only (later epochs shard the whole split at this world size).
+    const remainder =
+      elastic && elastic.layers.length > 0
+        ? epochRemainder(split.count, elastic.layers, req)
+        : undefined;
+    const resharded = (epoch: number): boolean =>
+      remainder !== undefined && epoch === elastic!.epoch;
+    if (elastic) {
+      log.info(
+        {
+          event: 'job_checkpoint',
+          epoch: elastic.epoch,
+          worlds: elastic.layers.map((l) => l.worldSize),
+          remaining: remainder?.length ?? split.count,
+        },
+        'continuing a job checkpoint at another world size',
+      );
     }
     const permute = (n: number, seed: bigint, epoch: number): Uint32Array =>
       permutations.memo(`${split.contentHash}/${n}/${seed}/${epoch}`, {
@@ -113,7 +147,12 @@ async function runStream(
       ids: split.ids,
       firstEpoch: req.firstEpoch,
       endEpoch: req.firstEpoch + req.epochs,
-      shardOf: (epoch) => epochShard({ ...req, n: split.count, epoch }, permute),
+      shardOf: (epoch) =>
+        epochShard(
+          { ...req, n: split.count, epoch },
+          permute,
+          resharded(epoch) ? remainder : undefined,
+        ),
       batchSize: req.batchSize,
       prefetch: req.prefetch,
       ...(req.adaptivePrefetch
@@ -149,7 +188,16 @@ async function runStream(
       // A batch handed out just as the call was cancelled (or ended by shutdown) is dropped:
       // writing after the call ended would lose the status the client must see.
       abort.signal.throwIfAborted();
-      const token = encodeResumeToken(ctx.resumeKey, fingerprint, batch.resume);
+      const token = encodeResumeToken(
+        ctx.resumeKey,
+        {
+          job,
+          rank: req.rank,
+          worldSize: req.worldSize,
+          base: resharded(batch.resume.epoch) ? elastic!.digest : NO_BASE,
+        },
+        batch.resume,
+      );
       const { message, bytes } = encodeBatchResponse(
         batch,
         token,
@@ -187,6 +235,63 @@ async function runStream(
     if (!abort.signal.aborted) call.emit('error', st);
   } finally {
     call.off('cancelled', onCancel);
+  }
+}
+
+/**
+ * Where the stream starts: the resume token's state when there is one (a reconnect, maybe
+ * within an epoch re-sharded from `elastic`, whose digest the token must carry), else the
+ * start of what the job checkpoint left, else nothing (first_epoch).
+ */
+function startingPoint(
+  key: Buffer,
+  req: StreamRequest,
+  job: Buffer,
+  legacy: Buffer,
+  elastic: ResolvedCheckpoint | undefined,
+): ResumeState | undefined {
+  if (req.resumeToken.length === 0) {
+    return elastic
+      ? { epoch: elastic.epoch, low: 0, deliveredAbove: [], nextBatchIndex: 0 }
+      : undefined;
+  }
+  const read = decodeResumeToken(
+    key,
+    { job, legacy, rank: req.rank, worldSize: req.worldSize },
+    req.resumeToken,
+  );
+  const epoch = read.state.epoch;
+  if (elastic && epoch < elastic.epoch) {
+    throw invalidArgument(
+      `resume token is in epoch ${epoch}, before the job checkpoint's epoch ${elastic.epoch}: ` +
+        'pass the token of a stream started from this job_checkpoint, or no token',
+    );
+  }
+  const want =
+    elastic && epoch === elastic.epoch && elastic.layers.length > 0 ? elastic.digest : NO_BASE;
+  if (!read.base.equals(want)) {
+    throw invalidArgument(
+      read.base.equals(NO_BASE)
+        ? 'resume token is of an ordinary epoch but the request carries a job checkpoint for it; ' +
+            'drop job_checkpoint, or pass the token of a stream started from it'
+        : 'resume token continues an epoch re-sharded from a job checkpoint: repeat the ' +
+            'job_checkpoint that stream was started with, unchanged, along with the token',
+    );
+  }
+  return read.state;
+}
+
+/** A checkpoint's epoch lies within the request's epochs (its end: the job is done). */
+function checkCheckpointEpoch(
+  elastic: ResolvedCheckpoint,
+  firstEpoch: number,
+  epochs: number,
+): void {
+  if (elastic.epoch < firstEpoch || elastic.epoch > firstEpoch + epochs) {
+    throw invalidArgument(
+      `job checkpoint is in epoch ${elastic.epoch}, outside the request's epochs ` +
+        `${firstEpoch} to ${firstEpoch + epochs - 1}`,
+    );
   }
 }
 

@@ -1,6 +1,8 @@
 import type { StreamBatchesRequest__Output } from '../../generated/scylla_loader/v1/StreamBatchesRequest.js';
+import { decodeJobCheckpoint } from '../../proto/jobCheckpointCodec.js';
 import {
   invalidArgument,
+  type JobCheckpoint,
   type ShardRule,
   type StreamLimits,
   type TransformLimits,
@@ -31,6 +33,8 @@ export interface StreamRequest {
   adaptivePrefetch: boolean;
   missing: 'fail' | 'skip';
   resumeToken: Buffer;
+  /** Continue a job's epoch at this rank and world size (see proto's job_checkpoint). */
+  jobCheckpoint?: JobCheckpoint;
   /** Server-side decoding and augmentation; absent: bytes as stored. */
   transform?: TransformSpec;
 }
@@ -117,6 +121,9 @@ export function validateStreamRequest(
     adaptivePrefetch: req.prefetch === 0,
     missing,
     resumeToken: req.resumeToken,
+    ...(req.jobCheckpoint.length > 0
+      ? { jobCheckpoint: parseJobCheckpoint(req.jobCheckpoint) }
+      : {}),
     ...(req.transform ? { transform: validateTransform(req.transform, batchSize, config) } : {}),
   };
 }
@@ -128,4 +135,15 @@ function enumValue<T>(value: string, field: string, table: Record<string, T>): T
     throw invalidArgument(`unknown ${field} ${value}; use one of ${Object.keys(table).join(', ')}`);
   }
   return v;
+}
+
+/** The request's job checkpoint, or INVALID_ARGUMENT when its bytes are not one. */
+function parseJobCheckpoint(bytes: Buffer): JobCheckpoint {
+  try {
+    return decodeJobCheckpoint(bytes);
+  } catch (err) {
+    throw invalidArgument(
+      `${(err as Error).message}; pass the bytes mergeResumeTokens or merge_states made, unchanged`,
+    );
+  }
 }

@@ -100,7 +100,7 @@ CLASS_TARGET_MODE_BALANCED: ClassTargetMode
 CLASS_TARGET_MODE_RATIOS: ClassTargetMode
 
 class StreamBatchesRequest(_message.Message):
-    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform")
+    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform", "job_checkpoint")
     DATASET_FIELD_NUMBER: _ClassVar[int]
     SPLIT_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -117,6 +117,7 @@ class StreamBatchesRequest(_message.Message):
     MISSING_SAMPLE_POLICY_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
     TRANSFORM_FIELD_NUMBER: _ClassVar[int]
+    JOB_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     dataset: str
     split: str
     batch_size: int
@@ -133,7 +134,28 @@ class StreamBatchesRequest(_message.Message):
     missing_sample_policy: MissingSamplePolicy
     resume_token: bytes
     transform: Transform
-    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: _Optional[bool] = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ...) -> None: ...
+    job_checkpoint: bytes
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: _Optional[bool] = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ...) -> None: ...
+
+class JobCheckpoint(_message.Message):
+    __slots__ = ("world_size", "ranks", "base")
+    WORLD_SIZE_FIELD_NUMBER: _ClassVar[int]
+    RANKS_FIELD_NUMBER: _ClassVar[int]
+    BASE_FIELD_NUMBER: _ClassVar[int]
+    world_size: int
+    ranks: _containers.RepeatedCompositeFieldContainer[JobCheckpointRank]
+    base: JobCheckpoint
+    def __init__(self, world_size: _Optional[int] = ..., ranks: _Optional[_Iterable[_Union[JobCheckpointRank, _Mapping]]] = ..., base: _Optional[_Union[JobCheckpoint, _Mapping]] = ...) -> None: ...
+
+class JobCheckpointRank(_message.Message):
+    __slots__ = ("rank", "epoch", "resume_token")
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    rank: int
+    epoch: int
+    resume_token: bytes
+    def __init__(self, rank: _Optional[int] = ..., epoch: _Optional[int] = ..., resume_token: _Optional[bytes] = ...) -> None: ...
 
 class CenterCrop(_message.Message):
     __slots__ = ("height", "width")
