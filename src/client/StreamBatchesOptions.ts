@@ -51,6 +51,13 @@ export interface StreamBatchesOptions {
    * `streamBatches` call; pass it to continue after the trainer process restarted.
    */
   resumeToken?: Uint8Array;
+  /**
+   * A job checkpoint ({@link mergeResumeTokens}) of the same job at any world size: the
+   * stream continues its epoch as rank `rank` of `worldSize`, taking a share of exactly the
+   * positions no old rank delivered, then later epochs in full. Keep passing it with this
+   * rank's `resumeToken`s while that epoch lasts; the SDK does so on its reconnects.
+   */
+  jobCheckpoint?: Uint8Array;
   /** Server-side decoding and augmentation (default: every sample's bytes as stored). */
   transform?: TransformOptions;
 }

@@ -19,6 +19,11 @@ export type { ClientTlsOptions, TokenSource } from './ClientTlsOptions.js';
 export type { DatasetDescription } from './DatasetDescription.js';
 export type { DecodedBatch } from './DecodedBatch.js';
 export { LoaderClient } from './LoaderClient.js';
+export {
+  type MergeResumeTokensOptions,
+  type RankResumeState,
+  mergeResumeTokens,
+} from './mergeResumeTokens.js';
 export type {
   KeepaliveOptions,
   LoaderClientOptions,

@@ -148,6 +148,7 @@ export function toProtoRequest(options: StreamBatchesOptions): StreamBatchesRequ
     resumeToken: token
       ? Buffer.from(token.buffer, token.byteOffset, token.byteLength)
       : Buffer.alloc(0),
+    jobCheckpoint: options.jobCheckpoint ? Buffer.from(options.jobCheckpoint) : Buffer.alloc(0),
     ...(options.transform ? { transform: toProtoTransform(options.transform) } : {}),
   };
 }
