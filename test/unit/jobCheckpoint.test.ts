@@ -275,3 +275,32 @@ describe('job checkpoints', () => {
     expect(JSON.stringify(big.layers).length).toBeLessThan(400);
   });
 });
+
+describe('job checkpoint entries without a token', () => {
+  it('mean nothing delivered, and cannot claim a rank done with the epoch', () => {
+    const t = token(0, 2, progress(3));
+    expect(() =>
+      resolveJobCheckpoint(
+        {
+          worldSize: 2,
+          ranks: [
+            { rank: 0, epoch: 1, resumeToken: t },
+            { rank: 1, epoch: 2, resumeToken: Buffer.alloc(0) },
+          ],
+        },
+        context(30),
+      ),
+    ).toThrow(/rank 1 has no resume token but is said to be in epoch 2/);
+    const r = resolveJobCheckpoint(
+      {
+        worldSize: 2,
+        ranks: [
+          { rank: 0, epoch: 1, resumeToken: t },
+          { rank: 1, epoch: 1, resumeToken: Buffer.alloc(0) },
+        ],
+      },
+      context(30),
+    );
+    expect([...epochRemainder(30, r.layers, context(30).rules)]).toHaveLength(27);
+  });
+});

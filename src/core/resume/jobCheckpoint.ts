@@ -119,6 +119,14 @@ export function resolveJobCheckpoint(
   const started = (e: (typeof entries)[number]): boolean =>
     e.progress.low > 0 || e.progress.deliveredAbove.length > 0;
   entries.forEach((e, rank) => {
+    if (!e.what && e.epoch !== epoch) {
+      // Only a token may say a rank is done with an epoch: a bare claim could lose samples.
+      throw invalidArgument(
+        `${where}'s rank ${rank} has no resume token but is said to be in epoch ${e.epoch}, ` +
+          `after epoch ${epoch} of other ranks: a rank done with an epoch must give the token ` +
+          'of its last batch',
+      );
+    }
     if (e.epoch > epoch + 1 || (e.epoch === epoch + 1 && started(e))) {
       const behind = entries.findIndex((x) => x.epoch === epoch);
       throw invalidArgument(

@@ -7,6 +7,7 @@ and augment each sample (a raw output gives each batch as one ``uint8`` tensor).
 """
 
 from .batch import Batch, decode_batch
+from .checkpoint import RankState, merge_resume_tokens
 from .client import BatchStream, LoaderClient, ReconnectInfo
 from .descriptions import DatasetDescription, SplitPart, SplitSet
 from .errors import LoaderError
@@ -21,6 +22,7 @@ __all__ = [
     "LoaderClient",
     "LoaderError",
     "RandomResizedCrop",
+    "RankState",
     "ReconnectInfo",
     "ReconnectPolicy",
     "SplitPart",
@@ -30,4 +32,5 @@ __all__ = [
     "TokenSource",
     "Transform",
     "decode_batch",
+    "merge_resume_tokens",
 ]

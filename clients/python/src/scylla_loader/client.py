@@ -275,6 +275,7 @@ class LoaderClient:
         missing_sample_policy: MissingSamplePolicy | None = None,
         resume_token: bytes | None = None,
         transform: Transform | None = None,
+        job_checkpoint: bytes | None = None,
         timeout: float | None = None,
         on_reconnect: Callable[[ReconnectInfo], None] | None = None,
     ) -> BatchStream:
@@ -299,6 +300,11 @@ class LoaderClient:
           :meth:`Batch.array`), shape (samples, height, width, channels). Its random choices
           depend on (seed, epoch, sample id) only, so a resumed stream continues with the
           same pixels.
+        - ``job_checkpoint``: the tokens of every rank of the same job merged by
+          :func:`merge_resume_tokens`, taken at any world size: this stream continues that
+          epoch as rank ``rank`` of ``world_size`` with a share of exactly the samples no old
+          rank delivered, then later epochs in full. While that epoch lasts, pass it again with
+          this rank's ``resume_token`` (reconnections here do so by themselves).
         - Backpressure: a message is read only when the loop asks for the next batch; the
           HTTP/2 window holds the server back meanwhile.
 
@@ -321,6 +327,7 @@ class LoaderClient:
             missing_sample_policy=missing_sample_policy,
             resume_token=resume_token,
             transform=transform,
+            job_checkpoint=job_checkpoint,
         )
         deadline = None if timeout is None else time.monotonic() + timeout
         return BatchStream(self, request, deadline, on_reconnect)

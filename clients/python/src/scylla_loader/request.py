@@ -82,12 +82,14 @@ def build_request(
     missing_sample_policy: MissingSamplePolicy | None = None,
     resume_token: bytes | None = None,
     transform: Transform | None = None,
+    job_checkpoint: bytes | None = None,
 ) -> loader_pb2.StreamBatchesRequest:
     """The proto request for these fields; ``None`` enums are left to the server's default.
     Values the proto cannot carry (negative counts, a seed outside uint64, an unknown rule)
     raise a ValueError here, before any call. A ``batch_size`` of 0 is sent as it is: the
     server answers INVALID_ARGUMENT with its own limits. ``transform`` (a :class:`Transform`)
-    asks the server to decode and augment each sample.
+    asks the server to decode and augment each sample. ``job_checkpoint`` (from
+    :func:`merge_resume_tokens`) continues a job's epoch at this rank and world size.
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= UINT64_MAX:
         raise ValueError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
@@ -114,6 +116,7 @@ def build_request(
             _MISSING, "missing_sample_policy", missing_sample_policy
         ),
         resume_token=bytes(resume_token or b""),
+        job_checkpoint=bytes(job_checkpoint or b""),
     )
     if transform is not None:
         request.transform.CopyFrom(transform.to_proto())

@@ -19,6 +19,7 @@ from ..retry import ReconnectPolicy
 from ..security import TlsOptions, TokenSource, check_security
 from ..transform import Transform
 from .decode import Decode, collate
+from .job_state import JOB_STATE_KIND, JOB_STATE_VERSION, find_worker_states, merge_states
 from .sharding import resolve_rank, worker_shard
 
 log = logging.getLogger("scylla_loader")
@@ -61,6 +62,12 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     the last batch delivered; torchdata's ``StatefulDataLoader`` keeps one per worker, and a
     job restored from it streams exactly the samples not yet delivered. A state taken after an
     epoch's last batch resumes with an empty rest of that epoch, then the next epoch in full.
+
+    Elastic checkpoints: :meth:`job_state` gathers the states of every worker of every rank
+    (``torch.distributed.all_gather_object``) into one job state, the same on every rank;
+    save it once. :meth:`load_job_state` continues it at any world size and worker count: the
+    samples of the epoch no old worker delivered are re-sharded among the new ones, exactly
+    once (``pad`` keeps equal step counts), then later epochs run in full.
 
     The gRPC channel is opened inside ``__iter__``, i.e. in the worker after its fork, never in
     the process that forks.
@@ -172,6 +179,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self._seen_generation = 0
         self._next_epoch = epoch
         self._pending: dict[str, Any] | None = None
+        self._pending_job: dict[str, Any] | None = None
         self._state: dict[str, Any] = {"version": STATE_VERSION, "epoch": None, "next_epoch": epoch}
         self._client: LoaderClient | None = None
         self._client_pid = -1
@@ -216,6 +224,10 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             key += f"|transform {self.server_transform!r}"
         return key
 
+    def _job_key(self) -> str:
+        """What every stream of this job shares: the stream key without rank and world."""
+        return "|".join(p for p in self._stream_key(0, 1).split("|") if not p.startswith("rank "))
+
     def _client_here(self) -> LoaderClient:
         # A client inherited through fork() must not be used (grpc's threads did not survive
         # the fork); the child makes its own.
@@ -230,17 +242,27 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         shard = worker_shard(self.rank, self.world_size, worker, workers)
         key = self._stream_key(shard.rank, shard.world_size)
         pending, self._pending = self._pending, None
+        job, self._pending_job = self._pending_job, None
         token: bytes | None = None
-        if pending is not None and pending["epoch"] is not None:
+        checkpoint: bytes | None = None
+        if job is not None:
+            # load_job_state set the epoch: the checkpoint serves that epoch's iteration only
+            # (a set_epoch to another epoch since then means the job moved on).
+            epoch = self._begin_epoch()
+            if epoch == job["epoch"]:
+                checkpoint = job["job_checkpoint"]
+        elif pending is not None and pending["epoch"] is not None:
             if pending["stream"] != key:
                 raise ValueError(
                     "the resume state was saved by a different stream and cannot continue this "
                     f"one: saved {pending['stream']!r}, now {key!r} (same dataset, split, batch "
                     "size, seed, rules, ranks, DataLoader workers and server transform are "
-                    "needed)"
+                    "needed; to continue at another world size or worker count, use job_state "
+                    "and load_job_state)"
                 )
             epoch = int(pending["epoch"])
             token = pending["resume_token"]
+            checkpoint = pending.get("job_checkpoint")
             self._next_epoch = epoch + 1
             self._seen_generation = self._epoch_cell[1]
             if pending["epoch_done"]:
@@ -251,8 +273,12 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self._state = {
             "version": STATE_VERSION,
             "stream": key,
+            "job": self._job_key(),
+            "rank": shard.rank,
+            "world_size": shard.world_size,
             "epoch": epoch,
             "resume_token": token,
+            "job_checkpoint": checkpoint,
             "epoch_done": False,
         }
         stream = self._client_here().stream_batches(
@@ -271,6 +297,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             prefetch=self.prefetch,
             resume_token=token,
             transform=self.server_transform,
+            job_checkpoint=checkpoint,
         )
         raw = self.server_transform is not None and self.server_transform.raw
         try:
@@ -331,6 +358,59 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             raise ValueError(f"corrupt LoaderDataset state: {', '.join(problems)}")
         self._pending = dict(state)
         self._state = dict(state)
+
+    def job_state(self, state: Any = None) -> dict[str, Any]:
+        """One state for the whole job: this rank's worker states (from ``state``: a
+        ``StatefulDataLoader.state_dict()``, a list of :meth:`state_dict` results, or, when
+        ``None``, this dataset's own state, i.e. iterated without workers), gathered from
+        every rank with ``torch.distributed.all_gather_object`` when a process group is
+        initialised, and merged (:func:`merge_states`). Every rank must call it (a collective);
+        every rank gets the same plain, ``torch.save``-able dict; save it once, e.g. on rank 0.
+        """
+        mine = find_worker_states(self.state_dict() if state is None else state)
+        if not mine:
+            raise ValueError(
+                "no LoaderDataset worker state found: pass the StatefulDataLoader's state_dict(), "
+                "taken after the workers delivered items"
+            )
+        import torch.distributed as dist
+
+        gathered: list[Any] = [mine]
+        if dist.is_available() and dist.is_initialized():
+            gathered = [None] * dist.get_world_size()
+            dist.all_gather_object(gathered, mine)
+        return merge_states([w for rank_states in gathered for w in rank_states])
+
+    def load_job_state(self, job: Mapping[str, Any]) -> None:
+        """Makes the next iteration continue the job state ``job`` (from :meth:`job_state`)
+        at this dataset's rank, world size and DataLoader worker count: each worker streams its
+        share of the epoch's samples not yet delivered, then later epochs as usual. It sets
+        the epoch (as :meth:`set_epoch` does) to the job's; ``set_epoch`` of that same epoch
+        afterwards keeps the checkpoint, another epoch drops it. Call it
+        before iterating, in a new DataLoader (a ``StatefulDataLoader``'s own state is tied to
+        its worker count: do not load that one too). Another job's state, or anything else, is
+        a ValueError."""
+        if (
+            not isinstance(job, Mapping)
+            or job.get("kind") != JOB_STATE_KIND
+            or job.get("version") != JOB_STATE_VERSION
+        ):
+            raise ValueError(f"not a LoaderDataset job state: {job!r:.200}")
+        if job.get("job") != self._job_key():
+            raise ValueError(
+                "the job state belongs to another job: saved "
+                f"{job.get('job')!r}, now {self._job_key()!r} (same dataset, split, batch size, "
+                "seed, rules and server transform are needed)"
+            )
+        epoch = job.get("epoch")
+        checkpoint = job.get("job_checkpoint")
+        if not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"corrupt job state: bad epoch {epoch!r}")
+        if not (checkpoint is None or isinstance(checkpoint, bytes)):
+            raise ValueError("corrupt job state: job_checkpoint is neither bytes nor None")
+        self._pending = None
+        self._pending_job = dict(job)
+        self.set_epoch(epoch)
 
     def __getstate__(self) -> dict[str, Any]:
         # Pickled into spawned workers: the channel stays behind.
