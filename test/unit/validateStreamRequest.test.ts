@@ -1,3 +1,4 @@
+import { encodeJobCheckpoint } from '../../src/proto/jobCheckpointCodec.js';
 import { describe, expect, it } from 'vitest';
 import type { StreamBatchesRequest__Output } from '../../src/generated/scylla_loader/v1/StreamBatchesRequest.js';
 import { validateStreamRequest } from '../../src/server/rpc/validateStreamRequest.js';
@@ -80,5 +81,28 @@ describe('validateStreamRequest', () => {
     [{ missingSamplePolicy: '9' as never }, /unknown missing_sample_policy 9/],
   ])('rejects %j with a message naming the field', (change, message) => {
     expect(() => validateStreamRequest({ ...base, ...change }, limits)).toThrow(message);
+  });
+});
+
+describe('validateStreamRequest job_checkpoint', () => {
+  it('parses a serialized JobCheckpoint and refuses bytes that are not one', () => {
+    const cp = encodeJobCheckpoint({
+      worldSize: 2,
+      ranks: [
+        { rank: 0, epoch: 3, resumeToken: Buffer.from([1, 2]) },
+        { rank: 1, epoch: 3, resumeToken: Buffer.alloc(0) },
+      ],
+    });
+    expect(validateStreamRequest({ ...base, jobCheckpoint: cp }, limits).jobCheckpoint).toEqual({
+      worldSize: 2,
+      ranks: [
+        { rank: 0, epoch: 3, resumeToken: Buffer.from([1, 2]) },
+        { rank: 1, epoch: 3, resumeToken: Buffer.alloc(0) },
+      ],
+    });
+    expect(validateStreamRequest(base, limits).jobCheckpoint).toBeUndefined();
+    expect(() =>
+      validateStreamRequest({ ...base, jobCheckpoint: Buffer.from([0xff, 0xff, 0xff]) }, limits),
+    ).toThrow(/job_checkpoint is not a serialized JobCheckpoint.*unchanged/);
   });
 });
