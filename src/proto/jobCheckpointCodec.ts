@@ -23,17 +23,28 @@ function checkpointType(): protobuf.Type {
   return type;
 }
 
+/** Most nested bases a checkpoint may hold (one per change of world size within an epoch). */
+const MAX_DEPTH = 32;
+
 /** Serializes a job checkpoint for StreamBatchesRequest.job_checkpoint. */
 export function encodeJobCheckpoint(cp: JobCheckpointMessage): Buffer {
   const t = checkpointType();
-  return Buffer.from(t.encode(t.fromObject(cp)).finish());
+  const message = {
+    worldSize: cp.worldSize,
+    ranks: cp.ranks,
+    ...(cp.base ? { base: encodeJobCheckpoint(cp.base) } : {}),
+  };
+  return Buffer.from(t.encode(t.fromObject(message)).finish());
 }
 
 /**
  * Parses a serialized job checkpoint. Bytes that are not one throw an Error saying so (the
- * caller decides the status); nesting is bounded by the message's size.
+ * caller decides the status), and so do more than 32 nested bases.
  */
-export function decodeJobCheckpoint(bytes: Uint8Array): JobCheckpointMessage {
+export function decodeJobCheckpoint(bytes: Uint8Array, depth = 0): JobCheckpointMessage {
+  if (depth > MAX_DEPTH) {
+    throw new Error(`job_checkpoint nests more than ${MAX_DEPTH} bases`);
+  }
   const t = checkpointType();
   let decoded: protobuf.Message;
   try {
@@ -46,19 +57,16 @@ export function decodeJobCheckpoint(bytes: Uint8Array): JobCheckpointMessage {
       },
     );
   }
-  return toPlain(t.toObject(decoded, { longs: Number, bytes: Buffer, defaults: true }));
-}
-
-function toPlain(o: Record<string, unknown>): JobCheckpointMessage {
+  const o = t.toObject(decoded, { longs: Number, bytes: Buffer, defaults: true });
   const ranks = (o['ranks'] as { rank: number; epoch: number; resumeToken: Buffer }[]).map((r) => ({
     rank: r.rank,
     epoch: r.epoch,
     resumeToken: Buffer.from(r.resumeToken),
   }));
-  const base = o['base'] as Record<string, unknown> | null | undefined;
+  const base = o['base'] as Buffer;
   return {
     worldSize: o['worldSize'] as number,
     ranks,
-    ...(base ? { base: toPlain(base) } : {}),
+    ...(base.length > 0 ? { base: decodeJobCheckpoint(base, depth + 1) } : {}),
   };
 }

@@ -64,7 +64,7 @@ def merge_resume_tokens(
             rank=rank, epoch=state.epoch, resume_token=bytes(state.resume_token or b"")
         )
     if base and any(not s.resume_token or _has_base(s.resume_token) for s in entries.values()):
-        checkpoint.base.ParseFromString(bytes(base))
+        checkpoint.base = bytes(base)
     return checkpoint.SerializeToString()
 
 

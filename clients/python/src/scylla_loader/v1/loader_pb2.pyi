@@ -144,8 +144,8 @@ class JobCheckpoint(_message.Message):
     BASE_FIELD_NUMBER: _ClassVar[int]
     world_size: int
     ranks: _containers.RepeatedCompositeFieldContainer[JobCheckpointRank]
-    base: JobCheckpoint
-    def __init__(self, world_size: _Optional[int] = ..., ranks: _Optional[_Iterable[_Union[JobCheckpointRank, _Mapping]]] = ..., base: _Optional[_Union[JobCheckpoint, _Mapping]] = ...) -> None: ...
+    base: bytes
+    def __init__(self, world_size: _Optional[int] = ..., ranks: _Optional[_Iterable[_Union[JobCheckpointRank, _Mapping]]] = ..., base: _Optional[bytes] = ...) -> None: ...
 
 class JobCheckpointRank(_message.Message):
     __slots__ = ("rank", "epoch", "resume_token")
