@@ -55,6 +55,7 @@ export {
   type PermutationCache,
   createPermutationCache,
 } from './sampling/createPermutationCache.js';
+export { type RemainderCache, createRemainderCache } from './sampling/createRemainderCache.js';
 export { epochRemainder } from './sampling/epochRemainder.js';
 export { epochShard } from './sampling/epochShard.js';
 export { permutation } from './sampling/permutation.js';

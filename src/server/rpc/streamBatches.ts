@@ -7,10 +7,11 @@ import {
   adaptiveWindowMax,
   BatchFetcher,
   createPermutationCache,
+  createRemainderCache,
+  type RemainderCache,
   createSplitIdsCache,
   decodeResumeToken,
   encodeResumeToken,
-  epochRemainder,
   invalidArgument,
   jobFingerprint,
   NO_BASE,
@@ -44,8 +45,9 @@ export function createStreamBatchesHandler(
 ): grpc.handleServerStreamingCall<StreamBatchesRequest__Output, StreamBatchesResponse> {
   const splits = createSplitIdsCache(ctx.config.idCacheBytes);
   const permutations = createPermutationCache(ctx.config.idCacheBytes);
+  const remainders = createRemainderCache(ctx.config.idCacheBytes);
   return (call) => {
-    void runStream(ctx, splits, permutations, call);
+    void runStream(ctx, splits, permutations, remainders, call);
   };
 }
 
@@ -53,6 +55,7 @@ async function runStream(
   ctx: ServerContext,
   splits: SplitIdsCache,
   permutations: PermutationCache,
+  remainders: RemainderCache,
   call: Call,
 ): Promise<void> {
   const streamId = randomBytes(6).toString('hex');
@@ -123,7 +126,9 @@ async function runStream(
     // epoch's shard only (later epochs shard the whole split at this world size).
     const remainder =
       elastic && elastic.layers.length > 0
-        ? epochRemainder(split.count, elastic.layers, req)
+        ? remainders.memo(`${split.contentHash}/${elastic.digest.toString('hex')}`, {
+            context: { n: split.count, layers: elastic.layers, rules: req },
+          })
         : undefined;
     const resharded = (epoch: number): boolean =>
       remainder !== undefined && epoch === elastic!.epoch;
