@@ -22,7 +22,15 @@ describe('toProtoRequest', () => {
       prefetch: 0,
       missingSamplePolicy: 'MISSING_SAMPLE_POLICY_UNSPECIFIED',
       resumeToken: Buffer.alloc(0),
+      jobCheckpoint: Buffer.alloc(0),
     });
+  });
+
+  it('passes a job checkpoint through as bytes', () => {
+    const checkpoint = Uint8Array.from([1, 2, 3]);
+    expect(toProtoRequest({ ...base, jobCheckpoint: checkpoint }).jobCheckpoint).toEqual(
+      Buffer.from([1, 2, 3]),
+    );
   });
 
   it('maps every enum name to its proto value', () => {
