@@ -115,5 +115,6 @@ export {
   cpuQuotaFrom,
   defaultTransformSlots,
   readCpuQuota,
+  readWorkerCpuQuota,
   threadPoolSizeFor,
 } from './transform/cpuQuota.js';

@@ -16,7 +16,7 @@ import {
   LoaderError,
   createLoaderMetrics,
   defaultTransformSlots,
-  readCpuQuota,
+  readWorkerCpuQuota,
   TransformPool,
 } from '../core/index.js';
 import type { ServerConfig } from './config/serverConfig.js';
@@ -49,6 +49,11 @@ export interface LoaderServer {
    * same promise.
    */
   shutdown(reason?: string): Promise<void>;
+  /**
+   * Health says NOT_SERVING while `degraded` is true, whatever this loader's own state: a
+   * worker of a cluster is told so while another worker is down.
+   */
+  setDegraded(degraded: boolean): void;
 }
 
 /** Optional parts of {@link createLoaderServer}. */
@@ -62,6 +67,11 @@ export interface LoaderServerOptions {
   streamBatchesHandler?: (
     ctx: ServerContext,
   ) => grpc.handleServerStreamingCall<StreamBatchesRequest__Output, StreamBatchesResponse>;
+  /**
+   * False for a worker of `serve --workers N`: the cluster's primary serves `/metrics` (all
+   * workers aggregated) and `/healthz` on the metrics port; `metricsPort` is then 0.
+   */
+  metricsServer?: boolean;
 }
 
 /**
@@ -124,19 +134,21 @@ export async function createLoaderServer(
   let port: number;
   try {
     port = await bind(server, config.host, config.port, security.credentials);
-    metricsServer = await startMetricsServer({
-      host: config.host,
-      port: config.metricsPort,
-      registry: metrics.registry,
-      isServing: () => serving,
-    }).catch((err: unknown) => {
-      throw new LoaderError(
-        'UNAVAILABLE',
-        `cannot serve metrics on ${config.host}:${config.metricsPort}: ${(err as Error).message}; ` +
-          'pick another metrics port',
-        { cause: err },
-      );
-    });
+    metricsServer = !(opts.metricsServer ?? true)
+      ? { port: 0, close: () => Promise.resolve() }
+      : await startMetricsServer({
+          host: config.host,
+          port: config.metricsPort,
+          registry: metrics.registry,
+          isServing: () => serving,
+        }).catch((err: unknown) => {
+          throw new LoaderError(
+            'UNAVAILABLE',
+            `cannot serve metrics on ${config.host}:${config.metricsPort}: ${(err as Error).message}; ` +
+              'pick another metrics port',
+            { cause: err },
+          );
+        });
   } catch (err) {
     server.forceShutdown();
     await metricsServer?.close();
@@ -144,11 +156,15 @@ export async function createLoaderServer(
     security.close();
     throw err;
   }
+  let degraded = false;
+  const applyHealth = (): void => {
+    for (const name of ['', LOADER_SERVICE_NAME]) {
+      health.setStatus(name, serving && !degraded ? 'SERVING' : 'NOT_SERVING');
+    }
+  };
   const setServing = (on: boolean): void => {
     serving = on;
-    for (const name of ['', LOADER_SERVICE_NAME]) {
-      health.setStatus(name, on ? 'SERVING' : 'NOT_SERVING');
-    }
+    applyHealth();
   };
   setServing(true);
   logger.info(
@@ -160,7 +176,7 @@ export async function createLoaderServer(
       tls: config.tls === undefined ? 'off' : config.tls.clientCaFile ? 'mutual' : 'on',
       auth: auth.enabled ? 'tokens' : 'off',
     },
-    'loader serving',
+    opts.metricsServer === false ? 'worker serving' : 'loader serving',
   );
 
   const parts = {
@@ -177,6 +193,10 @@ export async function createLoaderServer(
     port,
     metricsPort: metricsServer.port,
     context,
+    setDegraded: (on) => {
+      degraded = on;
+      applyHealth();
+    },
     shutdown: (reason = 'shutdown requested') =>
       (stopping ??= shutdownLoader(parts, reason).finally(() => security.close())),
   };
@@ -301,7 +321,7 @@ function createTransformPool(
   metrics: ReturnType<typeof createLoaderMetrics>,
   logger: Logger,
 ): TransformPool {
-  const quota = readCpuQuota();
+  const quota = readWorkerCpuQuota();
   const slots = config.transformConcurrency || defaultTransformSlots(quota);
   const perStream = Math.min(slots, config.transformsPerStream || slots);
   const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);

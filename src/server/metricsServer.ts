@@ -1,15 +1,22 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+
+/** Where `/metrics` comes from: a prom-client Registry, or the cluster's aggregate. */
+export interface MetricsSource {
+  metrics(): Promise<string>;
+  readonly contentType: string;
+}
 
 /** Settings of {@link startMetricsServer}. */
 export interface MetricsServerOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  registry: Registry;
+  registry: MetricsSource;
   /** False once shutdown began, so `/healthz` tells load balancers to stop sending work. */
   isServing: () => boolean;
+  /** Why `/healthz` says 503 (default: shutting down). */
+  notServingReason?: () => string;
 }
 
 /** A running metrics server. */
@@ -20,7 +27,7 @@ export interface MetricsServer {
 }
 
 /**
- * Serves `/metrics` (Prometheus text from the loader's registry) and `/healthz` on a plain
+ * Serves `/metrics` (Prometheus text from the loader's registry, or all workers' together) and `/healthz` on a plain
  * HTTP port of its own: scrapers and HTTP probes cannot speak gRPC, and a separate port keeps
  * them away from the data path.
  */
@@ -42,7 +49,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
       const serving = isServing();
       res
         .writeHead(serving ? 200 : 503, { 'content-type': 'text/plain' })
-        .end(serving ? 'ok\n' : 'shutting down\n');
+        .end(serving ? 'ok\n' : `${options.notServingReason?.() ?? 'shutting down'}\n`);
     } else {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found; try /metrics\n');
     }

@@ -1,6 +1,10 @@
+import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
 import { ZodError } from 'zod';
 import { serverConfigSchema, type ServerConfig } from '../../server/config/serverConfig.js';
+import { resolveWorkerCount } from '../../server/cluster/resolveWorkerCount.js';
+import { runClusterPrimary } from '../../server/cluster/runClusterPrimary.js';
+import { runClusterWorker } from '../../server/cluster/runClusterWorker.js';
 import { createLoaderServer } from '../../server/createLoaderServer.js';
 import { createLogger } from '../../server/createLogger.js';
 import { invalidArgument } from '../../core/index.js';
@@ -12,6 +16,7 @@ import { runAction } from '../runAction.js';
 export interface ServeFlags extends DbFlags {
   host?: string;
   grpcPort?: string;
+  workers?: string;
   metricsPort?: string;
   maxStreams?: string;
   maxBatchSize?: string;
@@ -45,6 +50,12 @@ type NumericFlag = [keyof ServerConfig, string, string, string];
 
 const NUMERIC_FLAGS: NumericFlag[] = [
   ['port', '--grpc-port', 'SCYLLA_LOADER_GRPC_PORT', 'gRPC port (0: a free one)'],
+  [
+    'workers',
+    '--workers',
+    'SCYLLA_LOADER_WORKERS',
+    'loader processes sharing the port, each a full loader (0: one per CPU of the quota)',
+  ],
   ['metricsPort', '--metrics-port', 'SCYLLA_LOADER_METRICS_PORT', '/metrics and /healthz port'],
   [
     'maxConcurrentStreams',
@@ -223,8 +234,16 @@ export function registerServeCommand(program: Command): void {
     runAction(async (flags: ServeFlags) => {
       const config = serveConfigFromFlags(flags);
       const logger = createLogger();
-      logger.info({ config: redactConfig(config) }, 'serve configuration');
-      const server = await createLoaderServer(config, { logger });
+      if (cluster.isWorker) {
+        await runClusterWorker(config, logger);
+        return;
+      }
+      const workers = resolveWorkerCount(config.workers);
+      logger.info({ config: redactConfig(config), workers }, 'serve configuration');
+      const server =
+        workers > 1
+          ? await runClusterPrimary(config, workers, logger)
+          : await createLoaderServer(config, { logger });
       let stopping = false;
       const onSignal = (signal: NodeJS.Signals): void => {
         if (stopping) {

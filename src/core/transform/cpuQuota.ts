@@ -70,3 +70,13 @@ export function defaultTransformSlots(quota: number): number {
 export function threadPoolSizeFor(slots: number): number {
   return Math.min(1024, Math.max(4, slots + 2));
 }
+
+/**
+ * This process's share of the CPU quota: the whole quota, or an equal part of it in a worker
+ * of `serve --workers N` (the primary sets `SCYLLA_LOADER_CLUSTER_WORKERS` to N), so N
+ * workers together size their transform slots and thread pools to the machine, not N times.
+ */
+export function readWorkerCpuQuota(): number {
+  const workers = Number(process.env.SCYLLA_LOADER_CLUSTER_WORKERS);
+  return readCpuQuota() / (Number.isInteger(workers) && workers > 1 ? workers : 1);
+}

@@ -22,7 +22,12 @@ export const serverConfigSchema = z.object({
   port: z.number().int().min(0).max(65535).default(50051),
   /** Prometheus `/metrics` port; 0 picks a free one. */
   metricsPort: z.number().int().min(0).max(65535).default(9464),
-  /** Concurrent StreamBatches calls before new ones get RESOURCE_EXHAUSTED. */
+  /**
+   * Loader processes sharing the gRPC port (`serve --workers`); 0: one per CPU the process
+   * may use (cgroup quota included). 1 is a single process, as before workers existed.
+   */
+  workers: z.number().int().min(0).max(256).default(0),
+  /** Concurrent StreamBatches calls (per worker) before new ones get RESOURCE_EXHAUSTED. */
   maxConcurrentStreams: z.number().int().min(1).max(100_000).default(64),
   /** Largest response message; a batch that would exceed it fails with RESOURCE_EXHAUSTED. */
   maxMessageBytes: z
