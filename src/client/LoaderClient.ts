@@ -25,7 +25,8 @@ import { unaryCall } from './unaryCall.js';
 
 /**
  * Client of a scylla-loader server (or of a load balancer in front of several replicas).
- * One client holds one channel; share it between streams and `close()` it when done.
+ * One client holds a channel for unary calls and a small pool for streams (see
+ * `streamChannels`); share it between streams and `close()` it when done.
  *
  * @example
  * ```ts
@@ -56,6 +57,11 @@ export class LoaderClient {
   readonly #client: LoaderServiceClient;
   readonly #reconnect: Required<ReconnectOptions>;
   readonly #maxBufferedBatches: number;
+  /** Opens stream channel k (1 and up) of the pool; channel 0 is `#client`. */
+  readonly #openStreamChannel: () => LoaderServiceClient;
+  readonly #streamChannels: LoaderServiceClient[] = [];
+  readonly #streamChannelCount: number;
+  #nextStreamChannel = 0;
   readonly #streamBatchesPath: string;
   readonly #describeDatasetPath: string;
   readonly #createSplitsPath: string;
@@ -77,10 +83,20 @@ export class LoaderClient {
       options.tls !== undefined
         ? tlsCredentials(options.tls)
         : (options.credentials ?? grpcCredentials.createInsecure());
-    this.#client = new Service(address, credentials, {
+    const count = options.streamChannels ?? 8;
+    if (!Number.isInteger(count) || count < 1 || count > 1024) {
+      throw new TypeError(`streamChannels must be an integer from 1 to 1024, got ${count}`);
+    }
+    const grpcOptions = {
       ...channelOptions(options),
       ...(options.token === undefined ? {} : { interceptors: [bearerInterceptor(options.token)] }),
-    });
+    };
+    this.#client = new Service(address, credentials, grpcOptions);
+    // A local subchannel pool gives the channel a connection of its own: grpc-js otherwise
+    // shares one connection between channels with the same target and options.
+    this.#openStreamChannel = () =>
+      new Service(address, credentials, { ...grpcOptions, 'grpc.use_local_subchannel_pool': 1 });
+    this.#streamChannelCount = count;
     const reconnect = options.reconnect ?? {};
     this.#reconnect = {
       attempts: reconnect.attempts ?? 10,
@@ -121,11 +137,12 @@ export class LoaderClient {
     callOptions: StreamCallOptions = {},
   ): AsyncIterable<DecodedBatch> {
     const protoRequest = toProtoRequest(request);
+    const channel = this.#streamChannel();
     return resumableBatches(
       protoRequest,
       {
         open: (message, deadline) =>
-          this.#client.streamBatches(message, deadline === undefined ? {} : { deadline }),
+          channel.streamBatches(message, deadline === undefined ? {} : { deadline }),
         path: this.#streamBatchesPath,
         reconnect: this.#reconnect,
         maxBufferedBatches: this.#maxBufferedBatches,
@@ -235,5 +252,13 @@ export class LoaderClient {
    */
   close(): void {
     this.#client.close();
+    for (const c of this.#streamChannels) c.close();
+  }
+
+  /** The next channel of the stream pool, round robin, opened on first use. */
+  #streamChannel(): LoaderServiceClient {
+    const k = this.#nextStreamChannel++ % this.#streamChannelCount;
+    if (k === 0) return this.#client;
+    return (this.#streamChannels[k - 1] ??= this.#openStreamChannel());
   }
 }

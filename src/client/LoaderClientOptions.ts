@@ -69,6 +69,13 @@ export interface LoaderClientOptions {
    * wait, the client stops reading and HTTP/2 flow control pauses the server. Default 2.
    */
   maxBufferedBatches?: number;
+  /**
+   * Connections streams are spread over, round robin (default 8; 1: every stream on the one
+   * channel unary calls use). A loader run with `serve --workers N` keeps each connection on
+   * one worker, so the streams of one client (the ranks of a job on one host) reach several
+   * workers only over several connections. Each is opened at its first stream.
+   */
+  streamChannels?: number;
   /** Keepalive pings. */
   keepalive?: KeepaliveOptions;
   /** Resumption of broken streams. */
