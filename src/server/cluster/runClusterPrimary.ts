@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import { LoaderError } from '../../core/index.js';
@@ -77,8 +78,19 @@ export async function runClusterPrimary(
     }
     updateGauges();
   };
+  // Workers must share one resume key, or a stream could not resume on another worker (or on
+  // the replacement of its own). Without a configured key, the primary draws one for them.
+  const workerEnv: Record<string, string> = { [CLUSTER_WORKERS_ENV]: String(count) };
+  if (config.resumeKey === undefined) {
+    workerEnv.SCYLLA_LOADER_RESUME_KEY = randomBytes(32).toString('hex');
+    logger.warn(
+      'no SCYLLA_LOADER_RESUME_KEY set: the workers share a random key, so resume tokens work ' +
+        'only until this loader stops; set the same key (openssl rand -hex 32) on every ' +
+        'replica to resume across replicas and restarts',
+    );
+  }
   const fork = (): Worker => {
-    const worker = cluster.fork({ [CLUSTER_WORKERS_ENV]: String(count) });
+    const worker = cluster.fork(workerEnv);
     bornAt.set(worker.id, Date.now());
     updateGauges();
     return worker;

@@ -1,0 +1,251 @@
+import type { ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type cassandra from 'cassandra-driver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LoaderClient } from '../../src/client/LoaderClient.js';
+import { createDbClient } from '../../src/core/index.js';
+import { collect, spawnCli, type CliResult } from '../support/runCli.js';
+import { ingestSmallDataset } from '../support/smallDataset.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+
+const N = 2000;
+let db: cassandra.Client;
+let ks: string;
+
+/** A `serve` child whose JSON log lines are kept as they arrive. */
+interface Loader {
+  child: ChildProcess;
+  lines: Record<string, unknown>[];
+  done: Promise<CliResult>;
+  port: number;
+  metricsPort: number;
+}
+
+async function eventually(what: string, cond: () => boolean | Promise<boolean>, ms = 60_000) {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`not in ${ms} ms: ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Starts `serve --workers <workers>` (no resume key: the cluster must draw one for all). */
+async function startLoader(workers: number): Promise<Loader> {
+  const db = testDbConfig();
+  const child = spawnCli(
+    ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
+    {
+      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
+      SCYLLA_LOADER_CQL_PORT: String(db.port),
+      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+      SCYLLA_LOADER_RESUME_KEY: '',
+      SCYLLA_LOADER_WORKERS: String(workers),
+      SCYLLA_LOADER_LOG_LEVEL: 'info',
+    },
+  );
+  const lines: Record<string, unknown>[] = [];
+  let partial = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    const text = partial + d.toString();
+    const parts = text.split('\n');
+    partial = parts.pop()!;
+    for (const p of parts) if (p.trim()) lines.push(JSON.parse(p) as Record<string, unknown>);
+  });
+  const done = collect(child);
+  await eventually('loader serving', () => lines.some((l) => l['msg'] === 'loader serving'));
+  const serving = lines.find((l) => l['msg'] === 'loader serving') as {
+    port: number;
+    metricsPort: number;
+  };
+  return { child, lines, done, port: serving.port, metricsPort: serving.metricsPort };
+}
+
+/** The pids that logged `msg`. */
+const pidsOf = (loader: Loader, msg: string): Set<number> =>
+  new Set(loader.lines.filter((l) => l['msg'] === msg).map((l) => l['pid'] as number));
+
+async function scrape(loader: Loader): Promise<string> {
+  return (await fetch(`http://127.0.0.1:${loader.metricsPort}/metrics`)).text();
+}
+
+function metric(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.split(' ').at(-1)) : NaN;
+}
+
+async function healthz(loader: Loader): Promise<number> {
+  return (await fetch(`http://127.0.0.1:${loader.metricsPort}/healthz`)).status;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+beforeAll(async () => {
+  db = await createDbClient(testDbConfig());
+  ks = uniqueKeyspace();
+  await ingestSmallDataset(db, ks, N);
+}, 180_000);
+
+afterAll(async () => {
+  await dropKeyspace(db, ks);
+  await db.shutdown();
+});
+
+describe('serve --workers 2', () => {
+  let loader: Loader;
+  let workerPids: Set<number>;
+
+  beforeAll(async () => {
+    loader = await startLoader(2);
+    workerPids = pidsOf(loader, 'worker serving');
+  }, 120_000);
+
+  afterAll(async () => {
+    if (loader.child.exitCode === null) loader.child.kill('SIGKILL');
+    await loader.done;
+  });
+
+  it('starts two worker processes under the primary, each serving the one port', () => {
+    expect(workerPids.size).toBe(2);
+    expect(workerPids.has(loader.child.pid!)).toBe(false);
+    const ports = loader.lines.filter((l) => l['msg'] === 'worker serving').map((l) => l['port']);
+    expect(new Set(ports)).toEqual(new Set([loader.port]));
+  });
+
+  it('spreads four ranks over both workers and delivers every sample exactly once', async () => {
+    const client = new LoaderClient(`127.0.0.1:${loader.port}`);
+    const before = loader.lines.length;
+    try {
+      const ranks = await Promise.all(
+        [0, 1, 2, 3].map(async (rank) => {
+          const ids: string[] = [];
+          for await (const b of client.streamBatches({
+            dataset: ks,
+            split: 'all',
+            batchSize: 50,
+            seed: 3,
+            epochs: 1,
+            rank,
+            worldSize: 4,
+          })) {
+            ids.push(...b.ids);
+          }
+          return ids;
+        }),
+      );
+      const all = ranks.flat();
+      expect(all).toHaveLength(N);
+      expect(new Set(all).size).toBe(N);
+    } finally {
+      client.close();
+    }
+    const starts = loader.lines.slice(before).filter((l) => l['event'] === 'stream_start');
+    expect(starts).toHaveLength(4);
+    expect(new Set(starts.map((l) => l['pid']))).toEqual(workerPids);
+  });
+
+  it('one scrape of the primary sums both workers and counts the workers', async () => {
+    const text = await scrape(loader);
+    // Each worker served part of the epoch above; the primary's figure is the whole.
+    expect(metric(text, 'scylla_loader_samples_sent_total')).toBe(N);
+    expect(metric(text, 'scylla_loader_workers{state="serving"}')).toBe(2);
+    expect(metric(text, 'scylla_loader_worker_restarts_total')).toBe(0);
+    expect(await healthz(loader)).toBe(200);
+  });
+
+  it('replaces a worker killed mid-epoch; its stream resumes on a worker, exactly once', async () => {
+    const client = new LoaderClient(`127.0.0.1:${loader.port}`, {
+      reconnect: { attempts: 30, initialBackoffMs: 100, maxBackoffMs: 1000 },
+    });
+    let reconnects = 0;
+    let victim: number | undefined;
+    let sawDown = false;
+    const ids: string[] = [];
+    const before = loader.lines.length;
+    try {
+      for await (const b of client.streamBatches(
+        { dataset: ks, split: 'all', batchSize: 25, seed: 11, epochs: 1 },
+        { onReconnect: () => reconnects++ },
+      )) {
+        ids.push(...b.ids);
+        await sleep(10);
+        if (victim === undefined && ids.length >= 500) {
+          const start = loader.lines.slice(before).find((l) => l['event'] === 'stream_start');
+          victim = start!['pid'] as number;
+          process.kill(victim, 'SIGKILL');
+          await eventually(
+            'the primary to see the worker down',
+            async () => {
+              sawDown ||= (await healthz(loader)) === 503;
+              return sawDown;
+            },
+            10_000,
+          );
+        }
+      }
+    } finally {
+      client.close();
+    }
+    expect(victim).toBeDefined();
+    expect(workerPids.has(victim!)).toBe(true);
+    expect(sawDown).toBe(true);
+    expect(reconnects).toBeGreaterThan(0);
+    expect(ids).toHaveLength(N);
+    expect(new Set(ids).size).toBe(N);
+
+    await eventually('a replacement worker', () =>
+      loader.lines.some((l) => l['msg'] === 'worker replaced and serving'),
+    );
+    const now = pidsOf(loader, 'worker serving');
+    expect(now.size).toBe(3);
+    expect(alive(victim!)).toBe(false);
+    await eventually('/healthz ok again', async () => (await healthz(loader)) === 200, 10_000);
+    const text = await scrape(loader);
+    expect(metric(text, 'scylla_loader_worker_restarts_total')).toBe(1);
+    expect(metric(text, 'scylla_loader_workers{state="serving"}')).toBe(2);
+    workerPids = new Set([...now].filter(alive));
+    expect(workerPids.size).toBe(2);
+  });
+
+  it('SIGTERM drains every worker and the primary exits cleanly', async () => {
+    loader.child.kill('SIGTERM');
+    const result = await loader.done;
+    expect(result.code).toBe(0);
+    expect(loader.lines.some((l) => l['msg'] === 'loader cluster stopped')).toBe(true);
+    for (const pid of workerPids) expect(alive(pid)).toBe(false);
+  });
+});
+
+describe('serve --workers 1', () => {
+  it('is one process, as before workers existed', async () => {
+    const loader = await startLoader(1);
+    const client = new LoaderClient(`127.0.0.1:${loader.port}`);
+    const ids: string[] = [];
+    try {
+      for await (const b of client.streamBatches({
+        dataset: ks,
+        split: 'all',
+        batchSize: 100,
+        seed: 5,
+        epochs: 1,
+      })) {
+        ids.push(...b.ids);
+      }
+    } finally {
+      client.close();
+      loader.child.kill('SIGTERM');
+    }
+    const result = await loader.done;
+    expect(result.code).toBe(0);
+    expect(new Set(ids).size).toBe(N);
+    expect(pidsOf(loader, 'worker serving').size).toBe(0);
+    const starts = loader.lines.filter((l) => l['event'] === 'stream_start');
+    expect(starts.map((l) => l['pid'])).toEqual([loader.child.pid]);
+  }, 120_000);
+});
