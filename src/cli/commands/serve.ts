@@ -7,7 +7,7 @@ import { runClusterPrimary } from '../../server/cluster/runClusterPrimary.js';
 import { runClusterWorker } from '../../server/cluster/runClusterWorker.js';
 import { createLoaderServer } from '../../server/createLoaderServer.js';
 import { createLogger } from '../../server/createLogger.js';
-import { invalidArgument } from '../../core/index.js';
+import { invalidArgument, parseResumeKey } from '../../core/index.js';
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
 import { parseExtraPaths, type ExtraPathSpec } from '../parseExtraPaths.js';
 import { runAction } from '../runAction.js';
@@ -235,9 +235,16 @@ export function registerServeCommand(program: Command): void {
       const config = serveConfigFromFlags(flags);
       const logger = createLogger();
       if (cluster.isWorker) {
-        await runClusterWorker(config, logger);
+        await runClusterWorker(config, logger).catch((err: unknown) => {
+          // The IPC channel keeps a worker alive: one that cannot start must exit (after the
+          // error is written) for the primary to see it fail.
+          setImmediate(() => process.exit(1));
+          throw err;
+        });
         return;
       }
+      // Settings the workers would each refuse are refused once, here, before any is forked.
+      if (config.resumeKey !== undefined) parseResumeKey(config.resumeKey);
       const workers = resolveWorkerCount(config.workers);
       logger.info({ config: redactConfig(config), workers }, 'serve configuration');
       const server =
