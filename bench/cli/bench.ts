@@ -10,6 +10,7 @@ import { runIngestBench } from '../ingest/runIngestBench.js';
 import { runSplitBench } from '../splits/runSplitBench.js';
 import { addBenchCeilingCommand } from './benchCeiling.js';
 import { addBenchConcurrencyCommand } from './benchConcurrency.js';
+import { addBenchCoresCommand } from './benchCores.js';
 import { addBenchLatencyCommand } from './benchLatency.js';
 import { addBenchScaleCommand } from './benchScale.js';
 import { addBenchStreamCommand } from './benchStream.js';
@@ -84,6 +85,7 @@ export function registerBenchCommand(program: Command): Command {
   addBenchSuiteCommand(bench);
   addBenchScaleCommand(bench);
   addBenchConcurrencyCommand(bench);
+  addBenchCoresCommand(bench);
   addBenchTransformCommand(bench);
   addBenchTlsCommand(bench);
   return bench;

@@ -12,6 +12,8 @@ export interface ServeProcess {
   address: string;
   /** The `stream end` log records of the streams it served, in order. */
   streamEnds: Record<string, unknown>[];
+  /** Pids of its worker processes (`serve --workers N`, N > 1); empty for one process. */
+  workerPids: number[];
   /** SIGTERM (graceful shutdown), SIGKILL if it is still there after a while. */
   stop(): Promise<void>;
 }
@@ -32,18 +34,22 @@ export interface ServeProcessOptions extends SpawnPinnedOptions {
  * @internal
  */
 export async function startServeProcess(options: ServeProcessOptions): Promise<ServeProcess> {
+  // One process unless told otherwise: the benchmarks measure a loader process's CPU and RSS
+  // by its pid (`bench cores` sets the number and adds up the workers).
   const child = spawnPinned([...(options.nodeFlags ?? []), ...cliMainArgs(), 'serve'], {
     ...options,
-    env: { ...serveChildEnv(options.db), ...options.env },
+    env: { ...serveChildEnv(options.db), SCYLLA_LOADER_WORKERS: '1', ...options.env },
   });
   const stderr = tail(child.stderr);
   const stdout = tail(child.stdout);
   const streamEnds: Record<string, unknown>[] = [];
+  const workerPids: number[] = [];
   const port = await waitUntilServing(child, {
     timeoutMs: options.startTimeoutMs ?? 60_000,
     output: () => `${stderr()}\n${stdout()}`,
     onRecord: (record) => {
       if (record['event'] === 'stream_end') streamEnds.push(record);
+      if (record['msg'] === 'worker serving') workerPids.push(record['pid'] as number);
     },
   }).catch(async (err: unknown) => {
     await endChild(child, 5_000);
@@ -53,6 +59,7 @@ export async function startServeProcess(options: ServeProcessOptions): Promise<S
     pid: child.pid ?? -1,
     address: `127.0.0.1:${port}`,
     streamEnds,
+    workerPids,
     stop: () => endChild(child),
   };
 }

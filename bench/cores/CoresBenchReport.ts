@@ -1,0 +1,60 @@
+import type { ExactlyOnceCheck } from '../concurrency/checkExactlyOnce.js';
+import type { BenchEnvironment } from '../stream/benchEnvironment.js';
+import type { StreamDataset } from '../stream/prepareStreamDataset.js';
+
+/** One measured run: k ranks of one job against a loader of `workers` processes. */
+export interface CoresRun {
+  workers: number;
+  run: number;
+  samples: number;
+  bytes: number;
+  wallSeconds: number;
+  samplesPerSecond: number;
+  megabytesPerSecond: number;
+  /** CPU seconds of the loader's processes (primary and workers), the client and the node. */
+  cpuSeconds: { loader: number; primary: number; client: number; db?: number };
+  /** The loader's CPU seconds (all its processes) per GB sent. */
+  loaderCpuSecondsPerGB: number;
+  /** Each worker's RSS at the end of the run (one entry for a single process). */
+  workerRssBytes: number[];
+  /** The primary's RSS at the end of the run (absent for a single process). */
+  primaryRssBytes?: number;
+  /** Streams each worker served in the run (from their log), to show the spread. */
+  streamsPerWorker: number[];
+  exactlyOnce: ExactlyOnceCheck;
+}
+
+/** Medians over the runs of one worker count. */
+export interface CoresSummaryRow {
+  workers: number;
+  runs: number;
+  samplesPerSecond: number;
+  megabytesPerSecond: number;
+  /** Aggregate samples/s over that of the smallest worker count measured. */
+  scaling: number;
+  cpuSeconds: { loader: number; client: number; db?: number };
+  loaderCpuSecondsPerGB: number;
+  /** The loader's CPU seconds over the wall seconds: the cores its processes kept busy. */
+  loaderCoresBusy: number;
+  workerRssMiB: number;
+  exactlyOnce: boolean;
+}
+
+/** Everything `bench cores` measured, as written to its JSON file. */
+export interface CoresBenchReport {
+  startedAt: string;
+  seconds: number;
+  environment: BenchEnvironment;
+  settings: {
+    samples: number;
+    workers: number[];
+    streams: number;
+    runs: number;
+    batchSize: number;
+    epochs: number;
+  };
+  dataset: StreamDataset;
+  runs: CoresRun[];
+  summary: CoresSummaryRow[];
+  jsonPath: string;
+}

@@ -1,0 +1,226 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'uuid';
+import { createDbClient, loadSplitIds } from '../../src/core/index.js';
+import { checkExactlyOnce, combineExactlyOnce } from '../concurrency/checkExactlyOnce.js';
+import { interleavedSchedule } from '../concurrency/interleavedSchedule.js';
+import type {
+  RanksClientConfig,
+  RanksClientResult,
+  RanksIds,
+} from '../concurrency/ranksClientChild.js';
+import { cpuMeter } from '../measure/procCpu.js';
+import { rssBytes } from '../measure/processRss.js';
+import { benchEnvironment } from '../stream/benchEnvironment.js';
+import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
+import { startServeProcess, type ServeProcess } from '../stream/serveProcess.js';
+import { progressOrLog } from '../stream/StreamBenchOptions.js';
+import { startBenchChild } from '../stream/startBenchChild.js';
+import type { CoresBenchOptions } from './CoresBenchOptions.js';
+import type { CoresBenchReport, CoresRun, CoresSummaryRow } from './CoresBenchReport.js';
+
+/** The child script, relative to the folder `startBenchChild` runs scripts from. */
+const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
+
+/**
+ * `bench cores`: for every worker count of `options.workers`, a fresh `serve --workers N`
+ * (unpinned: the workers need the cores) and the same k ranks of one job streaming the
+ * `bench stream` dataset at once from one client child, each connection on its own HTTP/2
+ * connection so the primary's round robin spreads them. Runs are interleaved across worker
+ * counts. Measured per run: aggregate samples/s, the CPU seconds of all the loader's processes
+ * (primary and workers) per GB, each worker's RSS, how many streams each worker served, and
+ * an exactly-once check of the ranks' ids. Every child is ended whatever happens.
+ */
+export async function runCoresBench(options: CoresBenchOptions): Promise<CoresBenchReport> {
+  const log = options.log ?? (() => undefined);
+  const started = performance.now();
+  const startedAt = new Date();
+  const progress = progressOrLog(options.progress, log);
+  const client = await createDbClient(options.db);
+  let environment;
+  let dataset;
+  let datasetIds: string[];
+  try {
+    environment = await benchEnvironment(client);
+    dataset = await prepareStreamDataset(client, {
+      name: options.dataset,
+      samples: options.samples,
+      imageRoot: options.imageRoot,
+      progress,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const all = await loadSplitIds(client, options.dataset);
+    datasetIds = Array.from({ length: all.count }, (_, i) => stringify(all.ids, i * 16));
+  } finally {
+    await client.shutdown();
+  }
+  log(
+    `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,
+  );
+
+  const schedule = interleavedSchedule(options.workers, options.runs);
+  const runs: CoresRun[] = [];
+  const idsDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-cores-'));
+  const bar = progress('bench cores', schedule.length, 'runs');
+  try {
+    for (const { streams: workers, run } of schedule) {
+      options.signal?.throwIfAborted();
+      const r = await measureRun(options, datasetIds, {
+        workers,
+        run,
+        idsFile: path.join(idsDir, `ids-${run}-${workers}.json`),
+      });
+      runs.push(r);
+      bar.update(runs.length);
+      bar.log(
+        `run ${run + 1} workers=${workers}: ${Math.round(r.samplesPerSecond)} samples/s, ` +
+          `loader ${r.loaderCpuSecondsPerGB.toFixed(2)} CPU s per GB, streams per worker ` +
+          `${r.streamsPerWorker.join('/')}, exactly once ${r.exactlyOnce.ok ? 'yes' : 'NO'}`,
+      );
+    }
+  } finally {
+    bar.stop();
+    await rm(idsDir, { recursive: true, force: true });
+  }
+
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
+  const report: CoresBenchReport = {
+    startedAt: startedAt.toISOString(),
+    seconds: (performance.now() - started) / 1000,
+    environment,
+    settings: {
+      samples: options.samples,
+      workers: options.workers,
+      streams: options.streams,
+      runs: options.runs,
+      batchSize: options.batchSize,
+      epochs: options.epochs,
+    },
+    dataset,
+    runs,
+    summary: summarize(runs),
+    jsonPath: path.join(options.outDir, `cores-${stamp}.json`),
+  };
+  await mkdir(options.outDir, { recursive: true });
+  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  return report;
+}
+
+/** One loader of `workers` processes, one client child of k ranks, measured; both ended. */
+async function measureRun(
+  options: CoresBenchOptions,
+  datasetIds: readonly string[],
+  place: { workers: number; run: number; idsFile: string },
+): Promise<CoresRun> {
+  let serve: ServeProcess | undefined;
+  const child = { stop: async (): Promise<void> => undefined };
+  try {
+    serve = await startServeProcess({
+      db: options.db,
+      env: { SCYLLA_LOADER_WORKERS: String(place.workers), SCYLLA_LOADER_LOG_LEVEL: 'info' },
+    });
+    // A single process serves itself; a cluster's workers serve and the primary routes.
+    const workerPids = serve.workerPids.length > 0 ? serve.workerPids : [serve.pid];
+    const config: RanksClientConfig = {
+      address: serve.address,
+      dataset: options.dataset,
+      batchSize: options.batchSize,
+      seed: place.run,
+      epochs: options.epochs,
+      streams: options.streams,
+      idsFile: place.idsFile,
+    };
+    const ranks = startBenchChild<RanksClientResult>(CLIENT_SCRIPT, config);
+    child.stop = () => ranks.stop();
+    await ranks.ready;
+    const endsBefore = serve.streamEnds.length;
+    const pids: Record<string, number | undefined> = { primary: serve.pid, db: options.dbPid };
+    workerPids.forEach((pid, i) => (pids[`worker${i}`] = pid));
+    const meter = cpuMeter(pids);
+    ranks.go();
+    const result = await ranks.result;
+    const cpu = meter();
+    // The stream_end records of the measured streams name the worker (pid) that served each.
+    await waitFor(() => serve!.streamEnds.length - endsBefore >= options.streams, 10_000);
+    const ends = serve.streamEnds.slice(endsBefore);
+    const streamsPerWorker = workerPids.map((pid) => ends.filter((e) => e['pid'] === pid).length);
+    const workersCpu = workerPids.reduce((a, _, i) => a + (cpu[`worker${i}`] ?? 0), 0);
+    const primary = serve.workerPids.length > 0 ? (cpu['primary'] ?? 0) : 0;
+    const loader = workersCpu + primary;
+    const ids = JSON.parse(await readFile(place.idsFile, 'utf8')) as RanksIds;
+    await rm(place.idsFile, { force: true });
+    const exactlyOnce = combineExactlyOnce(
+      Array.from({ length: options.epochs }, (_, epoch) =>
+        checkExactlyOnce(
+          datasetIds,
+          ids.map((byEpoch) => byEpoch[epoch] ?? []),
+        ),
+      ),
+    );
+    const samples = result.ranks.reduce((a, r) => a + r.samples, 0);
+    const bytes = result.ranks.reduce((a, r) => a + r.bytes, 0);
+    const primaryRss = serve.workerPids.length > 0 ? rssBytes(serve.pid) : undefined;
+    return {
+      workers: place.workers,
+      run: place.run,
+      samples,
+      bytes,
+      wallSeconds: result.wallSeconds,
+      samplesPerSecond: samples / result.wallSeconds,
+      megabytesPerSecond: bytes / 1e6 / result.wallSeconds,
+      cpuSeconds: {
+        loader,
+        primary,
+        client: result.cpuSeconds,
+        ...(cpu['db'] === undefined ? {} : { db: cpu['db'] }),
+      },
+      loaderCpuSecondsPerGB: loader / (bytes / 1e9),
+      workerRssBytes: workerPids.map((pid) => rssBytes(pid) ?? 0),
+      ...(primaryRss === undefined ? {} : { primaryRssBytes: primaryRss }),
+      streamsPerWorker,
+      exactlyOnce,
+    };
+  } finally {
+    await child.stop();
+    await serve?.stop();
+  }
+}
+
+async function waitFor(cond: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+};
+
+/** Medians per worker count, scaled against the smallest count measured. */
+function summarize(runs: readonly CoresRun[]): CoresSummaryRow[] {
+  const counts = [...new Set(runs.map((r) => r.workers))].sort((a, b) => a - b);
+  const rows = counts.map((workers) => {
+    const rs = runs.filter((r) => r.workers === workers);
+    const dbs = rs.map((r) => r.cpuSeconds.db).filter((x): x is number => x !== undefined);
+    return {
+      workers,
+      runs: rs.length,
+      samplesPerSecond: median(rs.map((r) => r.samplesPerSecond)),
+      megabytesPerSecond: median(rs.map((r) => r.megabytesPerSecond)),
+      scaling: 1,
+      cpuSeconds: {
+        loader: median(rs.map((r) => r.cpuSeconds.loader)),
+        client: median(rs.map((r) => r.cpuSeconds.client)),
+        ...(dbs.length > 0 ? { db: median(dbs) } : {}),
+      },
+      loaderCpuSecondsPerGB: median(rs.map((r) => r.loaderCpuSecondsPerGB)),
+      loaderCoresBusy: median(rs.map((r) => r.cpuSeconds.loader / r.wallSeconds)),
+      workerRssMiB: median(rs.flatMap((r) => r.workerRssBytes)) / 2 ** 20,
+      exactlyOnce: rs.every((r) => r.exactlyOnce.ok),
+    };
+  });
+  const base = rows[0]?.samplesPerSecond ?? 1;
+  for (const row of rows) row.scaling = row.samplesPerSecond / base;
+  return rows;
+}
