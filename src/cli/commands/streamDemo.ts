@@ -210,15 +210,22 @@ async function startServe(db: DbConfig, log: (line: string) => void): Promise<Se
   child.stderr!.setEncoding('utf8').on('data', keep);
   child.stdout!.setEncoding('utf8').on('data', keep);
   try {
+    let workers = 1;
     const grpcPort = await waitUntilServing(child, {
       timeoutMs: START_TIMEOUT_MS,
       output: () => output,
       // pino levels: 40 warn, 50 error, 60 fatal.
       onRecord: (record) => {
         if (Number(record['level']) >= 40) log(`loader: ${String(record['msg'])}`);
+        if (record['msg'] === 'loader serving' && typeof record['workers'] === 'number') {
+          workers = record['workers'];
+        }
       },
     });
-    log(`loader process ${child.pid} serving on 127.0.0.1:${grpcPort}`);
+    log(
+      `loader process ${child.pid} serving on 127.0.0.1:${grpcPort}` +
+        (workers > 1 ? ` with ${workers} worker processes (one per core)` : ''),
+    );
     return { address: `127.0.0.1:${grpcPort}`, stop: () => stopChild(child) };
   } catch (err) {
     await stopChild(child);
