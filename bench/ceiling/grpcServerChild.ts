@@ -24,6 +24,11 @@ export interface GrpcServerChildConfig extends CeilingBatchShape {
   port: number;
   batches: number;
   warmupBatches: number;
+  /**
+   * Write a copy of the batch without the frame header in front, so grpc-js frames it by
+   * copying it into a new buffer per write, as every batch was before `allocFramedMessage`.
+   */
+  framingCopy?: boolean;
 }
 
 /** What the gRPC server child reports. @internal */
@@ -33,7 +38,8 @@ export interface GrpcServerChildResult {
 }
 
 runBenchChild<GrpcServerChildConfig, GrpcServerChildResult>(async (config, ready) => {
-  const { message } = encodeCeilingBatch(config);
+  const encoded = encodeCeilingBatch(config).message;
+  const message = config.framingCopy ? Buffer.from(encoded) : encoded;
   let onMeasuredDone!: (n: number) => void;
   let onFail!: (e: Error) => void;
   const measuredDone = new Promise<number>((resolve, reject) => {

@@ -13,12 +13,13 @@ import type { H2ClientChildConfig } from './h2ClientChild.js';
 import type { H2ServerChildConfig, H2ServerChildResult } from './h2ServerChild.js';
 
 /** The legs `bench ceiling` compares. */
-export type CeilingScenario = 'grpc' | 'grpc-64k-window' | 'raw-http2';
+export type CeilingScenario = 'grpc' | 'grpc-framing-copy' | 'grpc-64k-window' | 'raw-http2';
 
 /** Every scenario, in the order they run within a round. */
 export const CEILING_SCENARIOS: readonly CeilingScenario[] = [
   'grpc',
   'raw-http2',
+  'grpc-framing-copy',
   'grpc-64k-window',
 ];
 
@@ -37,6 +38,11 @@ export interface CeilingBenchOptions {
   quick?: boolean;
   /** Where the JSON goes (default `<stateRoot>/bench`). */
   outDir: string;
+  /**
+   * Write a CPU profile of every server child (`node --cpu-prof`) into this folder, named
+   * `<scenario>-<round>.cpuprofile`.
+   */
+  cpuProfileDir?: string;
   /** Called with every child pid started. */
   onSpawn?: (pid: number) => void;
   log?: (line: string) => void;
@@ -116,15 +122,30 @@ export async function runCeilingBench(options: CeilingBenchOptions): Promise<Cei
 
   const runs: CeilingRun[] = [];
   let messageBytes = 0;
+  if (options.cpuProfileDir) await mkdir(options.cpuProfileDir, { recursive: true });
   for (let round = 1; round <= rounds; round++) {
     for (const scenario of CEILING_SCENARIOS) {
       const port = await freePort();
       let server: BenchChild<GrpcServerChildResult | H2ServerChildResult>;
       let client: BenchChild<CeilingClientResult>;
       const spawn = { ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}) };
+      const serverSpawn = {
+        ...spawn,
+        ...(options.cpuProfileDir
+          ? {
+              nodeFlags: [
+                '--cpu-prof',
+                '--cpu-prof-dir',
+                options.cpuProfileDir,
+                '--cpu-prof-name',
+                `${scenario}-${round}.cpuprofile`,
+              ],
+            }
+          : {}),
+      };
       if (scenario === 'raw-http2') {
         const serverConfig: H2ServerChildConfig = { ...shape, port, batches, warmupBatches };
-        server = startBenchChild(ceilingScript('h2ServerChild'), serverConfig, spawn);
+        server = startBenchChild(ceilingScript('h2ServerChild'), serverConfig, serverSpawn);
         await server.ready;
         const clientConfig: H2ClientChildConfig = { url: `http://127.0.0.1:${port}` };
         client = startBenchChild(ceilingScript('h2ClientChild'), clientConfig, spawn);
@@ -135,8 +156,9 @@ export async function runCeilingBench(options: CeilingBenchOptions): Promise<Cei
           port,
           batches,
           warmupBatches,
+          framingCopy: scenario === 'grpc-framing-copy',
         };
-        server = startBenchChild(ceilingScript('grpcServerChild'), serverConfig, spawn);
+        server = startBenchChild(ceilingScript('grpcServerChild'), serverConfig, serverSpawn);
         await server.ready;
         const clientConfig: GrpcClientChildConfig = {
           address: `127.0.0.1:${port}`,
@@ -245,6 +267,7 @@ export function formatCeilingReport(report: CeilingBenchReport): string {
   const label: Record<CeilingScenario, string> = {
     grpc: 'gRPC: loader server -> SDK (64 MiB window)',
     'raw-http2': 'raw Node HTTP/2 stream (64 MiB window)',
+    'grpc-framing-copy': 'gRPC, grpc-js copying each message behind its header (before)',
     'grpc-64k-window': 'gRPC, client window 64 KiB (grpc-js default)',
   };
   const lines = [

@@ -14,6 +14,7 @@ export interface BenchCeilingFlags extends DbFlags {
   gigabytes?: string;
   batchSize: string;
   sampleBytes: string;
+  cpuProf?: string;
 }
 
 /**
@@ -35,7 +36,11 @@ export function addBenchCeilingCommand(bench: Command): void {
     .option('--runs <k>', 'timed runs of each leg, interleaved (default 3, quick 1)')
     .option('--gigabytes <n>', 'sample GB (10^9 bytes) sent per run (default 3, quick 0.3)')
     .option('--batch-size <n>', 'samples per batch', '128')
-    .option('--sample-bytes <n>', 'bytes per sample', '100000');
+    .option('--sample-bytes <n>', 'bytes per sample', '100000')
+    .option(
+      '--cpu-prof <dir>',
+      'write a CPU profile of each server child (node --cpu-prof) into dir',
+    );
   addDbOptions(cmd).action(
     runAction(async (flags: BenchCeilingFlags) => {
       const gigabytes = flags.gigabytes === undefined ? undefined : Number(flags.gigabytes);
@@ -51,6 +56,7 @@ export function addBenchCeilingCommand(bench: Command): void {
           ...(gigabytes === undefined ? {} : { bytesPerRun: gigabytes * 1e9 }),
           batchSize: wholeNumberFlag('--batch-size', flags.batchSize, 1),
           sampleBytes: wholeNumberFlag('--sample-bytes', flags.sampleBytes, 1),
+          ...(flags.cpuProf ? { cpuProfileDir: path.resolve(flags.cpuProf) } : {}),
           outDir: path.join(context.stateRoot, 'bench'),
           log: context.log,
         }),

@@ -22,6 +22,7 @@ import {
 import type { ServerConfig } from './config/serverConfig.js';
 import { createLogger } from './createLogger.js';
 import { createReflectionService } from './createReflectionService.js';
+import { installFramedSend } from './framing/installFramedSend.js';
 import { grpcServerOptions } from './grpcServerOptions.js';
 import { startMetricsServer, type MetricsServer } from './metricsServer.js';
 import { createCreateSplitsHandler } from './rpc/createSplits.js';
@@ -103,6 +104,12 @@ export async function createLoaderServer(
   const transforms = createTransformPool(config, metrics, logger);
   const context: ServerContext = { config, paths, metrics, logger, resumeKey, transforms };
 
+  if (!installFramedSend()) {
+    logger.warn(
+      'this @grpc/grpc-js has no server serializeMessage to hook: every batch is copied once ' +
+        'more on its way out (more CPU per GB, same bytes)',
+    );
+  }
   const server = new grpc.Server(grpcServerOptions(config));
   const admission = createStreamAdmission({
     limit: config.maxConcurrentStreams,

@@ -61,6 +61,7 @@ describe('bench suite --quick', () => {
       expect(ceiling.summary.map((r) => r.scenario).sort()).toEqual([
         'grpc',
         'grpc-64k-window',
+        'grpc-framing-copy',
         'raw-http2',
       ]);
 

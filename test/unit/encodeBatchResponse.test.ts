@@ -4,6 +4,7 @@ import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
 import { LoaderError } from '../../src/core/errors/LoaderError.js';
 import type { AssembledBatch } from '../../src/core/fetch/AssembledBatch.js';
 import type { FetchedSample } from '../../src/core/fetch/FetchedSample.js';
+import { framedBytes } from '../../src/server/framing/allocFramedMessage.js';
 import { buildBatchResponse } from '../../src/server/rpc/buildBatchResponse.js';
 import { encodeBatchResponse } from '../../src/server/rpc/encodeBatchResponse.js';
 
@@ -155,6 +156,13 @@ describe('encodeBatchResponse', () => {
     const { message } = encodeBatchResponse(b, resumeToken, LIMIT);
     const { response } = buildBatchResponse(b, resumeToken, LIMIT);
     expect(message.equals(method.responseSerialize(withoutDefaults(response)))).toBe(true);
+  });
+
+  it.each(cases)('%s comes with its gRPC frame header in front', (_, b, resumeToken) => {
+    const { message } = encodeBatchResponse(b, resumeToken, LIMIT);
+    const framed = framedBytes(message)!;
+    expect(framed.readUInt32BE(1)).toBe(message.length);
+    expect(framed.subarray(5).equals(message)).toBe(true);
   });
 
   it('matches protobufjs on the old object itself when no field is at its default', () => {

@@ -1,4 +1,5 @@
 import type { AssembledBatch } from '../../core/index.js';
+import { allocFramedMessage } from '../framing/allocFramedMessage.js';
 import { assertBatchFits } from './assertBatchFits.js';
 
 // Tags of `StreamBatchesResponse` and `Batch` (proto/scylla_loader/v1/loader.proto): field
@@ -26,6 +27,8 @@ const DTYPE_UINT8 = 1; // D_TYPE_UINT8
  * sized first and allocated once; each sample's data and label blob are copied once, straight
  * into it. Building the response object instead cost two more copies of every sample (our
  * concatenation, then protobufjs's writer), and their garbage, on the loader's hottest path.
+ * The buffer has the gRPC frame header in front (`allocFramedMessage`), so grpc-js sends it
+ * without copying it once more.
  *
  * The layout is that of `buildBatchResponse` (ids packed 16 bytes each, sample bytes
  * concatenated with their sizes, label blobs only when the batch has any), so clients decode
@@ -94,7 +97,7 @@ export function encodeBatchResponse(
     (tensor ? lengthDelimitedSize(shapeLength) + 2 : 0) +
     (skippedUndecodable !== 0 ? 1 + varintSize(skippedUndecodable) : 0);
   const size = lengthDelimitedSize(inner);
-  const out = Buffer.allocUnsafe(size);
+  const out = allocFramedMessage(size);
 
   let pos = 0;
   out[pos++] = TAG_BATCH;
