@@ -89,8 +89,10 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
 
   const serverDefaults = serverConfigSchema.parse({ db: {} });
   const calibrate = options.concurrencies.length > 1;
+  const grouped = options.groupReads;
   const perPlacement =
-    (calibrate ? options.concurrencies.length : 0) + options.runs * (1 + SERVICE_SCENARIOS.length);
+    (calibrate ? options.concurrencies.length : 0) +
+    options.runs * (1 + SERVICE_SCENARIOS.length + (grouped === undefined ? 0 : 2));
   const bar = progress('bench stream', perPlacement * placements.length, 'runs');
   const runs: RunRecord[] = [];
   const bestConcurrency: Partial<Record<Placement, number>> = {};
@@ -140,14 +142,31 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
         }
         bestConcurrency[placement] = best;
 
+        // With grouped scenarios, the plain loader reads one row per sample whatever the
+        // dataset's size (its default, auto, would group small samples), and a second loader
+        // groups: each pair compares like with like.
         const serve = await startServeProcess({
           db: options.db,
           ...(cpus === undefined ? {} : { cpus }),
+          ...(grouped === undefined ? {} : { env: { SCYLLA_LOADER_GROUP_READS: 'off' } }),
           onSpawn,
         });
         loaderStreamEnds[placement] = serve.streamEnds;
+        let groupedServe: ServeProcess | undefined;
         try {
           await warmUpLoader(serve, options);
+          if (grouped !== undefined) {
+            groupedServe = await startServeProcess({
+              db: options.db,
+              ...(cpus === undefined ? {} : { cpus }),
+              env: {
+                SCYLLA_LOADER_GROUP_READS: 'on',
+                SCYLLA_LOADER_GROUP_READS_SIZE: String(grouped),
+              },
+              onSpawn,
+            });
+            await warmUpLoader(groupedServe, options);
+          }
           for (let run = 0; run < options.runs; run++) {
             signal?.throwIfAborted();
             const background = await backgroundCpuPerSecond(options.dbPid);
@@ -165,6 +184,22 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
                 }),
               ),
             );
+            if (grouped !== undefined) {
+              record(
+                round(
+                  await runTightLoop(options, {
+                    placement,
+                    phase: 'timed',
+                    run,
+                    concurrency: best,
+                    seed: run,
+                    cpus,
+                    onSpawn,
+                    groupReads: grouped,
+                  }),
+                ),
+              );
+            }
             for (const scenario of SERVICE_SCENARIOS) {
               signal?.throwIfAborted();
               record(
@@ -173,9 +208,23 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
                 ),
               );
             }
+            if (groupedServe !== undefined) {
+              signal?.throwIfAborted();
+              record(
+                round(
+                  await runService(
+                    options,
+                    groupedServe,
+                    { scenario: 'service-grouped', ordering: 'out-of-order' },
+                    { placement, run, cpus, onSpawn },
+                  ),
+                ),
+              );
+            }
           }
         } finally {
           await serve.stop();
+          await groupedServe?.stop();
         }
       } finally {
         await restore();
@@ -198,6 +247,7 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
       connectionsPerHost: options.db.connectionsPerHost,
       serverDefaultPrefetch: serverDefaults.defaultPrefetch,
       serverMaxInFlightPerStream: serverDefaults.maxInFlightPerStream,
+      ...(grouped === undefined ? {} : { groupReads: grouped }),
       ...(pinning && placements.includes('pinned') ? { pinning } : {}),
     },
     dataset,
@@ -249,7 +299,12 @@ interface RunPlace {
 
 async function runTightLoop(
   options: StreamBenchOptions,
-  place: RunPlace & { phase: RunRecord['phase']; concurrency: number; seed: number },
+  place: RunPlace & {
+    phase: RunRecord['phase'];
+    concurrency: number;
+    seed: number;
+    groupReads?: number;
+  },
 ): Promise<RunRecord> {
   const config: TightLoopConfig = {
     db: options.db,
@@ -257,6 +312,7 @@ async function runTightLoop(
     concurrency: place.concurrency,
     seed: place.seed,
     warmupReads: options.samples,
+    ...(place.groupReads === undefined ? {} : { groupReads: place.groupReads }),
   };
   const r = await measure<TightLoopResult>(
     startBenchChild<TightLoopResult>('tightLoopChild', config, childOptions(place)),
@@ -265,10 +321,11 @@ async function runTightLoop(
   );
   return {
     placement: place.placement,
-    scenario: 'tight-loop',
+    scenario: place.groupReads === undefined ? 'tight-loop' : 'tight-loop-grouped',
     phase: place.phase,
     run: place.run,
     concurrency: place.concurrency,
+    ...(place.groupReads === undefined ? {} : { groupReads: place.groupReads }),
     seed: place.seed,
     ...figures(r.result, options),
     cpuSeconds: { ...defined('db', r.cpu['db']), client: r.result.cpuSeconds },
@@ -302,6 +359,9 @@ async function runService(
     run: place.run,
     ordering: scenario.ordering,
     ...(scenario.prefetch === undefined ? {} : { prefetch: scenario.prefetch }),
+    ...(scenario.scenario === 'service-grouped' && options.groupReads !== undefined
+      ? { groupReads: options.groupReads }
+      : {}),
     seed: place.run,
     ...figures(r.result, options),
     cpuSeconds: {
@@ -369,10 +429,18 @@ function defined<K extends string>(key: K, value: number | undefined): Partial<R
 }
 
 /** How a run is named in progress lines and the table. @internal */
-export function scenarioLabel(r: { scenario: ScenarioName; concurrency?: number }): string {
+export function scenarioLabel(r: {
+  scenario: ScenarioName;
+  concurrency?: number;
+  groupReads?: number;
+}): string {
   switch (r.scenario) {
     case 'tight-loop':
       return `tight loop (C=${r.concurrency})`;
+    case 'tight-loop-grouped':
+      return `tight loop grouped (C=${r.concurrency}, ${r.groupReads ?? '?'} per query)`;
+    case 'service-grouped':
+      return `service grouped (out-of-order, ${r.groupReads ?? '?'} per query)`;
     case 'service':
       return 'service (out-of-order, default prefetch)';
     case 'service-in-order-p2':
