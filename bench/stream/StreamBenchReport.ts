@@ -92,6 +92,8 @@ export interface StreamBenchReport {
   dataset: StreamDataset;
   /** Tight-loop concurrency kept for each placement. */
   bestConcurrency: Partial<Record<Placement, number>>;
+  /** Grouped tight loop's samples in flight kept for each placement (grouped runs only). */
+  bestGroupedConcurrency?: Partial<Record<Placement, number>>;
   runs: RunRecord[];
   summary: SummaryRow[];
   layout: LayoutReport;

@@ -51,13 +51,21 @@ export function formatStreamReport(report: StreamBenchReport): string {
   }
   lines.push('');
   for (const placement of settings.placements) {
-    const cal = report.runs.filter((r) => r.placement === placement && r.phase === 'calibration');
-    if (cal.length === 0) continue;
-    lines.push(
-      `Tight-loop calibration (${placement}): ` +
-        cal.map((r) => `C=${r.concurrency} ${num(r.samplesPerSecond)}/s`).join(', ') +
-        `; kept C=${report.bestConcurrency[placement]}.`,
-    );
+    for (const grouped of [false, true]) {
+      const cal = report.runs.filter(
+        (r) =>
+          r.placement === placement &&
+          r.phase === 'calibration' &&
+          (r.scenario === 'tight-loop-grouped') === grouped,
+      );
+      if (cal.length === 0) continue;
+      const kept = (grouped ? report.bestGroupedConcurrency : report.bestConcurrency)?.[placement];
+      lines.push(
+        `Tight-loop${grouped ? ' grouped' : ''} calibration (${placement}): ` +
+          cal.map((r) => `C=${r.concurrency} ${num(r.samplesPerSecond)}/s`).join(', ') +
+          `; kept C=${kept}.`,
+      );
+    }
   }
   for (const placement of settings.placements) {
     const bg = report.summary.find((r) => r.placement === placement)?.dbBackgroundCpuPerSecond;

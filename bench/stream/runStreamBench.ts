@@ -91,11 +91,12 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
   const calibrate = options.concurrencies.length > 1;
   const grouped = options.groupReads;
   const perPlacement =
-    (calibrate ? options.concurrencies.length : 0) +
+    (calibrate ? options.concurrencies.length * (grouped === undefined ? 1 : 2) : 0) +
     options.runs * (1 + SERVICE_SCENARIOS.length + (grouped === undefined ? 0 : 2));
   const bar = progress('bench stream', perPlacement * placements.length, 'runs');
   const runs: RunRecord[] = [];
   const bestConcurrency: Partial<Record<Placement, number>> = {};
+  const bestGroupedConcurrency: Partial<Record<Placement, number>> = {};
   const loaderStreamEnds: Partial<Record<Placement, Record<string, unknown>[]>> = {};
   const record = (r: RunRecord): void => {
     runs.push(r);
@@ -118,8 +119,11 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
           ? await pinProcess(options.dbPid, pinning.database)
           : async () => undefined;
       try {
-        let best = options.concurrencies[0]!;
-        if (calibrate) {
+        // Each tight loop at its own best: grouped reads move more samples per query, so
+        // their best count of samples in flight is calibrated apart.
+        const calibrateLoop = async (groupReads: number | undefined): Promise<number> => {
+          let best = options.concurrencies[0]!;
+          if (!calibrate) return best;
           let bestRate = 0;
           for (const [i, concurrency] of options.concurrencies.entries()) {
             signal?.throwIfAborted();
@@ -131,6 +135,7 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
               seed: 1000 + i,
               cpus,
               onSpawn,
+              ...(groupReads === undefined ? {} : { groupReads }),
             });
             record(r);
             if (r.samplesPerSecond > bestRate) {
@@ -138,9 +143,16 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
               best = concurrency;
             }
           }
-          bar.log(`${placement}: tight loop keeps concurrency ${best}`);
-        }
+          bar.log(
+            `${placement}: tight loop${groupReads === undefined ? '' : ' grouped'} keeps ` +
+              `concurrency ${best}`,
+          );
+          return best;
+        };
+        const best = await calibrateLoop(undefined);
+        const bestGrouped = grouped === undefined ? best : await calibrateLoop(grouped);
         bestConcurrency[placement] = best;
+        if (grouped !== undefined) bestGroupedConcurrency[placement] = bestGrouped;
 
         // With grouped scenarios, the plain loader reads one row per sample whatever the
         // dataset's size (its default, auto, would group small samples), and a second loader
@@ -191,7 +203,7 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
                     placement,
                     phase: 'timed',
                     run,
-                    concurrency: best,
+                    concurrency: bestGrouped,
                     seed: run,
                     cpus,
                     onSpawn,
@@ -252,6 +264,7 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
     },
     dataset,
     bestConcurrency,
+    ...(grouped === undefined ? {} : { bestGroupedConcurrency }),
     runs,
     summary: summarizeRuns(runs, placements),
     layout,
