@@ -160,7 +160,12 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
         const serve = await startServeProcess({
           db: options.db,
           ...(cpus === undefined ? {} : { cpus }),
-          ...(grouped === undefined ? {} : { env: { SCYLLA_LOADER_GROUP_READS: 'off' } }),
+          env: {
+            // One loader process: its CPU is what the table reports (workers of a cluster
+            // primary are its children, whose CPU its own figures leave out).
+            SCYLLA_LOADER_WORKERS: '1',
+            ...(grouped === undefined ? {} : { SCYLLA_LOADER_GROUP_READS: 'off' }),
+          },
           onSpawn,
         });
         loaderStreamEnds[placement] = serve.streamEnds;
@@ -172,6 +177,7 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
               db: options.db,
               ...(cpus === undefined ? {} : { cpus }),
               env: {
+                SCYLLA_LOADER_WORKERS: '1',
                 SCYLLA_LOADER_GROUP_READS: 'on',
                 SCYLLA_LOADER_GROUP_READS_SIZE: String(grouped),
               },
