@@ -243,6 +243,9 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
         } finally {
           await serve.stop();
           await groupedServe?.stop();
+          if (groupedServe) {
+            loaderStreamEnds[placement] = [...serve.streamEnds, ...groupedServe.streamEnds];
+          }
         }
       } finally {
         await restore();

@@ -135,7 +135,8 @@ describe('grouped reads against the real node', () => {
         expect(g.data.equals(s.data)).toBe(true);
       });
     });
-    expect(await queriesMade(singleMetrics)).toBe(N);
+    // Hedged second reads (a loaded machine has stragglers) count as queries too.
+    expect(await queriesMade(singleMetrics)).toBeGreaterThanOrEqual(N);
     expect(await queriesMade(groupedMetrics)).toBeLessThan(N / 4);
   });
 
