@@ -27,6 +27,7 @@ export interface BenchStreamFlags extends DbFlags {
   dataset?: string;
   connectionsPerHost?: string;
   layoutIterations?: string;
+  groupReads?: string;
   drop: boolean;
 }
 
@@ -51,7 +52,10 @@ export function addBenchStreamCommand(bench: Command): void {
       'distinct JPEGs cropped from real photos in the dataset (default 3000)',
     )
     .addOption(
-      new Option('--payload <preset>', 'sample size: imagenet (~104 kB) or small (224x224, ~15 kB)')
+      new Option(
+        '--payload <preset>',
+        'sample size: imagenet (~104 kB), small (224x224, ~15 kB) or tiny (32x32, ~500 B)',
+      )
         .choices(PHOTO_PRESET_NAMES)
         .default('imagenet'),
     )
@@ -70,6 +74,11 @@ export function addBenchStreamCommand(bench: Command): void {
       ).env('SCYLLA_LOADER_CONNECTIONS_PER_HOST'),
     )
     .option('--layout-iterations <n>', 'iterations per layout of the micro-benchmark')
+    .option(
+      '--group-reads <n>',
+      'also run the tight loop and the service reading n samples per query, grouped by ' +
+        'replica (the plain service rows then read one row per sample)',
+    )
     .option('--drop', 'drop the benchmark dataset (of --samples / --dataset) and exit', false);
   addDbOptions(cmd).action(
     runAction(async (flags: BenchStreamFlags) => {
@@ -122,6 +131,9 @@ export function addBenchStreamCommand(bench: Command): void {
               batchSize: wholeNumberFlag('--batch-size', flags.batchSize),
               ...(flags.placements ? { placements: placementsFlag(flags.placements) } : {}),
               ...(flags.dataset ? { dataset: flags.dataset } : {}),
+              ...(flags.groupReads
+                ? { groupReads: wholeNumberFlag('--group-reads', flags.groupReads) }
+                : {}),
               ...(flags.layoutIterations
                 ? {
                     layoutIterations: wholeNumberFlag(

@@ -30,7 +30,7 @@ export interface StreamBenchOptions {
   db: DbConfig;
   /** Samples (distinct JPEGs cropped from real photographs) in the dataset. */
   samples: number;
-  /** Size of the samples: `imagenet` (~104 kB) or `small` (224x224, ~15 kB). */
+  /** Size of the samples: `imagenet` (~104 kB), `small` (224x224, ~15 kB), `tiny` (~500 B). */
   payload: PhotoPresetName;
   /** Dataset (keyspace) name. */
   dataset: string;
@@ -40,6 +40,12 @@ export interface StreamBenchOptions {
   concurrencies: number[];
   batchSize: number;
   placements: Placement[];
+  /**
+   * Samples per query of the grouped scenarios (tight loop grouped, service grouped), run
+   * beside the single-row ones; absent: not run. The plain service scenarios then run with
+   * grouping off, so each pair compares like with like.
+   */
+  groupReads?: number;
   /** Iterations of each layout in the encode/decode micro-benchmark. */
   layoutIterations: number;
   /** Folder of the generated images (an ImageFolder tree). */

@@ -4,7 +4,8 @@ import type { StreamDataset } from './prepareStreamDataset.js';
 import type { Placement } from './StreamBenchOptions.js';
 
 /** The scenarios compared in each placement. */
-export type ScenarioName = 'tight-loop' | 'service' | 'service-in-order-p2';
+export type ScenarioName =
+  'tight-loop' | 'tight-loop-grouped' | 'service' | 'service-in-order-p2' | 'service-grouped';
 
 /** One run of one scenario. */
 export interface RunRecord {
@@ -14,8 +15,10 @@ export interface RunRecord {
   phase: 'calibration' | 'timed';
   /** 0-based index among the timed runs (or the calibration runs) of this placement. */
   run: number;
-  /** Tight loop: reads in flight. */
+  /** Tight loop: samples in flight. */
   concurrency?: number;
+  /** Grouped scenarios: samples per read query at most. */
+  groupReads?: number;
   /** Service: ordering and prefetch asked for (absent prefetch: the server's default). */
   ordering?: 'out-of-order' | 'in-order';
   prefetch?: number;
@@ -57,6 +60,13 @@ export interface SummaryRow {
   dbBackgroundCpuPerSecond?: number;
   /** Loader CPU seconds per 10^9 bytes delivered (service rows). */
   loaderCpuSecondsPerGB?: number;
+  /**
+   * CPU of the process doing the reads (the loader for service rows, the loop itself for
+   * tight-loop rows): seconds per 10^9 bytes and microseconds per sample delivered.
+   */
+  readerCpu?: { secondsPerGB: number; microsPerSample: number };
+  /** Grouped scenarios: samples per query at most. */
+  groupReads?: number;
   waitMs?: { p50: number; p99: number };
 }
 
@@ -74,12 +84,16 @@ export interface StreamBenchReport {
     connectionsPerHost: number;
     serverDefaultPrefetch: number;
     serverMaxInFlightPerStream: number;
+    /** Samples per grouped query of the grouped scenarios (absent: not run). */
+    groupReads?: number;
     /** CPUs of the database and of the loader and client in the pinned placement. */
     pinning?: { database: string; loaderAndClient: string };
   };
   dataset: StreamDataset;
   /** Tight-loop concurrency kept for each placement. */
   bestConcurrency: Partial<Record<Placement, number>>;
+  /** Grouped tight loop's samples in flight kept for each placement (grouped runs only). */
+  bestGroupedConcurrency?: Partial<Record<Placement, number>>;
   runs: RunRecord[];
   summary: SummaryRow[];
   layout: LayoutReport;

@@ -20,38 +20,52 @@ export function formatStreamReport(report: StreamBenchReport): string {
     `Medians of ${settings.runs} interleaved run(s) per row; CPU seconds over one epoch ` +
       '(the measured part only); × tight loop: median samples/s over the tight loop of the same ' +
       'placement (paired per run in brackets); db CPU s: as measured (less the background the ' +
-      'database showed in the second before each round, nothing of ours running).',
+      'database showed in the second before each round, nothing of ours running); reader CPU: ' +
+      'of the loader (service rows) or of the loop itself (tight-loop rows), per GB and per sample.',
     '',
     '| placement | scenario | samples/s | MB/s | × tight loop | db CPU s | loader CPU s | ' +
-      'client CPU s | loader CPU s/GB | batch wait p50 / p99 ms |',
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|',
+      'client CPU s | loader CPU s/GB | reader CPU s/GB | reader CPU µs/sample | ' +
+      'batch wait p50 / p99 ms |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   );
   for (const row of report.summary) {
-    const tight = row.scenario === 'tight-loop';
+    const tight = row.scenario === 'tight-loop' || row.scenario === 'tight-loop-grouped';
     const { db, dbNet, loader, client } = row.cpuSeconds;
     const cells = [
       row.placement,
       scenarioLabel(row),
       num(row.samplesPerSecond),
       num(row.megabytesPerSecond),
-      tight ? '1.00' : `${num(row.ratioToTightLoop, 2)} (${num(row.pairedRatioToTightLoop, 2)})`,
+      row.scenario === 'tight-loop'
+        ? '1.00'
+        : `${num(row.ratioToTightLoop, 2)} (${num(row.pairedRatioToTightLoop, 2)})`,
       dbNet === undefined ? num(db, 2) : `${num(db, 2)} (${num(dbNet, 2)})`,
       tight ? '-' : num(loader, 2),
       num(client, 2),
       tight ? '-' : num(row.loaderCpuSecondsPerGB, 2),
+      num(row.readerCpu?.secondsPerGB, 2),
+      num(row.readerCpu?.microsPerSample, 1),
       row.waitMs ? `${num(row.waitMs.p50, 1)} / ${num(row.waitMs.p99, 1)}` : '-',
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   }
   lines.push('');
   for (const placement of settings.placements) {
-    const cal = report.runs.filter((r) => r.placement === placement && r.phase === 'calibration');
-    if (cal.length === 0) continue;
-    lines.push(
-      `Tight-loop calibration (${placement}): ` +
-        cal.map((r) => `C=${r.concurrency} ${num(r.samplesPerSecond)}/s`).join(', ') +
-        `; kept C=${report.bestConcurrency[placement]}.`,
-    );
+    for (const grouped of [false, true]) {
+      const cal = report.runs.filter(
+        (r) =>
+          r.placement === placement &&
+          r.phase === 'calibration' &&
+          (r.scenario === 'tight-loop-grouped') === grouped,
+      );
+      if (cal.length === 0) continue;
+      const kept = (grouped ? report.bestGroupedConcurrency : report.bestConcurrency)?.[placement];
+      lines.push(
+        `Tight-loop${grouped ? ' grouped' : ''} calibration (${placement}): ` +
+          cal.map((r) => `C=${r.concurrency} ${num(r.samplesPerSecond)}/s`).join(', ') +
+          `; kept C=${kept}.`,
+      );
+    }
   }
   for (const placement of settings.placements) {
     const bg = report.summary.find((r) => r.placement === placement)?.dbBackgroundCpuPerSecond;

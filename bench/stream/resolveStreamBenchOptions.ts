@@ -32,6 +32,8 @@ export interface StreamBenchInput {
   placements?: Placement[];
   dataset?: string;
   layoutIterations?: number;
+  /** Samples per query of the grouped scenarios; absent: they are not run. */
+  groupReads?: number;
   outDir?: string;
   progress?: BenchProgressFactory;
   log?: (line: string) => void;
@@ -63,6 +65,7 @@ export function resolveStreamBenchOptions(input: StreamBenchInput): StreamBenchO
   check('--batch-size', batchSize, 1, 8192);
   if (concurrencies.length === 0) throw invalidArgument('--concurrency needs at least one value');
   for (const c of concurrencies) check('--concurrency', c, 1, 100_000);
+  if (input.groupReads !== undefined) check('--group-reads', input.groupReads, 2, 1024);
   const payload = input.payload ?? 'imagenet';
   const paths = benchPaths(input.stateRoot, payload);
   return {
@@ -76,6 +79,7 @@ export function resolveStreamBenchOptions(input: StreamBenchInput): StreamBenchO
     batchSize,
     placements: [...new Set(placements)],
     layoutIterations: input.layoutIterations ?? (quick ? 15 : 50),
+    ...(input.groupReads === undefined ? {} : { groupReads: input.groupReads }),
     imageRoot: paths.imageRoot,
     outDir: input.outDir ?? paths.outDir,
     ...(input.progress ? { progress: input.progress } : {}),

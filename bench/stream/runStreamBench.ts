@@ -89,11 +89,14 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
 
   const serverDefaults = serverConfigSchema.parse({ db: {} });
   const calibrate = options.concurrencies.length > 1;
+  const grouped = options.groupReads;
   const perPlacement =
-    (calibrate ? options.concurrencies.length : 0) + options.runs * (1 + SERVICE_SCENARIOS.length);
+    (calibrate ? options.concurrencies.length * (grouped === undefined ? 1 : 2) : 0) +
+    options.runs * (1 + SERVICE_SCENARIOS.length + (grouped === undefined ? 0 : 2));
   const bar = progress('bench stream', perPlacement * placements.length, 'runs');
   const runs: RunRecord[] = [];
   const bestConcurrency: Partial<Record<Placement, number>> = {};
+  const bestGroupedConcurrency: Partial<Record<Placement, number>> = {};
   const loaderStreamEnds: Partial<Record<Placement, Record<string, unknown>[]>> = {};
   const record = (r: RunRecord): void => {
     runs.push(r);
@@ -116,8 +119,11 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
           ? await pinProcess(options.dbPid, pinning.database)
           : async () => undefined;
       try {
-        let best = options.concurrencies[0]!;
-        if (calibrate) {
+        // Each tight loop at its own best: grouped reads move more samples per query, so
+        // their best count of samples in flight is calibrated apart.
+        const calibrateLoop = async (groupReads: number | undefined): Promise<number> => {
+          let best = options.concurrencies[0]!;
+          if (!calibrate) return best;
           let bestRate = 0;
           for (const [i, concurrency] of options.concurrencies.entries()) {
             signal?.throwIfAborted();
@@ -129,6 +135,7 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
               seed: 1000 + i,
               cpus,
               onSpawn,
+              ...(groupReads === undefined ? {} : { groupReads }),
             });
             record(r);
             if (r.samplesPerSecond > bestRate) {
@@ -136,18 +143,48 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
               best = concurrency;
             }
           }
-          bar.log(`${placement}: tight loop keeps concurrency ${best}`);
-        }
+          bar.log(
+            `${placement}: tight loop${groupReads === undefined ? '' : ' grouped'} keeps ` +
+              `concurrency ${best}`,
+          );
+          return best;
+        };
+        const best = await calibrateLoop(undefined);
+        const bestGrouped = grouped === undefined ? best : await calibrateLoop(grouped);
         bestConcurrency[placement] = best;
+        if (grouped !== undefined) bestGroupedConcurrency[placement] = bestGrouped;
 
+        // With grouped scenarios, the plain loader reads one row per sample whatever the
+        // dataset's size (its default, auto, would group small samples), and a second loader
+        // groups: each pair compares like with like.
         const serve = await startServeProcess({
           db: options.db,
           ...(cpus === undefined ? {} : { cpus }),
+          env: {
+            // One loader process: its CPU is what the table reports (workers of a cluster
+            // primary are its children, whose CPU its own figures leave out).
+            SCYLLA_LOADER_WORKERS: '1',
+            ...(grouped === undefined ? {} : { SCYLLA_LOADER_GROUP_READS: 'off' }),
+          },
           onSpawn,
         });
         loaderStreamEnds[placement] = serve.streamEnds;
+        let groupedServe: ServeProcess | undefined;
         try {
           await warmUpLoader(serve, options);
+          if (grouped !== undefined) {
+            groupedServe = await startServeProcess({
+              db: options.db,
+              ...(cpus === undefined ? {} : { cpus }),
+              env: {
+                SCYLLA_LOADER_WORKERS: '1',
+                SCYLLA_LOADER_GROUP_READS: 'on',
+                SCYLLA_LOADER_GROUP_READS_SIZE: String(grouped),
+              },
+              onSpawn,
+            });
+            await warmUpLoader(groupedServe, options);
+          }
           for (let run = 0; run < options.runs; run++) {
             signal?.throwIfAborted();
             const background = await backgroundCpuPerSecond(options.dbPid);
@@ -165,6 +202,22 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
                 }),
               ),
             );
+            if (grouped !== undefined) {
+              record(
+                round(
+                  await runTightLoop(options, {
+                    placement,
+                    phase: 'timed',
+                    run,
+                    concurrency: bestGrouped,
+                    seed: run,
+                    cpus,
+                    onSpawn,
+                    groupReads: grouped,
+                  }),
+                ),
+              );
+            }
             for (const scenario of SERVICE_SCENARIOS) {
               signal?.throwIfAborted();
               record(
@@ -173,9 +226,26 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
                 ),
               );
             }
+            if (groupedServe !== undefined) {
+              signal?.throwIfAborted();
+              record(
+                round(
+                  await runService(
+                    options,
+                    groupedServe,
+                    { scenario: 'service-grouped', ordering: 'out-of-order' },
+                    { placement, run, cpus, onSpawn },
+                  ),
+                ),
+              );
+            }
           }
         } finally {
           await serve.stop();
+          await groupedServe?.stop();
+          if (groupedServe) {
+            loaderStreamEnds[placement] = [...serve.streamEnds, ...groupedServe.streamEnds];
+          }
         }
       } finally {
         await restore();
@@ -198,10 +268,12 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
       connectionsPerHost: options.db.connectionsPerHost,
       serverDefaultPrefetch: serverDefaults.defaultPrefetch,
       serverMaxInFlightPerStream: serverDefaults.maxInFlightPerStream,
+      ...(grouped === undefined ? {} : { groupReads: grouped }),
       ...(pinning && placements.includes('pinned') ? { pinning } : {}),
     },
     dataset,
     bestConcurrency,
+    ...(grouped === undefined ? {} : { bestGroupedConcurrency }),
     runs,
     summary: summarizeRuns(runs, placements),
     layout,
@@ -249,7 +321,12 @@ interface RunPlace {
 
 async function runTightLoop(
   options: StreamBenchOptions,
-  place: RunPlace & { phase: RunRecord['phase']; concurrency: number; seed: number },
+  place: RunPlace & {
+    phase: RunRecord['phase'];
+    concurrency: number;
+    seed: number;
+    groupReads?: number;
+  },
 ): Promise<RunRecord> {
   const config: TightLoopConfig = {
     db: options.db,
@@ -257,6 +334,7 @@ async function runTightLoop(
     concurrency: place.concurrency,
     seed: place.seed,
     warmupReads: options.samples,
+    ...(place.groupReads === undefined ? {} : { groupReads: place.groupReads }),
   };
   const r = await measure<TightLoopResult>(
     startBenchChild<TightLoopResult>('tightLoopChild', config, childOptions(place)),
@@ -265,10 +343,11 @@ async function runTightLoop(
   );
   return {
     placement: place.placement,
-    scenario: 'tight-loop',
+    scenario: place.groupReads === undefined ? 'tight-loop' : 'tight-loop-grouped',
     phase: place.phase,
     run: place.run,
     concurrency: place.concurrency,
+    ...(place.groupReads === undefined ? {} : { groupReads: place.groupReads }),
     seed: place.seed,
     ...figures(r.result, options),
     cpuSeconds: { ...defined('db', r.cpu['db']), client: r.result.cpuSeconds },
@@ -302,6 +381,9 @@ async function runService(
     run: place.run,
     ordering: scenario.ordering,
     ...(scenario.prefetch === undefined ? {} : { prefetch: scenario.prefetch }),
+    ...(scenario.scenario === 'service-grouped' && options.groupReads !== undefined
+      ? { groupReads: options.groupReads }
+      : {}),
     seed: place.run,
     ...figures(r.result, options),
     cpuSeconds: {
@@ -369,10 +451,18 @@ function defined<K extends string>(key: K, value: number | undefined): Partial<R
 }
 
 /** How a run is named in progress lines and the table. @internal */
-export function scenarioLabel(r: { scenario: ScenarioName; concurrency?: number }): string {
+export function scenarioLabel(r: {
+  scenario: ScenarioName;
+  concurrency?: number;
+  groupReads?: number;
+}): string {
   switch (r.scenario) {
     case 'tight-loop':
       return `tight loop (C=${r.concurrency})`;
+    case 'tight-loop-grouped':
+      return `tight loop grouped (C=${r.concurrency}, ${r.groupReads ?? '?'} per query)`;
+    case 'service-grouped':
+      return `service grouped (out-of-order, ${r.groupReads ?? '?'} per query)`;
     case 'service':
       return 'service (out-of-order, default prefetch)';
     case 'service-in-order-p2':

@@ -2,7 +2,13 @@ import { median } from './stats.js';
 import type { Placement } from './StreamBenchOptions.js';
 import type { RunRecord, ScenarioName, SummaryRow } from './StreamBenchReport.js';
 
-const SCENARIOS: ScenarioName[] = ['tight-loop', 'service', 'service-in-order-p2'];
+const SCENARIOS: ScenarioName[] = [
+  'tight-loop',
+  'tight-loop-grouped',
+  'service',
+  'service-in-order-p2',
+  'service-grouped',
+];
 
 /**
  * Medians of the timed runs per placement and scenario, with each scenario's throughput
@@ -35,6 +41,9 @@ export function summarizeRuns(runs: readonly RunRecord[], placements: Placement[
       const perGB = optional((r) =>
         r.cpuSeconds.loader === undefined ? undefined : r.cpuSeconds.loader / (r.bytes / 1e9),
       );
+      const readerCpu = (r: RunRecord): number => r.cpuSeconds.loader ?? r.cpuSeconds.client;
+      const perGBReader = optional((r) => readerCpu(r) / (r.bytes / 1e9));
+      const perSample = optional((r) => (readerCpu(r) / r.samples) * 1e6);
       const p50 = optional((r) => r.waitMs?.p50);
       const p99 = optional((r) => r.waitMs?.p99);
       rows.push({
@@ -42,6 +51,7 @@ export function summarizeRuns(runs: readonly RunRecord[], placements: Placement[
         scenario,
         runs: these.length,
         ...(these[0]!.concurrency === undefined ? {} : { concurrency: these[0]!.concurrency }),
+        ...(these[0]!.groupReads === undefined ? {} : { groupReads: these[0]!.groupReads }),
         samplesPerSecond: rate,
         megabytesPerSecond: median(these.map((r) => r.megabytesPerSecond)),
         ratioToTightLoop: rate / tightRate,
@@ -54,6 +64,9 @@ export function summarizeRuns(runs: readonly RunRecord[], placements: Placement[
         },
         ...(background === undefined ? {} : { dbBackgroundCpuPerSecond: background }),
         ...(perGB === undefined ? {} : { loaderCpuSecondsPerGB: perGB }),
+        ...(perGBReader === undefined || perSample === undefined
+          ? {}
+          : { readerCpu: { secondsPerGB: perGBReader, microsPerSample: perSample } }),
         ...(p50 === undefined || p99 === undefined ? {} : { waitMs: { p50, p99 } }),
       });
     }

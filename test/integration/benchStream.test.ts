@@ -27,7 +27,7 @@ afterAll(async () => {
 
 describe('bench stream --quick', () => {
   // Figures only: speed is measured by the benchmark, never asserted here.
-  it('measures every scenario and leaves no process behind', { timeout: 90_000 }, async () => {
+  it('measures every scenario and leaves no process behind', { timeout: 180_000 }, async () => {
     outDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-stream-'));
     const local = process.env.SCYLLA_LOADER_CONTACT_POINTS
       ? undefined
@@ -41,6 +41,7 @@ describe('bench stream --quick', () => {
         quick: true,
         dataset,
         outDir,
+        groupReads: 8,
       }),
     );
 
@@ -48,15 +49,18 @@ describe('bench stream --quick', () => {
     expect(report.dataset.meanBytes).toBeGreaterThan(0);
     expect(report.summary.map((r) => r.scenario).sort()).toEqual([
       'service',
+      'service-grouped',
       'service-in-order-p2',
       'tight-loop',
+      'tight-loop-grouped',
     ]);
     for (const row of report.summary) {
       expect(row.samplesPerSecond).toBeGreaterThan(0);
       expect(row.megabytesPerSecond).toBeGreaterThan(0);
       expect(row.cpuSeconds.client).toBeGreaterThan(0);
       if (dbPid !== undefined) expect(row.cpuSeconds.db).toBeGreaterThan(0);
-      if (row.scenario !== 'tight-loop') {
+      expect(row.readerCpu?.microsPerSample).toBeGreaterThan(0);
+      if (!row.scenario.startsWith('tight-loop')) {
         expect(row.cpuSeconds.loader).toBeGreaterThan(0);
         expect(row.loaderCpuSecondsPerGB).toBeGreaterThan(0);
         expect(row.waitMs?.p99).toBeGreaterThan(0);
@@ -66,8 +70,12 @@ describe('bench stream --quick', () => {
       expect(layout.encodeMs).toBeGreaterThan(0);
       expect(layout.decodeMs).toBeGreaterThan(0);
     }
-    // One tight loop, one serve, two SDK clients.
-    expect(report.childPids.length).toBe(4);
+    // Two tight loops (single-row, grouped), two serves (grouping off, on), three SDK clients.
+    expect(report.childPids.length).toBe(7);
+    // The grouped loader did group, the other did not.
+    const grouping = report.loaderStreamEnds.unpinned!.map((e) => e['groupReads']);
+    expect(grouping).toContain(8);
+    expect(grouping).toContain(1);
     expect(report.childPids.filter(isProcessAlive)).toEqual([]);
   });
 });

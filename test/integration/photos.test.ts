@@ -16,6 +16,7 @@ const COUNT = 40;
 const MEAN_BAND: Record<PhotoPresetName, [number, number]> = {
   imagenet: [80_000, 140_000],
   small: [12_000, 30_000],
+  tiny: [300, 900],
 };
 
 let tmp: string;
@@ -48,7 +49,7 @@ describe('photo sources', () => {
   });
 });
 
-describe.each(['imagenet', 'small'] as const)('writePhotoJpegs, preset %s', (preset) => {
+describe.each(['imagenet', 'small', 'tiny'] as const)('writePhotoJpegs, preset %s', (preset) => {
   it('writes distinct photo-sized JPEGs once', { timeout: 60_000 }, async () => {
     const root = path.join(tmp, preset);
     const progress: number[] = [];

@@ -111,6 +111,12 @@ describe('FetchWindow: adaptive growth', () => {
     expect(starving(60, 30).growIfStarved(30, 30, 0, false)).toBe(false);
   });
 
+  it('with grouped reads, the in-flight limit counts queries, not positions', () => {
+    // 30 positions in flight in 3 queries of 10: far below a limit of 20 queries.
+    expect(starving(60, 20).growIfStarved(30, 30, 0, false, 3)).toBe(true);
+    expect(starving(60, 20).growIfStarved(30, 30, 0, false, 20)).toBe(false);
+  });
+
   it('grows at most once per batch of completed reads', () => {
     const w = starving();
     expect(w.growIfStarved(30, 30, 0, false)).toBe(true);

@@ -43,6 +43,9 @@ export interface ServeFlags extends DbFlags {
   tlsClientCa?: string;
   authTokens?: string;
   reloadIntervalMs?: string;
+  groupReads?: string;
+  groupReadsMaxBytes?: string;
+  groupReadsSize?: string;
 }
 
 /** A numeric flag: config field, flag, environment variable, help. */
@@ -104,6 +107,18 @@ const NUMERIC_FLAGS: NumericFlag[] = [
     '--read-attempts',
     'SCYLLA_LOADER_READ_ATTEMPTS',
     'attempts per sample read before UNAVAILABLE',
+  ],
+  [
+    'groupReadsMaxBytes',
+    '--group-reads-max-bytes',
+    'SCYLLA_LOADER_GROUP_READS_MAX_BYTES',
+    'with --group-reads auto: mean sample size (bytes, as ingested) at or below which reads are grouped',
+  ],
+  [
+    'groupReadsSize',
+    '--group-reads-size',
+    'SCYLLA_LOADER_GROUP_READS_SIZE',
+    'samples per grouped read query at most',
   ],
   ['retryBaseMs', '--retry-base-ms', 'SCYLLA_LOADER_RETRY_BASE_MS', 'first retry backoff (ms)'],
   [
@@ -216,6 +231,16 @@ export function registerServeCommand(program: Command): void {
   }
   cmd.addOption(
     new Option(
+      '--group-reads <mode>',
+      'read small samples in groups sharing replicas, one multi-partition query each: auto ' +
+        '(when the mean sample is at most --group-reads-max-bytes), on, off ' +
+        `(default ${defaults.groupReads})`,
+    )
+      .choices(['auto', 'on', 'off'])
+      .env('SCYLLA_LOADER_GROUP_READS'),
+  );
+  cmd.addOption(
+    new Option(
       '--extra-path <name=hosts[:port]>',
       'another route to the database (own contact points), e.g. route2=10.0.1.5,10.0.1.6:9042; ' +
         'repeatable; the environment variable separates paths with ;',
@@ -279,6 +304,7 @@ export function registerServeCommand(program: Command): void {
 export function serveConfigFromFlags(flags: ServeFlags): ServerConfig {
   const raw: Record<string, unknown> = {};
   if (flags.host !== undefined) raw.host = flags.host;
+  if (flags.groupReads !== undefined) raw.groupReads = flags.groupReads;
   const record = flags as unknown as Record<string, string | undefined>;
   for (const [field, flag] of NUMERIC_FLAGS) {
     const text = record[camel(flag)];

@@ -24,6 +24,21 @@ export const streamLimitsSchema = z.object({
     .default(65_536),
   /** Sample reads in flight per stream at most (the window may hold more positions). */
   maxInFlightPerStream: z.number().int().min(1).max(100_000).default(256),
+  /**
+   * Reading small samples in groups, one multi-partition query per group of ids sharing their
+   * replicas: `auto` when the dataset's mean sample (total bytes over samples, as its ingests
+   * recorded) is at most `groupReadsMaxBytes`, `on` always, `off` never.
+   */
+  groupReads: z.enum(['auto', 'on', 'off']).default('auto'),
+  /** Mean sample size, in bytes, at or below which `groupReads: auto` groups reads. */
+  groupReadsMaxBytes: z
+    .number()
+    .int()
+    .min(0)
+    .max(1 << 30)
+    .default(16_384),
+  /** Samples per grouped query at most. */
+  groupReadsSize: z.number().int().min(2).max(1024).default(32),
   /** Attempts per sample read (the first included) before the stream ends with UNAVAILABLE. */
   readAttempts: z.number().int().min(1).max(100).default(6),
   /** First retry backoff; doubled per attempt, with jitter. */

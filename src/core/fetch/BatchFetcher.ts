@@ -8,9 +8,11 @@ import { BatchAssembler } from './BatchAssembler.js';
 import { FetchWindow } from './FetchWindow.js';
 import type { FetchedSample } from './FetchedSample.js';
 import type { FetchOptions } from './FetchOptions.js';
+import { groupByReplica } from './groupByReplica.js';
 import { PathSelector, type PathState } from './PathSelector.js';
 import { ReadRetries } from './ReadRetries.js';
-import { SampleReader } from './SampleReader.js';
+import { ReplicaSets } from './ReplicaSets.js';
+import { SampleReader, type RowRead } from './SampleReader.js';
 import { StragglerHedger } from './StragglerHedger.js';
 
 /**
@@ -29,6 +31,12 @@ import { StragglerHedger } from './StragglerHedger.js';
  * fails with UNAVAILABLE. A cancelled stream issues no further reads (the ones in flight
  * finish and are dropped).
  *
+ * With `groupReads` above 1 the positions a pump may issue are read in groups: ids sharing
+ * their replicas, up to `groupReads` per query, one `WHERE id IN (...)` query routed to
+ * those replicas. Every member still holds its own place in the window and the span; a group
+ * is retried and hedged as a whole (less its members already resolved), and a member without
+ * a row follows the missing-sample policy exactly as a single read of it would.
+ *
  * This class only wires the parts together and issues the reads: the window, span and ramp
  * are {@link FetchWindow}'s, routes {@link PathSelector}'s, second reads of stragglers
  * {@link StragglerHedger}'s, retries {@link ReadRetries}', one read {@link SampleReader}'s,
@@ -41,6 +49,10 @@ export class BatchFetcher {
   private readonly hedger: StragglerHedger;
   private readonly retries: ReadRetries;
   private readonly assembler: BatchAssembler;
+  /** Samples per query at most (1: single-row reads). */
+  private readonly groupSize: number;
+  /** Replica set of each sample, when reads are grouped. */
+  private readonly replicaSets: ReplicaSets | undefined;
   private failure: unknown;
   private wake: (() => void) | undefined;
   private closed = false;
@@ -49,6 +61,12 @@ export class BatchFetcher {
    * they take no place in the window (the hedger bounds them).
    */
   private inFlight = 0;
+  /** Queries awaiting their answer: one per read, one per group of grouped reads. */
+  private queries = 0;
+  /** Positions whose read (or group) waits out a retry backoff. */
+  private retryingPositions = 0;
+  /** Members of each group in flight by its first position, the one the hedger tracks. */
+  private readonly groupsByLead = new Map<number, number[]>();
   /** Positions whose sample was read and is being transformed (they hold window places). */
   private readonly transforming = new Set<number>();
 
@@ -65,6 +83,11 @@ export class BatchFetcher {
     this.window = new FetchWindow(opts);
     this.retries = new ReadRetries(opts);
     this.assembler = new BatchAssembler(opts);
+    this.groupSize = Math.max(1, Math.floor(opts.groupReads ?? 1));
+    this.replicaSets =
+      this.groupSize > 1
+        ? new ReplicaSets(opts.paths[0]!.client.metadata, opts.keyspace, opts.ids)
+        : undefined;
     this.hedger = new StragglerHedger(this.selector, (position, path) =>
       this.hedge(position, path),
     );
@@ -130,7 +153,12 @@ export class BatchFetcher {
    * {@link BatchAssembler.held}): a transform's time counts against the window as a read's does.
    */
   private get occupancy(): number {
-    return this.inFlight + this.transforming.size + this.retries.waiting + this.assembler.held;
+    return this.inFlight + this.transforming.size + this.retryingPositions + this.assembler.held;
+  }
+
+  /** Database requests going: queries in flight and reads or groups waiting out a backoff. */
+  private get requests(): number {
+    return this.queries + this.retries.waiting;
   }
 
   /** True once a position arrived, was skipped or delivered, or is being transformed. */
@@ -148,65 +176,126 @@ export class BatchFetcher {
       this.inFlight + this.transforming.size,
       this.retries.waiting,
       this.issueCursor >= this.plan.length,
+      this.queries,
     );
   }
 
-  /** Issues reads while the window, the span, the in-flight limit and the ramp allow. */
+  /**
+   * Issues reads while the window, the span, the in-flight limit and the ramp allow: the
+   * positions admitted are read one by one, or grouped by replica set when reads are grouped.
+   */
   private pump(): void {
-    const { assembler, window } = this;
-    while (!this.closed && window.admits(this.occupancy, this.inFlight + this.retries.waiting)) {
+    const { assembler, window, groupSize } = this;
+    const picked: number[] = [];
+    // Picked positions are not issued yet: they count as in flight, and as the queries they
+    // will make, so the window and the in-flight limit see them.
+    while (
+      !this.closed &&
+      window.admits(
+        this.occupancy + picked.length,
+        this.requests + Math.ceil(picked.length / groupSize),
+      )
+    ) {
       while (this.issueCursor < this.plan.length && assembler.isDelivered(this.issueCursor)) {
         this.issueCursor++;
       }
-      if (this.issueCursor >= this.plan.length) return;
+      if (this.issueCursor >= this.plan.length) break;
       while (this.unresolved < this.issueCursor && assembler.isResolved(this.unresolved)) {
         this.unresolved++;
       }
-      if (!window.reaches(this.issueCursor, this.unresolved)) return;
+      if (!window.reaches(this.issueCursor, this.unresolved)) break;
       window.issued();
-      this.read(this.issueCursor++, 1, undefined);
+      picked.push(this.issueCursor++);
     }
+    if (picked.length === 0) return;
+    if (groupSize === 1) {
+      for (const position of picked) this.read([position], 1, undefined);
+      return;
+    }
+    const sets = this.replicaSets!;
+    const groups = groupByReplica(picked, (p) => sets.of(this.plan.storedPosition(p)), groupSize);
+    for (const group of groups) this.read(group, 1, undefined);
   }
 
-  /** Attempt number `attempt` of a first read of `position`, avoiding the route `avoid`. */
-  private read(position: number, attempt: number, avoid: PathState | undefined): void {
+  /** Reads the rows of `positions` over `path`: one single-row read, or one group query. */
+  private fetchRows(positions: readonly number[], path: PathState): Promise<RowRead[]> {
+    if (positions.length === 1) {
+      return this.reader.read(this.plan.storedPosition(positions[0]!), path).then((r) => [r]);
+    }
+    return this.reader.readGroup(
+      positions.map((p) => this.plan.storedPosition(p)),
+      path,
+    );
+  }
+
+  /**
+   * Attempt number `attempt` of a first read of `group` (one position, or a group sharing
+   * replicas), avoiding the route `avoid`. The hedger tracks the group by its first position.
+   */
+  private read(group: number[], attempt: number, avoid: PathState | undefined): void {
     const path = this.selector.pick(avoid);
     const epoch = this.assembler.epoch;
-    this.inFlight++;
-    this.hedger.track(position, path, performance.now());
-    this.reader.read(this.plan.storedPosition(position), path).then(
-      ({ id, row }) => {
-        this.inFlight--;
-        this.hedger.settled(position);
+    const lead = group[0]!;
+    this.inFlight += group.length;
+    this.queries++;
+    if (group.length > 1) this.groupsByLead.set(lead, group);
+    this.hedger.track(lead, path, performance.now());
+    this.fetchRows(group, path).then(
+      (rows) => {
+        this.ended(group);
         if (this.closed || epoch !== this.assembler.epoch) return;
-        this.window.completed();
-        this.onRow(position, id, row);
+        for (let i = 0; i < rows.length; i++) this.window.completed();
+        this.onRows(group, rows);
       },
       (err: unknown) => {
-        this.inFlight--;
-        this.hedger.settled(position);
-        if (this.closed || epoch !== this.assembler.epoch || this.isTaken(position)) {
-          return;
-        }
-        this.onError(position, attempt, path, err);
+        this.ended(group);
+        if (this.closed || epoch !== this.assembler.epoch) return;
+        const left = group.filter((p) => !this.isTaken(p));
+        if (left.length > 0) this.onError(left, attempt, path, err);
       },
     );
   }
 
-  /** A second read of a stuck sample, decided by the hedger: first answer wins. */
-  private hedge(position: number, path: PathState): void {
+  /** A first read of `group` ended, answered or failed. */
+  private ended(group: number[]): void {
+    this.inFlight -= group.length;
+    this.queries--;
+    this.hedger.settled(group[0]!);
+    if (group.length > 1) this.groupsByLead.delete(group[0]!);
+  }
+
+  /**
+   * A second read of a stuck read or group (tracked by its first position `lead`), decided by
+   * the hedger: the members not resolved yet are read again, and the first answer wins.
+   */
+  private hedge(lead: number, path: PathState): void {
+    const group = (this.groupsByLead.get(lead) ?? [lead]).filter((p) => !this.isTaken(p));
+    if (group.length === 0) {
+      this.hedger.hedgeEnded();
+      return;
+    }
     const epoch = this.assembler.epoch;
     this.opts.metrics.dbHedgedReads.inc({ path: path.path.name });
-    this.reader.read(this.plan.storedPosition(position), path).then(
-      ({ id, row }) => {
+    this.fetchRows(group, path).then(
+      (rows) => {
         this.hedger.hedgeEnded();
         if (this.closed || epoch !== this.assembler.epoch) return;
-        this.onRow(position, id, row);
+        this.onRows(group, rows);
       },
       () => {
         this.hedger.hedgeEnded(); // the first read carries on, with its own retries
       },
     );
+  }
+
+  /** Takes the answers of a read or group (`rows[i]` is `positions[i]`'s), then refills. */
+  private onRows(positions: readonly number[], rows: readonly RowRead[]): void {
+    for (let i = 0; i < positions.length; i++) {
+      const { id, row } = rows[i]!;
+      this.onRow(positions[i]!, id, row);
+    }
+    this.pump();
+    this.notify();
   }
 
   private onRow(position: number, id: Buffer, row: cassandra.types.Row | null): void {
@@ -220,11 +309,9 @@ export class BatchFetcher {
         this.assembler.add(this.reader.toSample(position, id, row), now);
       } else {
         const lost = this.assembler.missingRow(position, id, now);
-        if (lost) this.failure = lost;
+        if (lost) this.failure ??= lost;
       }
     }
-    this.pump();
-    this.notify();
   }
 
   /**
@@ -260,11 +347,19 @@ export class BatchFetcher {
     );
   }
 
-  private onError(position: number, attempt: number, path: PathState, err: unknown): void {
+  /** A first read of `group` (its members not resolved yet) failed: retry it, or fail. */
+  private onError(group: number[], attempt: number, path: PathState, err: unknown): void {
     const fatal = this.retries.afterFailure(err, attempt, path.path.name, () => {
-      if (!this.closed) this.read(position, attempt + 1, path);
+      this.retryingPositions -= group.length;
+      if (this.closed) return;
+      // A hedge may have brought some members meanwhile: read only the rest.
+      const left = group.filter((p) => !this.isTaken(p));
+      if (left.length > 0) this.read(left, attempt + 1, path);
     });
-    if (fatal === undefined) return;
+    if (fatal === undefined) {
+      this.retryingPositions += group.length;
+      return;
+    }
     this.failure ??= fatal;
     this.notify();
   }

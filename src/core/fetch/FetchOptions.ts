@@ -30,6 +30,12 @@ export interface FetchOptions {
   readAttempts: number;
   /** Backoff before the first retry, doubled for each further one (with jitter). */
   retryBaseMs: number;
+  /**
+   * Samples read together at most, with one multi-partition query per group of ids sharing
+   * their replicas (absent or 1: one single-row read per sample). Pays off for small samples,
+   * whose reads cost more in per-request work than in bytes; see `groupReadSize`.
+   */
+  groupReads?: number;
   resume?: ResumeState;
   /**
    * Transforms every sample after its read, before it can join a batch; a sample being

@@ -9,13 +9,22 @@ export interface RowRead {
   row: cassandra.types.Row | null;
 }
 
+/** Options of every sample read: idempotent (retried and hedged safely), one replica's answer. */
+const READ_OPTIONS = {
+  prepare: true,
+  isIdempotent: true,
+  consistency: cassandra.types.consistencies.localOne,
+} as const;
+
 /**
- * Reads one sample's row with a single-partition query over a given route, keeping the
+ * Reads one sample's row with a single-partition query, or a group's rows with one
+ * multi-partition query ({@link SampleReader.readGroup}), over a given route, keeping the
  * route's figures (reads in flight, mean latency, a penalty on failure) and the read metrics.
  * Retrying, hedging and ordering are the caller's: this is one attempt.
  */
 export class SampleReader {
   private readonly query: string;
+  private readonly groupQuery: string;
 
   constructor(
     keyspace: string,
@@ -25,24 +34,65 @@ export class SampleReader {
     private readonly metrics: Pick<LoaderMetrics, 'dbRequestsInFlight' | 'dbReadSeconds'>,
   ) {
     this.query = `SELECT label, label_blob, data FROM ${keyspace}.samples WHERE id = ?`;
+    this.groupQuery = `SELECT id, label, label_blob, data FROM ${keyspace}.samples WHERE id IN ?`;
+  }
+
+  /** The id of the sample stored at `storedPosition` (a view into the split's ids). */
+  idAt(storedPosition: number): Buffer {
+    return this.ids.subarray(storedPosition * 16, storedPosition * 16 + 16);
   }
 
   /** Reads the sample stored at `storedPosition` of the split over `path`. */
   async read(storedPosition: number, path: PathState): Promise<RowRead> {
-    const id = this.ids.subarray(storedPosition * 16, storedPosition * 16 + 16);
+    const id = this.idAt(storedPosition);
     const started = performance.now();
     path.inFlight++;
     this.metrics.dbRequestsInFlight.inc();
     try {
-      const rs = await path.path.client.execute(this.query, [new cassandra.types.Uuid(id)], {
-        prepare: true,
-        isIdempotent: true,
-        consistency: cassandra.types.consistencies.localOne,
-      });
+      const rs = await path.path.client.execute(
+        this.query,
+        [new cassandra.types.Uuid(id)],
+        READ_OPTIONS,
+      );
       const ms = performance.now() - started;
       this.selector.observe(path, ms);
       this.metrics.dbReadSeconds.observe({ path: path.path.name }, ms / 1000);
       return { id, row: rs.first() };
+    } catch (err) {
+      this.selector.penalize(path);
+      throw err;
+    } finally {
+      path.inFlight--;
+      this.metrics.dbRequestsInFlight.dec();
+    }
+  }
+
+  /**
+   * Reads the samples stored at `storedPositions` over `path` with one `WHERE id IN (...)`
+   * query, routed by the first id (the caller groups ids that share their replicas, so the
+   * coordinator owns them all). The answers come in the order asked; an id without a row gets
+   * a null row, as a single read of it would.
+   */
+  async readGroup(storedPositions: readonly number[], path: PathState): Promise<RowRead[]> {
+    const ids = storedPositions.map((p) => this.idAt(p));
+    const started = performance.now();
+    path.inFlight++;
+    this.metrics.dbRequestsInFlight.inc();
+    try {
+      const rs = await path.path.client.execute(
+        this.groupQuery,
+        [ids.map((id) => new cassandra.types.Uuid(id))],
+        { ...READ_OPTIONS, routingKey: ids[0] },
+      );
+      const ms = performance.now() - started;
+      this.selector.observe(path, ms);
+      this.metrics.dbReadSeconds.observe({ path: path.path.name }, ms / 1000);
+      // Rows come in token order, not the order asked: match them by id.
+      const byId = new Map<string, cassandra.types.Row>();
+      for (const row of rs.rows) {
+        byId.set((row['id'] as cassandra.types.Uuid).getBuffer().toString('latin1'), row);
+      }
+      return ids.map((id) => ({ id, row: byId.get(id.toString('latin1')) ?? null }));
     } catch (err) {
       this.selector.penalize(path);
       throw err;

@@ -1,8 +1,8 @@
 /** Name of a {@link PhotoPreset}. */
-export type PhotoPresetName = 'imagenet' | 'small';
+export type PhotoPresetName = 'imagenet' | 'small' | 'tiny';
 
 /** The payload presets, in the order the CLI lists them. */
-export const PHOTO_PRESET_NAMES: readonly PhotoPresetName[] = ['imagenet', 'small'];
+export const PHOTO_PRESET_NAMES: readonly PhotoPresetName[] = ['imagenet', 'small', 'tiny'];
 
 /**
  * How the photo generator sizes and encodes its images.
@@ -15,6 +15,8 @@ export const PHOTO_PRESET_NAMES: readonly PhotoPresetName[] = ['imagenet', 'smal
  *   104 kB over images 0..2999 (`prepare photos --count 3000`).
  * - `small`: 224x224 at quality 90, as the papers' preprocessed ImageNet samples: 14.6 kB
  *   over images 0..2999, below their ~20 kB for the same reason.
+ * - `tiny`: 32x32 at quality 50, CIFAR-sized thumbnails of about 500 bytes: samples whose
+ *   read costs far more in per-request work than in bytes (the case grouped reads are for).
  */
 export interface PhotoPreset {
   name: PhotoPresetName;
@@ -38,6 +40,12 @@ export const PHOTO_PRESETS: Readonly<Record<PhotoPresetName, PhotoPreset>> = {
     longSide: { min: 224, max: 224 },
     fixedAspect: 1,
     quality: 90,
+  },
+  tiny: {
+    name: 'tiny',
+    longSide: { min: 32, max: 32 },
+    fixedAspect: 1,
+    quality: 50,
   },
 };
 

@@ -20,6 +20,8 @@ import {
   type ResolvedCheckpoint,
   type ResumeState,
   epochShard,
+  groupReadSize,
+  meanSampleBytes,
   type PermutationCache,
   rawSampleShape,
   resolveSplit,
@@ -46,8 +48,34 @@ export function createStreamBatchesHandler(
   const splits = createSplitIdsCache(ctx.config.idCacheBytes);
   const permutations = createPermutationCache(ctx.config.idCacheBytes);
   const remainders = createRemainderCache(ctx.config.idCacheBytes);
+  const sizes = createMeanSizeCache();
   return (call) => {
-    void runStream(ctx, splits, permutations, remainders, call);
+    void runStream(ctx, splits, permutations, remainders, sizes, call);
+  };
+}
+
+/** Mean sample size by dataset (undefined: not recorded), looked up at most once a minute. */
+type MeanSizeCache = (
+  client: Parameters<typeof meanSampleBytes>[0],
+  dataset: string,
+) => Promise<number | undefined>;
+
+/**
+ * Remembers each dataset's mean sample size for a minute: a stream start does not pay a
+ * read for it, and a later ingest is seen soon (it only decides whether reads are grouped).
+ */
+function createMeanSizeCache(): MeanSizeCache {
+  const TTL_MS = 60_000;
+  const known = new Map<string, { at: number; mean: Promise<number | undefined> }>();
+  return (client, dataset) => {
+    const now = performance.now();
+    const hit = known.get(dataset);
+    if (hit && now - hit.at < TTL_MS) return hit.mean;
+    const mean = meanSampleBytes(client, dataset);
+    known.set(dataset, { at: now, mean });
+    // A failed lookup is not remembered: the next stream asks again.
+    mean.catch(() => known.delete(dataset));
+    return mean;
   };
 }
 
@@ -56,6 +84,7 @@ async function runStream(
   splits: SplitIdsCache,
   permutations: PermutationCache,
   remainders: RemainderCache,
+  sizes: MeanSizeCache,
   call: Call,
 ): Promise<void> {
   const streamId = randomBytes(6).toString('hex');
@@ -74,6 +103,8 @@ async function runStream(
     transformSeconds: 0,
     /** The fetch window in positions at the last batch (an adaptive one may have grown). */
     windowPositions: 0,
+    /** Samples per read query (1: single-row reads). */
+    groupReads: 1,
   };
   let log = ctx.logger.child({ streamId });
   let transformer: StreamTransformer | undefined;
@@ -147,6 +178,11 @@ async function runStream(
       permutations.memo(`${split.contentHash}/${n}/${seed}/${epoch}`, {
         context: { n, seed, epoch },
       });
+    const groupReads = groupReadSize(
+      ctx.config,
+      ctx.config.groupReads === 'auto' ? await sizes(primary, req.dataset) : undefined,
+    );
+    figures.groupReads = groupReads;
     const fetcher = new BatchFetcher({
       keyspace: req.dataset,
       ids: split.ids,
@@ -170,6 +206,7 @@ async function runStream(
       maxInFlight: ctx.config.maxInFlightPerStream,
       readAttempts: ctx.config.readAttempts,
       retryBaseMs: ctx.config.retryBaseMs,
+      groupReads,
       ...(resume ? { resume } : {}),
       ...(transformer ? { transform: transformer } : {}),
       paths: ctx.paths,
