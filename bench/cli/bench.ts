@@ -10,6 +10,7 @@ import { runIngestBench } from '../ingest/runIngestBench.js';
 import { runSplitBench } from '../splits/runSplitBench.js';
 import { addBenchCeilingCommand } from './benchCeiling.js';
 import { addBenchConcurrencyCommand } from './benchConcurrency.js';
+import { addBenchFaultsCommand } from './benchFaults.js';
 import { addBenchLatencyCommand } from './benchLatency.js';
 import { addBenchScaleCommand } from './benchScale.js';
 import { addBenchStreamCommand } from './benchStream.js';
@@ -86,6 +87,7 @@ export function registerBenchCommand(program: Command): Command {
   addBenchConcurrencyCommand(bench);
   addBenchTransformCommand(bench);
   addBenchTlsCommand(bench);
+  addBenchFaultsCommand(bench);
   return bench;
 }
 

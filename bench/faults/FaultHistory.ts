@@ -6,7 +6,10 @@
  */
 export interface ReconnectRecord {
   rank: number;
-  /** gRPC status code of the ended call (`IDLE` when the checker's own watchdog ended it). */
+  /**
+   * gRPC status code of the ended call; `IDLE` or `CONNECT` when the checker ended it itself
+   * (no batch for too long, or no connection after a second).
+   */
   code: string;
   /** Milliseconds since the history began. */
   atMs: number;

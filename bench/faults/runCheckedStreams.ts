@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { status } from '@grpc/grpc-js';
+import { connectivityState, status } from '@grpc/grpc-js';
 import { type CheckerBatch, checkerClient, type CheckerRequest } from './checkerClient.js';
 import { emptyHistory, type FaultHistory } from './FaultHistory.js';
 
@@ -43,6 +43,9 @@ export interface CheckedStreams {
   /** Resolves with the history once every rank has finished or given up. */
   done: Promise<FaultHistory>;
 }
+
+/** A call whose connection is not up after this long is given up and tried afresh. */
+const CONNECT_TIMEOUT_MS = 1000;
 
 /** Statuses a trainer gives up on: retrying cannot change the answer. */
 const FINAL = new Set<number>([
@@ -103,8 +106,17 @@ export function runCheckedStreams(options: CheckedStreamsOptions): CheckedStream
       const client = checkerClient(options.address());
       const call = client.StreamBatches(request);
       let idle = false;
+      let unconnected = false;
       const idleMs = options.idleTimeoutMs ?? 30_000;
       let watchdog = setTimeout(() => ((idle = true), call.cancel()), idleMs);
+      // grpc-js keeps a call waiting for ~10 s when its connection attempt is reset (seen
+      // with a reset while reconnecting): a trainer would rather try a new connection.
+      const connectCheck = setTimeout(() => {
+        if (client.getChannel().getConnectivityState(false) !== connectivityState.READY) {
+          unconnected = true;
+          call.cancel();
+        }
+      }, CONNECT_TIMEOUT_MS);
       const abort = (): void => call.cancel();
       options.signal?.addEventListener('abort', abort);
       try {
@@ -112,6 +124,7 @@ export function runCheckedStreams(options: CheckedStreamsOptions): CheckedStream
           const { batch } = message;
           const now = performance.now();
           clearTimeout(watchdog);
+          clearTimeout(connectCheck);
           if (!batch) throw new Error('a response without a batch');
           if (lastStepEnd === undefined) {
             history.firstBatchMs[String(rank)] = now - callStarted;
@@ -143,11 +156,17 @@ export function runCheckedStreams(options: CheckedStreamsOptions): CheckedStream
         const e = err as { code?: number; details?: string; message?: string };
         const code = idle
           ? 'IDLE'
-          : e.code === undefined
-            ? 'CLIENT'
-            : (status[e.code] ?? String(e.code));
-        const details = idle ? `no batch for ${idleMs} ms` : (e.details ?? e.message ?? '');
-        if (e.code !== undefined && FINAL.has(e.code) && !idle) {
+          : unconnected
+            ? 'CONNECT'
+            : e.code === undefined
+              ? 'CLIENT'
+              : (status[e.code] ?? String(e.code));
+        const details = idle
+          ? `no batch for ${idleMs} ms`
+          : unconnected
+            ? `not connected after ${CONNECT_TIMEOUT_MS} ms`
+            : (e.details ?? e.message ?? '');
+        if (e.code !== undefined && FINAL.has(e.code) && !idle && !unconnected) {
           history.failures.push({ rank, code, details });
           return;
         }
@@ -166,6 +185,7 @@ export function runCheckedStreams(options: CheckedStreamsOptions): CheckedStream
         ).catch(() => undefined);
       } finally {
         clearTimeout(watchdog);
+        clearTimeout(connectCheck);
         options.signal?.removeEventListener('abort', abort);
         client.close();
       }
