@@ -1,9 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DbConfig } from '../../src/core/index.js';
 import { serveChildEnv, waitUntilServing } from '../../src/cli/serveChild.js';
 import { cliMainArgs } from '../stream/benchScripts.js';
 import { endChild, spawnPinned, tail } from '../stream/spawnPinned.js';
+import { clusterWorkerPids } from './clusterWorkerPids.js';
+import { procStat } from './procStat.js';
 
 /** One `serve` process of a {@link LoaderFleet}. @internal */
 export interface FleetLoader {
@@ -13,7 +17,12 @@ export interface FleetLoader {
   child: ChildProcess;
   /** Set before the fleet signals it, so its exit is not taken for a crash. */
   injected: boolean;
+  /** Its worker processes when it started serving (`serve --workers N`; none for 1). */
+  workers: number[];
 }
+
+/** How long the workers of a loader that exited may take to follow it. */
+const WORKER_EXIT_MS = 10_000;
 
 /** How {@link LoaderFleet} starts its loaders. @internal */
 export interface LoaderFleetOptions {
@@ -39,6 +48,12 @@ export class LoaderFleet {
   readonly loaders: FleetLoader[] = [];
   /** Exits that no fault caused, with the process's last output. */
   readonly crashes: { pid: number; exit: string; output: string }[] = [];
+  /**
+   * Workers still running, or a port still open, after their loader (the cluster primary)
+   * exited: a worker outliving its primary would keep streams (and memory) nobody can drain.
+   * The fleet kills them; a scenario reports them.
+   */
+  readonly orphans: { pid: number; primary: number; after: string }[] = [];
   private current: FleetLoader | undefined;
 
   constructor(private readonly options: LoaderFleetOptions) {}
@@ -79,6 +94,7 @@ export class LoaderFleet {
       address: `127.0.0.1:${port}`,
       child,
       injected: false,
+      workers: clusterWorkerPids(child.pid ?? -1),
     };
     child.once('exit', (code, signal) => {
       if (loader.injected) return;
@@ -88,7 +104,8 @@ export class LoaderFleet {
     });
     this.loaders.push(loader);
     if (!opts.standby) this.current = loader;
-    this.options.log?.(`loader ${loader.pid} serving on ${loader.address}`);
+    const workers = loader.workers.length > 0 ? ` (workers ${loader.workers.join(', ')})` : '';
+    this.options.log?.(`loader ${loader.pid} serving on ${loader.address}${workers}`);
     return loader;
   }
 
@@ -99,14 +116,51 @@ export class LoaderFleet {
 
   /**
    * Injects a fault: sends `signal` to `loader` (default the active one) and resolves once it
-   * has exited. SIGTERM is a graceful shutdown, so it may take the configured grace period.
+   * has exited, and its workers with it (see {@link LoaderFleet.orphans}). SIGTERM is a
+   * graceful shutdown, so it may take the configured grace period.
    */
   async kill(signal: 'SIGKILL' | 'SIGTERM', loader = this.active): Promise<void> {
     loader.injected = true;
     if (loader.child.exitCode !== null || loader.child.signalCode !== null) return;
+    const workers = clusterWorkerPids(loader.pid);
     const exited = new Promise<void>((resolve) => loader.child.once('exit', () => resolve()));
     loader.child.kill(signal);
     await exited;
+    await this.expectWorkersGone(loader, workers, signal);
+  }
+
+  /**
+   * Waits for the `workers` of an exited loader to exit too (a SIGKILLed primary's workers end
+   * when their IPC channel closes) and for its port to refuse connections; records and kills
+   * any that outlive {@link WORKER_EXIT_MS}.
+   */
+  private async expectWorkersGone(
+    loader: FleetLoader,
+    workers: number[],
+    after: string,
+  ): Promise<void> {
+    const deadline = performance.now() + WORKER_EXIT_MS;
+    let alive = workers.filter(isRunning);
+    while (alive.length > 0 && performance.now() < deadline) {
+      await sleep(50);
+      alive = alive.filter(isRunning);
+    }
+    for (const pid of alive) {
+      this.orphans.push({ pid, primary: loader.pid, after });
+      this.options.log?.(
+        `worker ${pid} of loader ${loader.pid} outlived it (${after}); killing it`,
+      );
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone in the meantime.
+      }
+    }
+    const port = Number(loader.address.split(':')[1]);
+    if (await acceptsConnections(port)) {
+      this.orphans.push({ pid: -1, primary: loader.pid, after: `${after}: port ${port} open` });
+      this.options.log?.(`port ${port} of loader ${loader.pid} still open after ${after}`);
+    }
   }
 
   /** Ends every loader still running (not counted as crashes). */
@@ -114,8 +168,28 @@ export class LoaderFleet {
     await Promise.all(
       this.loaders.map(async (l) => {
         l.injected = true;
+        if (l.child.exitCode !== null || l.child.signalCode !== null) return;
+        const workers = clusterWorkerPids(l.pid);
         await endChild(l.child, 5_000);
+        await this.expectWorkersGone(l, workers, 'stop');
       }),
     );
   }
+}
+
+/** Whether `pid` still runs (a zombie holds no socket: it counts as gone). */
+function isRunning(pid: number): boolean {
+  const stat = procStat(pid);
+  return stat !== undefined && stat.state !== 'Z';
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.setTimeout(1000);
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+    socket.once('error', () => resolve(false));
+  });
 }

@@ -14,6 +14,11 @@ export interface ScenarioResult {
   crashDetails: string[];
   /** Distinct loader processes the run used. */
   loaders: number;
+  /** Worker processes of each loader (`serve --workers N`; 1 when it serves alone). */
+  workersPerLoader: number;
+  /** Workers (or ports) that outlived their loader's exit; see `LoaderFleet.orphans`. */
+  orphans: number;
+  orphanDetails: string[];
   /** The three longest waits between batches (when, which rank): where the stalls were. */
   longestWaits: { rank: number; epoch: number; atMs: number; ms: number }[];
   seconds: number;

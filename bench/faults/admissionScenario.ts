@@ -21,7 +21,10 @@ export async function admissionScenario(
     epochs: scale === 'quick' ? 1 : 2,
     batchSize: 16,
     stepMs: 20,
-    loaderEnv: { SCYLLA_LOADER_MAX_STREAMS: '2' },
+    // One process: the limit is per loader process, and with the default workers (one per
+    // CPU) the primary's round robin would spread the 4 ranks 2 and 2 over them, so no rank
+    // would ever be turned away.
+    loaderEnv: { SCYLLA_LOADER_MAX_STREAMS: '2', SCYLLA_LOADER_WORKERS: '1' },
     inject: async (ctx) => {
       while (!ctx.finished()) await sleep(50);
       for (const r of ctx.streams.history.reconnects) {

@@ -118,6 +118,8 @@ export async function runScenario(bed: FaultBed, spec: ScenarioSpec): Promise<Sc
       injecting = false;
     }
     const history = await streams.done;
+    // Stopped here, not only in `finally`, so workers outliving their loader are counted.
+    await fleet.stopAll();
     const verdict = checkHistory(history, { splitIds, firstEpoch: 0, epochs: spec.epochs });
     return {
       scenario: spec.name,
@@ -127,6 +129,9 @@ export async function runScenario(bed: FaultBed, spec: ScenarioSpec): Promise<Sc
       loaderCrashes: fleet.crashes.length,
       crashDetails: fleet.crashes.map((c) => `${c.pid} ${c.exit}: ${c.output.slice(-600)}`),
       loaders: fleet.loaders.length,
+      workersPerLoader: Math.max(1, ...fleet.loaders.map((l) => l.workers.length)),
+      orphans: fleet.orphans.length,
+      orphanDetails: fleet.orphans.map((o) => `${o.pid} of ${o.primary} after ${o.after}`),
       longestWaits: [...history.waits].sort((a, b) => b.ms - a.ms).slice(0, 3),
       seconds: (performance.now() - started) / 1000,
     };

@@ -7,6 +7,7 @@ import { loaderKillScenario } from '../../bench/faults/loaderKillScenario.js';
 import { prepareFaultDataset } from '../../bench/faults/prepareFaultDataset.js';
 import type { ScenarioResult } from '../../bench/faults/ScenarioResult.js';
 import { createDbClient } from '../../src/core/index.js';
+import { resolveWorkerCount } from '../../src/server/cluster/resolveWorkerCount.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 let client: cassandra.Client;
@@ -36,6 +37,8 @@ function expectExactlyOnce(result: ScenarioResult): void {
   expect(result.verdict.failedRanks).toBe(0);
   expect(result.verdict.ok).toBe(true);
   expect(result.loaderCrashes).toBe(0);
+  // No worker of a `serve --workers N` loader outlived it, none kept its port.
+  expect(result.orphanDetails).toEqual([]);
   expect(result.faultCount).toBeGreaterThan(0);
 }
 
@@ -47,6 +50,8 @@ describe('loader faults, 4 ranks, checked by the fault checker', () => {
     // The kill reached every rank mid-stream: each reconnected at least once.
     expect(result.verdict.reconnects).toBeGreaterThanOrEqual(4);
     expect(result.loaders).toBe(2);
+    // The product's default (`serve` without --workers: one worker per CPU of the quota).
+    expect(result.workersPerLoader).toBe(resolveWorkerCount(0));
   });
 
   it('SIGTERM of the loader mid-epoch (1 s grace), restarted', async () => {
@@ -65,5 +70,6 @@ describe('loader faults, 4 ranks, checked by the fault checker', () => {
     const result = await admissionScenario(bed, 'quick');
     expectExactlyOnce(result);
     expect(result.verdict.reconnectsByCode['RESOURCE_EXHAUSTED']).toBeGreaterThan(0);
+    expect(result.workersPerLoader).toBe(1);
   });
 });

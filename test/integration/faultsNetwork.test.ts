@@ -44,6 +44,8 @@ function expectExactlyOnce(result: ScenarioResult): void {
   expect(result.verdict.failedRanks).toBe(0);
   expect(result.verdict.ok).toBe(true);
   expect(result.loaderCrashes).toBe(0);
+  // No worker of a `serve --workers N` loader outlived it, none kept its port.
+  expect(result.orphanDetails).toEqual([]);
   expect(result.faultCount).toBeGreaterThan(0);
 }
 
