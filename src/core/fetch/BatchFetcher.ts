@@ -49,6 +49,14 @@ export class BatchFetcher {
    * they take no place in the window (the hedger bounds them).
    */
   private inFlight = 0;
+  /**
+   * The current epoch's first reads in flight, by position: whether each still counts in
+   * {@link BatchFetcher.inFlight}. One that lost to its second read stops counting (see
+   * {@link BatchFetcher.release}).
+   */
+  private readonly firstReads = new Map<number, { counted: boolean }>();
+  /** First reads released while still in flight (a hung node's, until its driver timeout). */
+  private released = 0;
   /** Positions whose sample was read and is being transformed (they hold window places). */
   private readonly transforming = new Set<number>();
 
@@ -111,6 +119,8 @@ export class BatchFetcher {
 
   private startEpoch(epoch: number, resume: ResumeState | undefined): void {
     this.plan = this.opts.shardOf(epoch);
+    // A previous epoch's reads still in flight keep their own accounting (see read()).
+    this.firstReads.clear();
     this.assembler.startEpoch(epoch, this.plan.length, resume);
     this.issueCursor = this.assembler.low;
     this.unresolved = this.assembler.low;
@@ -173,17 +183,24 @@ export class BatchFetcher {
     const path = this.selector.pick(avoid);
     const epoch = this.assembler.epoch;
     this.inFlight++;
+    const first = { counted: true };
+    this.firstReads.set(position, first);
+    const settle = (): void => {
+      if (first.counted) this.inFlight--;
+      else this.released--;
+      if (this.firstReads.get(position) === first) this.firstReads.delete(position);
+    };
     this.hedger.track(position, path, performance.now());
     this.reader.read(this.plan.storedPosition(position), path).then(
       ({ id, row }) => {
-        this.inFlight--;
+        settle();
         this.hedger.settled(position);
         if (this.closed || epoch !== this.assembler.epoch) return;
         this.window.completed();
         this.onRow(position, id, row);
       },
       (err: unknown) => {
-        this.inFlight--;
+        settle();
         this.hedger.settled(position);
         if (this.closed || epoch !== this.assembler.epoch || this.isTaken(position)) {
           return;
@@ -197,16 +214,35 @@ export class BatchFetcher {
   private hedge(position: number, path: PathState): void {
     const epoch = this.assembler.epoch;
     this.opts.metrics.dbHedgedReads.inc({ path: path.path.name });
-    this.reader.read(this.plan.storedPosition(position), path).then(
+    this.reader.read(this.plan.storedPosition(position), path, true).then(
       ({ id, row }) => {
         this.hedger.hedgeEnded();
         if (this.closed || epoch !== this.assembler.epoch) return;
+        if (!this.isTaken(position)) this.release(position);
         this.onRow(position, id, row);
       },
       () => {
         this.hedger.hedgeEnded(); // the first read carries on, with its own retries
       },
     );
+  }
+
+  /**
+   * A second read answered before the first: the first stops counting against the window and
+   * the in-flight limit, and earns the ramp's credit as if it had answered. Why: the first
+   * read of a sample on a hung node (alive to the driver, answering nothing) stays in flight
+   * until the driver's request timeout (12 s by default); counted, a third of the reads (a
+   * hung node of three at replication 2) filled the window within seconds and the stream
+   * stalled for the rest of that timeout, hedging or not. Released reads are bounded by the
+   * in-flight limit, so a hung node costs the driver at most twice the usual requests.
+   */
+  private release(position: number): void {
+    const first = this.firstReads.get(position);
+    if (!first?.counted || this.released >= this.opts.maxInFlight) return;
+    first.counted = false;
+    this.inFlight--;
+    this.released++;
+    this.window.completed();
   }
 
   private onRow(position: number, id: Buffer, row: cassandra.types.Row | null): void {

@@ -18,7 +18,7 @@ export class SampleReader {
   private readonly query: string;
 
   constructor(
-    keyspace: string,
+    private readonly keyspace: string,
     /** The split's ids, 16 bytes each, in stored order. */
     private readonly ids: Buffer,
     private readonly selector: PathSelector,
@@ -27,9 +27,13 @@ export class SampleReader {
     this.query = `SELECT label, label_blob, data FROM ${keyspace}.samples WHERE id = ?`;
   }
 
-  /** Reads the sample stored at `storedPosition` of the split over `path`. */
-  async read(storedPosition: number, path: PathState): Promise<RowRead> {
+  /**
+   * Reads the sample stored at `storedPosition` of the split over `path`. A `hedge` (the second
+   * read of a stuck one) goes to the replica with the fewest requests in flight.
+   */
+  async read(storedPosition: number, path: PathState, hedge = false): Promise<RowRead> {
     const id = this.ids.subarray(storedPosition * 16, storedPosition * 16 + 16);
+    const host = hedge ? this.leastBusyReplica(path.path.client, id) : undefined;
     const started = performance.now();
     path.inFlight++;
     this.metrics.dbRequestsInFlight.inc();
@@ -38,6 +42,7 @@ export class SampleReader {
         prepare: true,
         isIdempotent: true,
         consistency: cassandra.types.consistencies.localOne,
+        ...(host ? { host } : {}),
       });
       const ms = performance.now() - started;
       this.selector.observe(path, ms);
@@ -50,6 +55,26 @@ export class SampleReader {
       path.inFlight--;
       this.metrics.dbRequestsInFlight.dec();
     }
+  }
+
+  /**
+   * The live replica of `id`'s partition with the fewest requests in flight, or undefined (the
+   * driver chooses) when there are fewer than two. Why: with two replicas the driver picks one
+   * at random, ignoring their load, so a second read of a sample stuck on a hung node (alive
+   * to the driver, answering nothing) went back to that node half the time and stuck as well;
+   * the hung node's in-flight requests pile up, which is what tells it apart.
+   */
+  private leastBusyReplica(client: cassandra.Client, id: Buffer): cassandra.Host | undefined {
+    const replicas = (client.getReplicas(this.keyspace, id) ?? []).filter((h) => h.isUp());
+    if (replicas.length < 2) return undefined;
+    const state = client.getState();
+    let best = replicas[0]!;
+    let bestLoad = state.getInFlightQueries(best);
+    for (const h of replicas.slice(1)) {
+      const load = state.getInFlightQueries(h);
+      if (load < bestLoad) [best, bestLoad] = [h, load];
+    }
+    return best;
   }
 
   /** The sample at `position` of the epoch made from a row this reader read. */
