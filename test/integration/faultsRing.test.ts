@@ -92,8 +92,11 @@ describe('database node faults on a 3-node ring (replication 2), checked by the 
     const result = await nodeHangScenario(bed, 'quick');
     expectExactlyOnce(result);
     expect(result.faults).toEqual({ 'node SIGSTOP': 1 });
-    // Less than the hang itself: the trainers did not simply wait for the node to come back.
-    expect(result.verdict.longestStallMs).toBeLessThan(6_000);
+    // Half the hang at most: the trainers did not wait for the node to come back. Before the
+    // second reads went to the least busy replica and released the stuck first reads' places
+    // in the window, they waited the whole hang (6-10 s); since, 0.2-0.6 s on a quiet machine,
+    // up to 1.7 s with the test runner and three JVMs on these 2 cores.
+    expect(result.verdict.longestStallMs).toBeLessThan(3_000);
   });
 
   it('a rolling restart of all three nodes during one epoch', async () => {
