@@ -55,9 +55,11 @@ export async function mixedFaultsScenario(
       worldSize: 4,
       epochs: options.epochs,
       batchSize: 16,
-      // Training keeps pace with the faults: slow while the run is ahead of them, so that the
-      // last fault still falls inside the last epoch.
-      stepMs: (share) => (share > (injected + 1) / (options.faults + 1) ? 600 : 60),
+      // Training keeps pace with the faults: nearly paused while the run is ahead of them, so
+      // that the last fault still falls inside the last epoch. A 600 ms step was not slow
+      // enough on a loaded machine: 4 ranks still took ~400 samples per fault against the
+      // ~310 each had (12 faults, 3 epochs of 1,350), and the run ended after 10 faults.
+      stepMs: (share) => (share > (injected + 1) / (options.faults + 1) ? 2000 : 60),
       loaderDb: proxies.db,
       loaderEnv: { SCYLLA_LOADER_SHUTDOWN_GRACE_MS: '1000' },
       address: () => () => front,
