@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type cassandra from 'cassandra-driver';
 import {
   createSplitSet,
@@ -53,6 +54,14 @@ export async function prepareFaultDataset(
     });
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+  // On a fresh ring under load, schema changes can take longer to reach every node than the
+  // driver waits for (10 s): the split set's check of the dataset's tables, answered by a
+  // node that has not seen them yet, said NOT_FOUND. Wait until the nodes agree.
+  // (The driver has the check; its typings lack it.)
+  const metadata = client.metadata as unknown as { checkSchemaAgreement(): Promise<boolean> };
+  for (let i = 0; i < 120 && !(await metadata.checkSchemaAgreement()); i++) {
+    await sleep(500);
   }
   await createSplitSet(client, {
     dataset: options.dataset,
