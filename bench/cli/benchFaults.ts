@@ -13,6 +13,7 @@ export interface BenchFaultsFlags extends DbFlags {
   quick: boolean;
   ring: boolean;
   mixedFaults?: string;
+  only?: string;
   outDir?: string;
 }
 
@@ -36,6 +37,10 @@ export function addBenchFaultsCommand(bench: Command): void {
     .option('--quick', 'short forms (a few minutes): one fault per scenario, 12 mixed', false)
     .option('--no-ring', 'leave out the 3-node ring and its node scenarios')
     .option('--mixed-faults <n>', 'faults of the mixed run (default 50, quick 12)')
+    .option(
+      '--only <names>',
+      "comma-separated scenarios to run alone, e.g. 'mixed,node SIGSTOP' (default: all)",
+    )
     .option('--out-dir <dir>', 'folder of the JSON report (default .state/bench)');
   addDbOptions(cmd).action(
     runAction(async (flags: BenchFaultsFlags) => {
@@ -46,6 +51,7 @@ export function addBenchFaultsCommand(bench: Command): void {
           ...(flags.mixedFaults
             ? { mixedFaults: wholeNumberFlag('--mixed-faults', flags.mixedFaults, 1) }
             : {}),
+          ...(flags.only ? { only: flags.only.split(',').map((n) => n.trim()) } : {}),
           toxiproxy: toxiproxyBinary(),
           skipRing: !flags.ring,
           outDir: flags.outDir ? path.resolve(flags.outDir) : path.join(context.stateRoot, 'bench'),

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createDbClient, type DbConfig } from '../../src/core/index.js';
+import { createDbClient, type DbConfig, invalidArgument } from '../../src/core/index.js';
 import { startLocalCluster } from '../../src/devdb/localCluster.js';
 import { stopLocalCluster } from '../../src/devdb/stopLocalCluster.js';
 import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';
@@ -32,6 +32,8 @@ export interface FaultsBenchOptions {
   toxiproxy?: string;
   /** Leave out the 3-node ring (and its scenarios). */
   skipRing?: boolean;
+  /** Run only the scenarios of these names (e.g. `mixed`, `node SIGSTOP`); absent: all. */
+  only?: string[];
   /** First address of the ring's nodes (default 127.0.0.31). */
   ringFirstAddress?: string;
   outDir: string;
@@ -86,13 +88,26 @@ export async function runFaultsBench(
     ['node SIGSTOP', (bed) => nodeHangScenario(bed, scale)],
     ['rolling restart', (bed) => rollingRestartScenario(bed, scale)],
   ];
+  const names = [...single, ...network, ...ring].map(([name]) => name);
+  const unknown = (options.only ?? []).filter((name) => !names.includes(name));
+  if (unknown.length > 0) {
+    throw invalidArgument(
+      `unknown fault scenario ${unknown.map((n) => `'${n}'`).join(', ')}; ` +
+        `the scenarios are ${names.map((n) => `'${n}'`).join(', ')}`,
+    );
+  }
+  const chosen = (list: Scenario[]): Scenario[] =>
+    options.only ? list.filter(([name]) => options.only?.includes(name)) : list;
+  single.splice(0, single.length, ...chosen(single));
+  network.splice(0, network.length, ...chosen(network));
+  ring.splice(0, ring.length, ...chosen(ring));
   if (!options.toxiproxy) {
     for (const [name] of network) {
       report.skipped.push({ scenario: name, reason: 'toxiproxy-server is not installed' });
     }
   }
   const planned =
-    single.length + (options.toxiproxy ? network.length : 0) + (options.skipRing ? 0 : 3);
+    single.length + (options.toxiproxy ? network.length : 0) + (options.skipRing ? 0 : ring.length);
   const progress = options.progress('faults', planned, 'scenarios');
   let done = 0;
   const pids = new Set<number>();
@@ -138,7 +153,8 @@ export async function runFaultsBench(
     } finally {
       await client.shutdown();
     }
-    if (!options.skipRing) await runOnRing(options, log, (bed) => run(bed, ring));
+    if (!options.skipRing && ring.length > 0)
+      await runOnRing(options, log, (bed) => run(bed, ring));
   } finally {
     progress.stop();
   }
