@@ -194,14 +194,16 @@ export class BatchFetcher {
     this.reader.read(this.plan.storedPosition(position), path).then(
       ({ id, row }) => {
         settle();
-        this.hedger.settled(position);
+        // A previous epoch's read (stuck on a hung node until the driver's timeout) must not
+        // untrack this epoch's read of the same position: that one would never be hedged.
+        if (epoch === this.assembler.epoch) this.hedger.settled(position);
         if (this.closed || epoch !== this.assembler.epoch) return;
         this.window.completed();
         this.onRow(position, id, row);
       },
       (err: unknown) => {
         settle();
-        this.hedger.settled(position);
+        if (epoch === this.assembler.epoch) this.hedger.settled(position);
         if (this.closed || epoch !== this.assembler.epoch || this.isTaken(position)) {
           return;
         }
