@@ -11,6 +11,7 @@ import { runSplitBench } from '../splits/runSplitBench.js';
 import { addBenchCeilingCommand } from './benchCeiling.js';
 import { addBenchConcurrencyCommand } from './benchConcurrency.js';
 import { addBenchCoresCommand } from './benchCores.js';
+import { addBenchFaultsCommand } from './benchFaults.js';
 import { addBenchLatencyCommand } from './benchLatency.js';
 import { addBenchScaleCommand } from './benchScale.js';
 import { addBenchStreamCommand } from './benchStream.js';
@@ -88,6 +89,7 @@ export function registerBenchCommand(program: Command): Command {
   addBenchCoresCommand(bench);
   addBenchTransformCommand(bench);
   addBenchTlsCommand(bench);
+  addBenchFaultsCommand(bench);
   return bench;
 }
 

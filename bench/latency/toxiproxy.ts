@@ -7,10 +7,15 @@ import { endChild, tail } from '../stream/spawnPinned.js';
 /** A toxic as toxiproxy's HTTP API takes it (`POST /proxies/<proxy>/toxics`). @internal */
 export interface Toxic {
   name: string;
-  type: 'latency' | 'bandwidth';
+  /** `reset_peer` and `timeout` are the fault benchmark's (connection resets, black holes). */
+  type: 'latency' | 'bandwidth' | 'reset_peer' | 'timeout';
   /** `upstream`: client to server; `downstream`: server to client. */
   stream: 'upstream' | 'downstream';
-  /** latency: `latency` and `jitter` in ms; bandwidth: `rate` in KB/s. */
+  /**
+   * latency: `latency` and `jitter` in ms; bandwidth: `rate` in KB/s; reset_peer: `timeout`
+   * in ms before the reset; timeout: `timeout` in ms before closing (0: hold data until the
+   * toxic is removed).
+   */
   attributes: Record<string, number>;
 }
 
@@ -23,6 +28,8 @@ export interface Toxiproxy {
   createProxy(name: string, upstream: string): Promise<number>;
   /** Replaces the proxy's toxics (existing connections see the change at once). */
   setToxics(proxy: string, toxics: readonly Toxic[]): Promise<void>;
+  /** Points the proxy at another upstream (e.g. a restarted server on a new port). */
+  setUpstream(proxy: string, upstream: string): Promise<void>;
   /** SIGTERM, SIGKILL after a while; resolves once it has exited. */
   stop(): Promise<void>;
 }
@@ -101,6 +108,9 @@ export async function startToxiproxy(
       for (const t of toxics) {
         await call('POST', `/proxies/${proxy}/toxics`, { ...t, toxicity: 1 });
       }
+    },
+    setUpstream: async (proxy, upstream) => {
+      await call('POST', `/proxies/${proxy}`, { upstream });
     },
     stop: () => endChild(child, 5_000),
   };

@@ -67,6 +67,14 @@ export class BatchFetcher {
   private retryingPositions = 0;
   /** Members of each group in flight by its first position, the one the hedger tracks. */
   private readonly groupsByLead = new Map<number, number[]>();
+  /**
+   * The current epoch's first reads (or groups) in flight, by first position: whether each
+   * still counts in {@link BatchFetcher.inFlight} and the queries. One that lost to its second
+   * read stops counting (see {@link BatchFetcher.release}).
+   */
+  private readonly firstReads = new Map<number, { counted: boolean }>();
+  /** First reads released while still in flight (a hung node's, until its driver timeout). */
+  private released = 0;
   /** Positions whose sample was read and is being transformed (they hold window places). */
   private readonly transforming = new Set<number>();
 
@@ -134,6 +142,9 @@ export class BatchFetcher {
 
   private startEpoch(epoch: number, resume: ResumeState | undefined): void {
     this.plan = this.opts.shardOf(epoch);
+    // A previous epoch's reads still in flight keep their own accounting (see read()).
+    this.firstReads.clear();
+    this.groupsByLead.clear();
     this.assembler.startEpoch(epoch, this.plan.length, resume);
     this.issueCursor = this.assembler.low;
     this.unresolved = this.assembler.low;
@@ -218,13 +229,20 @@ export class BatchFetcher {
   }
 
   /** Reads the rows of `positions` over `path`: one single-row read, or one group query. */
-  private fetchRows(positions: readonly number[], path: PathState): Promise<RowRead[]> {
+  private fetchRows(
+    positions: readonly number[],
+    path: PathState,
+    hedge = false,
+  ): Promise<RowRead[]> {
     if (positions.length === 1) {
-      return this.reader.read(this.plan.storedPosition(positions[0]!), path).then((r) => [r]);
+      return this.reader
+        .read(this.plan.storedPosition(positions[0]!), path, hedge)
+        .then((r) => [r]);
     }
     return this.reader.readGroup(
       positions.map((p) => this.plan.storedPosition(p)),
       path,
+      hedge,
     );
   }
 
@@ -239,16 +257,18 @@ export class BatchFetcher {
     this.inFlight += group.length;
     this.queries++;
     if (group.length > 1) this.groupsByLead.set(lead, group);
+    const first = { counted: true };
+    this.firstReads.set(lead, first);
     this.hedger.track(lead, path, performance.now());
     this.fetchRows(group, path).then(
       (rows) => {
-        this.ended(group);
+        this.ended(group, first, epoch);
         if (this.closed || epoch !== this.assembler.epoch) return;
         for (let i = 0; i < rows.length; i++) this.window.completed();
         this.onRows(group, rows);
       },
       (err: unknown) => {
-        this.ended(group);
+        this.ended(group, first, epoch);
         if (this.closed || epoch !== this.assembler.epoch) return;
         const left = group.filter((p) => !this.isTaken(p));
         if (left.length > 0) this.onError(left, attempt, path, err);
@@ -256,12 +276,43 @@ export class BatchFetcher {
     );
   }
 
-  /** A first read of `group` ended, answered or failed. */
-  private ended(group: number[]): void {
-    this.inFlight -= group.length;
+  /**
+   * A first read of `group`, issued in `epoch`, ended, answered or failed. A previous epoch's
+   * read (stuck on a hung node until the driver's timeout) must not untrack this epoch's read
+   * of the same position: that one would never be hedged.
+   */
+  private ended(group: number[], first: { counted: boolean }, epoch: number): void {
+    const lead = group[0]!;
+    if (first.counted) {
+      this.inFlight -= group.length;
+      this.queries--;
+    } else {
+      this.released--;
+    }
+    if (this.firstReads.get(lead) === first) this.firstReads.delete(lead);
+    if (epoch !== this.assembler.epoch) return;
+    this.hedger.settled(lead);
+    if (this.groupsByLead.get(lead) === group) this.groupsByLead.delete(lead);
+  }
+
+  /**
+   * A second read answered before the first (of `size` positions, led by `lead`): the first
+   * stops counting against the window and the in-flight limit, and earns the ramp's credit as
+   * if it had answered. Why: the first read of a sample on a hung node (alive to the driver,
+   * answering nothing) stays in flight until the driver's request timeout (12 s by default);
+   * counted, a third of the reads (a hung node of three at replication 2) filled the window
+   * within seconds and the stream stalled for the rest of that timeout, hedging or not.
+   * Released reads are bounded by the in-flight limit, so a hung node costs the driver at most
+   * twice the usual requests.
+   */
+  private release(lead: number, size: number): void {
+    const first = this.firstReads.get(lead);
+    if (!first?.counted || this.released >= this.opts.maxInFlight) return;
+    first.counted = false;
+    this.inFlight -= size;
     this.queries--;
-    this.hedger.settled(group[0]!);
-    if (group.length > 1) this.groupsByLead.delete(group[0]!);
+    this.released++;
+    for (let i = 0; i < size; i++) this.window.completed();
   }
 
   /**
@@ -276,10 +327,12 @@ export class BatchFetcher {
     }
     const epoch = this.assembler.epoch;
     this.opts.metrics.dbHedgedReads.inc({ path: path.path.name });
-    this.fetchRows(group, path).then(
+    const size = this.groupsByLead.get(lead)?.length ?? 1;
+    this.fetchRows(group, path, true).then(
       (rows) => {
         this.hedger.hedgeEnded();
         if (this.closed || epoch !== this.assembler.epoch) return;
+        if (group.some((p) => !this.isTaken(p))) this.release(lead, size);
         this.onRows(group, rows);
       },
       () => {

@@ -27,7 +27,7 @@ export class SampleReader {
   private readonly groupQuery: string;
 
   constructor(
-    keyspace: string,
+    private readonly keyspace: string,
     /** The split's ids, 16 bytes each, in stored order. */
     private readonly ids: Buffer,
     private readonly selector: PathSelector,
@@ -42,18 +42,21 @@ export class SampleReader {
     return this.ids.subarray(storedPosition * 16, storedPosition * 16 + 16);
   }
 
-  /** Reads the sample stored at `storedPosition` of the split over `path`. */
-  async read(storedPosition: number, path: PathState): Promise<RowRead> {
+  /**
+   * Reads the sample stored at `storedPosition` of the split over `path`. A `hedge` (the second
+   * read of a stuck one) goes to the replica with the fewest requests in flight.
+   */
+  async read(storedPosition: number, path: PathState, hedge = false): Promise<RowRead> {
     const id = this.idAt(storedPosition);
+    const host = hedge ? this.leastBusyReplica(path.path.client, id) : undefined;
     const started = performance.now();
     path.inFlight++;
     this.metrics.dbRequestsInFlight.inc();
     try {
-      const rs = await path.path.client.execute(
-        this.query,
-        [new cassandra.types.Uuid(id)],
-        READ_OPTIONS,
-      );
+      const rs = await path.path.client.execute(this.query, [new cassandra.types.Uuid(id)], {
+        ...READ_OPTIONS,
+        ...(host ? { host } : {}),
+      });
       const ms = performance.now() - started;
       this.selector.observe(path, ms);
       this.metrics.dbReadSeconds.observe({ path: path.path.name }, ms / 1000);
@@ -71,10 +74,16 @@ export class SampleReader {
    * Reads the samples stored at `storedPositions` over `path` with one `WHERE id IN (...)`
    * query, routed by the first id (the caller groups ids that share their replicas, so the
    * coordinator owns them all). The answers come in the order asked; an id without a row gets
-   * a null row, as a single read of it would.
+   * a null row, as a single read of it would. A `hedge` goes to the least busy replica of the
+   * group's first id (the group shares its replicas).
    */
-  async readGroup(storedPositions: readonly number[], path: PathState): Promise<RowRead[]> {
+  async readGroup(
+    storedPositions: readonly number[],
+    path: PathState,
+    hedge = false,
+  ): Promise<RowRead[]> {
     const ids = storedPositions.map((p) => this.idAt(p));
+    const host = hedge ? this.leastBusyReplica(path.path.client, ids[0]!) : undefined;
     const started = performance.now();
     path.inFlight++;
     this.metrics.dbRequestsInFlight.inc();
@@ -82,7 +91,7 @@ export class SampleReader {
       const rs = await path.path.client.execute(
         this.groupQuery,
         [ids.map((id) => new cassandra.types.Uuid(id))],
-        { ...READ_OPTIONS, routingKey: ids[0] },
+        { ...READ_OPTIONS, routingKey: ids[0], ...(host ? { host } : {}) },
       );
       const ms = performance.now() - started;
       this.selector.observe(path, ms);
@@ -100,6 +109,26 @@ export class SampleReader {
       path.inFlight--;
       this.metrics.dbRequestsInFlight.dec();
     }
+  }
+
+  /**
+   * The live replica of `id`'s partition with the fewest requests in flight, or undefined (the
+   * driver chooses) when there are fewer than two. Why: with two replicas the driver picks one
+   * at random, ignoring their load, so a second read of a sample stuck on a hung node (alive
+   * to the driver, answering nothing) went back to that node half the time and stuck as well;
+   * the hung node's in-flight requests pile up, which is what tells it apart.
+   */
+  private leastBusyReplica(client: cassandra.Client, id: Buffer): cassandra.Host | undefined {
+    const replicas = (client.getReplicas(this.keyspace, id) ?? []).filter((h) => h.isUp());
+    if (replicas.length < 2) return undefined;
+    const state = client.getState();
+    let best = replicas[0]!;
+    let bestLoad = state.getInFlightQueries(best);
+    for (const h of replicas.slice(1)) {
+      const load = state.getInFlightQueries(h);
+      if (load < bestLoad) [best, bestLoad] = [h, load];
+    }
+    return best;
   }
 
   /** The sample at `position` of the epoch made from a row this reader read. */

@@ -58,6 +58,9 @@ export class StragglerHedger {
 
   /** Records a first read of `position` over `path`, issued at `started` (performance.now()). */
   track(position: number, path: PathState, started: number): void {
+    // Deleted first so the entry goes to the end: the map must stay in age order (check()
+    // stops at the first young entry), and a key set again keeps its old place.
+    this.firstReads.delete(position);
     this.firstReads.set(position, { started, path, hedged: false });
   }
 

@@ -1,0 +1,203 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connectivityState, status } from '@grpc/grpc-js';
+import { type CheckerBatch, checkerClient, type CheckerRequest } from './checkerClient.js';
+import { emptyHistory, type FaultHistory } from './FaultHistory.js';
+
+/** What {@link runCheckedStreams} streams and how it copes. @internal */
+export interface CheckedStreamsOptions {
+  /** The loader to call, asked again before every call (it may move after a fault). */
+  address: () => string;
+  dataset: string;
+  split: string;
+  batchSize: number;
+  seed: number;
+  firstEpoch: number;
+  epochs: number;
+  worldSize: number;
+  prefetch?: number;
+  /**
+   * The trainer's step after each batch, ms (a function, so a scenario can slow training
+   * while it injects faults and let it run free afterwards). Default 0.
+   */
+  stepMs?: () => number;
+  /** A call that delivers nothing for this long is cancelled and resumed (default 30 s). */
+  idleTimeoutMs?: number;
+  /** The whole run gives up after this long (default 10 min); ranks still going fail. */
+  deadlineMs?: number;
+  /** Reconnects per rank before it gives up (default 1000). */
+  maxReconnects?: number;
+  /** Ends every rank (each records an `ABORTED` failure): the run was given up. */
+  signal?: AbortSignal;
+  /** Called after every batch is recorded (progress, fault triggers). */
+  onBatch?: (rank: number, epoch: number, samples: number) => void;
+  /** Called on every reconnect, before the backoff. */
+  onReconnect?: (rank: number, code: string, details: string) => void;
+}
+
+/** A running {@link runCheckedStreams}. @internal */
+export interface CheckedStreams {
+  /** The history so far (live: it grows while the run goes on). */
+  history: FaultHistory;
+  /** Samples delivered so far, all ranks and epochs. */
+  delivered(): number;
+  /** Resolves with the history once every rank has finished or given up. */
+  done: Promise<FaultHistory>;
+}
+
+/** A call whose connection is not up after this long is given up and tried afresh. */
+const CONNECT_TIMEOUT_MS = 1000;
+
+/** Statuses a trainer gives up on: retrying cannot change the answer. */
+const FINAL = new Set<number>([
+  status.INVALID_ARGUMENT,
+  status.NOT_FOUND,
+  status.ALREADY_EXISTS,
+  status.PERMISSION_DENIED,
+  status.UNAUTHENTICATED,
+  status.FAILED_PRECONDITION,
+  status.OUT_OF_RANGE,
+  status.UNIMPLEMENTED,
+  status.DATA_LOSS,
+]);
+
+/**
+ * Streams ranks 0..worldSize-1 of one job at once through the checker's own client, each
+ * reconnecting by itself when its call fails: a new client (so no broken connection's backoff
+ * is inherited), the same request fields, and the resume token of the last batch it received.
+ * Every delivered id, every wait between batches and every reconnect goes into the history;
+ * judging it is {@link checkHistory}'s business.
+ *
+ * @internal
+ */
+export function runCheckedStreams(options: CheckedStreamsOptions): CheckedStreams {
+  const history = emptyHistory();
+  const started = performance.now();
+  const deadline = started + (options.deadlineMs ?? 600_000);
+  let delivered = 0;
+
+  const runRank = async (rank: number): Promise<void> => {
+    let token: Buffer | undefined;
+    let lastStepEnd: number | undefined;
+    let failuresInARow = 0;
+    let reconnects = 0;
+    const callStarted = performance.now();
+    for (;;) {
+      if (options.signal?.aborted) {
+        history.failures.push({ rank, code: 'ABORTED', details: 'the run was given up' });
+        return;
+      }
+      if (performance.now() > deadline) {
+        history.failures.push({ rank, code: 'DEADLINE', details: 'run deadline passed' });
+        return;
+      }
+      const request: CheckerRequest = {
+        dataset: options.dataset,
+        split: options.split,
+        batch_size: options.batchSize,
+        seed: String(options.seed),
+        first_epoch: options.firstEpoch,
+        epochs: options.epochs,
+        rank,
+        world_size: options.worldSize,
+        shard_rule: 'SHARD_RULE_UNEVEN',
+        ...(options.prefetch === undefined ? {} : { prefetch: options.prefetch }),
+        ...(token ? { resume_token: token } : {}),
+      };
+      const client = checkerClient(options.address());
+      const call = client.StreamBatches(request);
+      let idle = false;
+      let unconnected = false;
+      const idleMs = options.idleTimeoutMs ?? 30_000;
+      let watchdog = setTimeout(() => ((idle = true), call.cancel()), idleMs);
+      // grpc-js keeps a call waiting for ~10 s when its connection attempt is reset (seen
+      // with a reset while reconnecting): a trainer would rather try a new connection.
+      const connectCheck = setTimeout(() => {
+        if (client.getChannel().getConnectivityState(false) !== connectivityState.READY) {
+          unconnected = true;
+          call.cancel();
+        }
+      }, CONNECT_TIMEOUT_MS);
+      const abort = (): void => call.cancel();
+      options.signal?.addEventListener('abort', abort);
+      try {
+        for await (const message of call as AsyncIterable<{ batch: CheckerBatch | null }>) {
+          const { batch } = message;
+          const now = performance.now();
+          clearTimeout(watchdog);
+          clearTimeout(connectCheck);
+          if (!batch) throw new Error('a response without a batch');
+          if (lastStepEnd === undefined) {
+            history.firstBatchMs[String(rank)] = now - callStarted;
+          } else {
+            history.waits.push({
+              rank,
+              epoch: batch.epoch,
+              atMs: now - started,
+              ms: now - lastStepEnd,
+            });
+          }
+          const key = `${batch.epoch}/${rank}`;
+          const ids = (history.deliveries[key] ??= []);
+          for (let o = 0; o + 16 <= batch.ids.length; o += 16) {
+            ids.push(batch.ids.toString('hex', o, o + 16));
+          }
+          const samples = batch.ids.length / 16;
+          delivered += samples;
+          token = Buffer.from(batch.resume_token);
+          failuresInARow = 0;
+          options.onBatch?.(rank, batch.epoch, samples);
+          const step = options.stepMs?.() ?? 0;
+          if (step > 0) await sleep(step);
+          lastStepEnd = performance.now();
+          watchdog = setTimeout(() => ((idle = true), call.cancel()), idleMs);
+        }
+        return;
+      } catch (err) {
+        const e = err as { code?: number; details?: string; message?: string };
+        const code = idle
+          ? 'IDLE'
+          : unconnected
+            ? 'CONNECT'
+            : e.code === undefined
+              ? 'CLIENT'
+              : (status[e.code] ?? String(e.code));
+        const details = idle
+          ? `no batch for ${idleMs} ms`
+          : unconnected
+            ? `not connected after ${CONNECT_TIMEOUT_MS} ms`
+            : (e.details ?? e.message ?? '');
+        if (e.code !== undefined && FINAL.has(e.code) && !idle && !unconnected) {
+          history.failures.push({ rank, code, details });
+          return;
+        }
+        history.reconnects.push({ rank, code, atMs: performance.now() - started, details });
+        options.onReconnect?.(rank, code, details);
+        if (++reconnects > (options.maxReconnects ?? 1000)) {
+          history.failures.push({ rank, code: 'RECONNECTS', details: 'too many reconnects' });
+          return;
+        }
+        // Short and capped: a trainer that waits longer than needed would inflate the stalls
+        // the run measures; the loader's admission and the database are what push back.
+        await sleep(
+          Math.min(50 * 2 ** failuresInARow++, 1000) * (0.5 + Math.random() / 2),
+          undefined,
+          options.signal ? { signal: options.signal } : {},
+        ).catch(() => undefined);
+      } finally {
+        clearTimeout(watchdog);
+        clearTimeout(connectCheck);
+        options.signal?.removeEventListener('abort', abort);
+        client.close();
+      }
+    }
+  };
+
+  const done = Promise.all(
+    Array.from({ length: options.worldSize }, (_, rank) =>
+      runRank(rank).catch((err: unknown) => {
+        history.failures.push({ rank, code: 'CLIENT', details: String(err) });
+      }),
+    ),
+  ).then(() => history);
+  return { history, delivered: () => delivered, done };
+}

@@ -1,0 +1,75 @@
+import type cassandra from 'cassandra-driver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admissionScenario } from '../../bench/faults/admissionScenario.js';
+import type { FaultBed } from '../../bench/faults/FaultBed.js';
+import { loaderHandoffScenario } from '../../bench/faults/loaderHandoffScenario.js';
+import { loaderKillScenario } from '../../bench/faults/loaderKillScenario.js';
+import { prepareFaultDataset } from '../../bench/faults/prepareFaultDataset.js';
+import type { ScenarioResult } from '../../bench/faults/ScenarioResult.js';
+import { createDbClient } from '../../src/core/index.js';
+import { resolveWorkerCount } from '../../src/server/cluster/resolveWorkerCount.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+
+let client: cassandra.Client;
+let bed: FaultBed;
+
+beforeAll(async () => {
+  client = await createDbClient(testDbConfig());
+  const data = await prepareFaultDataset(client, {
+    dataset: uniqueKeyspace(),
+    samples: 1500,
+    sampleBytes: 1000,
+    replicationFactor: 1,
+  });
+  bed = { db: testDbConfig(), client, data, log: (line) => console.log(line) };
+});
+
+afterAll(async () => {
+  if (bed) await dropKeyspace(client, bed.data.dataset);
+  await client?.shutdown();
+});
+
+/** What every fault scenario must show: every sample of every epoch exactly once. */
+function expectExactlyOnce(result: ScenarioResult): void {
+  console.log(JSON.stringify(result));
+  expect(result.verdict.expectedPerEpoch).toBeGreaterThan(1000);
+  expect(result.verdict).toMatchObject({ lost: 0, duplicated: 0, foreign: 0, outOfRange: 0 });
+  expect(result.verdict.failedRanks).toBe(0);
+  expect(result.verdict.ok).toBe(true);
+  expect(result.loaderCrashes).toBe(0);
+  // No worker of a `serve --workers N` loader outlived it, none kept its port.
+  expect(result.orphanDetails).toEqual([]);
+  expect(result.faultCount).toBeGreaterThan(0);
+}
+
+describe('loader faults, 4 ranks, checked by the fault checker', () => {
+  it('SIGKILL of the loader mid-epoch, restarted: the ranks resume by token', async () => {
+    const result = await loaderKillScenario(bed, 'quick', 'SIGKILL');
+    expectExactlyOnce(result);
+    expect(result.faults).toEqual({ 'loader SIGKILL': 1 });
+    // The kill reached every rank mid-stream: each reconnected at least once.
+    expect(result.verdict.reconnects).toBeGreaterThanOrEqual(4);
+    expect(result.loaders).toBe(2);
+    // The product's default (`serve` without --workers: one worker per CPU of the quota).
+    expect(result.workersPerLoader).toBe(resolveWorkerCount(0));
+  });
+
+  it('SIGTERM of the loader mid-epoch (1 s grace), restarted', async () => {
+    const result = await loaderKillScenario(bed, 'quick', 'SIGTERM');
+    expectExactlyOnce(result);
+    expect(result.verdict.reconnects).toBeGreaterThanOrEqual(4);
+  });
+
+  it('a second loader sharing the resume key takes over from a killed one', async () => {
+    const result = await loaderHandoffScenario(bed, 'quick');
+    expectExactlyOnce(result);
+    expect(result.verdict.reconnects).toBeGreaterThanOrEqual(4);
+  });
+
+  it('the admission limit turns ranks away with RESOURCE_EXHAUSTED until a slot frees', async () => {
+    const result = await admissionScenario(bed, 'quick');
+    expectExactlyOnce(result);
+    expect(result.verdict.reconnectsByCode['RESOURCE_EXHAUSTED']).toBeGreaterThan(0);
+    expect(result.workersPerLoader).toBe(1);
+  });
+});
