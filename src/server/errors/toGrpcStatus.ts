@@ -33,7 +33,7 @@ export function toGrpcStatus(err: unknown, origin: ErrorOrigin = {}): GrpcErrorS
     return { code: status[err.code], details: capDetails(err.message) };
   }
   if (err instanceof ZodError) {
-    return { code: status.INVALID_ARGUMENT, details: describeInvalidRequest(err) };
+    return { code: status.INVALID_ARGUMENT, details: capDetails(describeInvalidRequest(err)) };
   }
   const trouble = retryableDriverError(err);
   if (trouble !== undefined) {
