@@ -11,6 +11,7 @@ import { runSplitBench } from '../splits/runSplitBench.js';
 import { addBenchCeilingCommand } from './benchCeiling.js';
 import { addBenchConcurrencyCommand } from './benchConcurrency.js';
 import { addBenchLatencyCommand } from './benchLatency.js';
+import { addBenchRobustnessCommands } from './benchRobustness.js';
 import { addBenchScaleCommand } from './benchScale.js';
 import { addBenchStreamCommand } from './benchStream.js';
 import { addBenchSuiteCommand } from './benchSuite.js';
@@ -78,6 +79,7 @@ export function registerBenchCommand(program: Command): Command {
     }),
   );
   addBenchIngestCommand(bench);
+  addBenchRobustnessCommands(bench);
   addBenchStreamCommand(bench);
   addBenchLatencyCommand(bench);
   addBenchCeilingCommand(bench);

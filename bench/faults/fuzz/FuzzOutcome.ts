@@ -4,7 +4,7 @@ export interface FuzzOutcome {
   requests: number;
   /** Per case kind: requests sent and the statuses seen, by name. */
   byKind: Record<string, { sent: number; statuses: Record<string, number> }>;
-  /** Every answer that was not among its case's right statuses (the first 50 of them). */
+  /** Every answer that was not among its case's right statuses (the first 5 of each kind). */
   wrong: {
     kind: string;
     status: string;

@@ -10,7 +10,16 @@ export interface FuzzReport extends FuzzOutcome {
   crash: string | undefined;
   /** StreamBatches streams that ended INTERNAL or UNKNOWN, by the loader's own metric. */
   internalErrors: number;
-  /** RSS of the loader before the first fuzzed request, after the last, and at its peak. */
+  /** Loader processes alive at the end (a `serve --workers N` primary and its workers). */
+  processes: number;
+  /** Workers the primary logged as dead during the run (0: none crashed). */
+  workerDeaths: number;
+  /** HTTP status of `/healthz` at the end (200: every worker serving). */
+  healthzAfter: number;
+  /**
+   * RSS of the loader (all its processes) before the first fuzzed request, after the last,
+   * and at its peak.
+   */
   rssBeforeBytes: number;
   rssAfterBytes: number;
   rssPeakBytes: number;

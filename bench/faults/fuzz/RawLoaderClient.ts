@@ -18,6 +18,9 @@ export class RawLoaderClient {
   constructor(address: string) {
     this.#client = new grpc.Client(address, grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': -1,
+      // A connection of its own: with `serve --workers N` each connection lands on one
+      // worker, so several clients reach several workers only if they do not share one.
+      'grpc.use_local_subchannel_pool': 1,
     });
   }
 

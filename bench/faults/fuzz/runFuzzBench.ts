@@ -1,11 +1,10 @@
 import fc from 'fast-check';
 import { LoaderClient } from '../../../src/client/LoaderClient.js';
 import { createDbClient, type DbConfig } from '../../../src/core/index.js';
-import { rssBytes } from '../../measure/processRss.js';
 import { ingestFaultDataset } from '../probe/ingestFaultDataset.js';
-import { openFdCount } from '../probe/openFdCount.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';
 import { startProbedServe } from '../probe/startProbedServe.js';
+import { treeUsage } from '../probe/treeUsage.js';
 import { createSplitsCases } from './createSplitsCases.js';
 import type { FuzzReport } from './FuzzReport.js';
 import type { FuzzTargets } from './FuzzTargets.js';
@@ -27,11 +26,15 @@ export interface FuzzBenchOptions {
   requests?: number;
   /** fast-check seed (default: random, reported). */
   seed?: number;
-  /** Requests in flight (default 8). */
+  /** Requests in flight (default 8), each worker of the fuzzer on a connection of its own. */
   concurrency?: number;
+  /** `serve --workers` (default: serve's own default, the CPU quota). */
+  workers?: number;
   /** Hostile connections: random-bytes ones, half-open ones, partial calls (default 100, 60, 60). */
   connections?: { randomBytes: number; halfOpen: number; partialCalls: number; holdMs: number };
   log?: (line: string) => void;
+  /** Called with requests answered so far and the total, every 100 requests. */
+  progress?: (done: number, total: number) => void;
   signal?: AbortSignal;
 }
 
@@ -60,12 +63,20 @@ export async function runFuzzBench(options: FuzzBenchOptions): Promise<FuzzRepor
   // the benchmark holds it.
   const serve = await startProbedServe({
     db: options.db,
-    args: ['--keepalive-time-ms', '4000', '--keepalive-timeout-ms', '4000'],
+    args: [
+      '--keepalive-time-ms',
+      '4000',
+      '--keepalive-timeout-ms',
+      '4000',
+      ...(options.workers === undefined ? [] : ['--workers', String(options.workers)]),
+    ],
   });
-  const raw = new RawLoaderClient(serve.address);
+  const concurrency = options.concurrency ?? 8;
+  const raws = Array.from({ length: concurrency }, () => new RawLoaderClient(serve.address));
+  const raw = raws[0]!;
   const sdk = new LoaderClient(serve.address);
   let peak = 0;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(serve.pid) ?? 0)), 200);
+  const sampler = setInterval(() => (peak = Math.max(peak, treeUsage(serve.pid).rssBytes)), 200);
   try {
     const codec = loaderCodec();
     const setup = await raw.unary(
@@ -117,12 +128,11 @@ export async function runFuzzBench(options: FuzzBenchOptions): Promise<FuzzRepor
       return n;
     };
     await normalEpoch(); // warm-up: caches, JIT
-    const rssBefore = rssBytes(serve.pid) ?? 0;
-    const fdsBefore = openFdCount(serve.pid) ?? 0;
+    const before = treeUsage(serve.pid);
     log(`fuzz: ${cases.length} requests (seed ${seed}) to ${serve.address}`);
-    const outcome = await sendFuzzCases(raw, cases, {
-      concurrency: options.concurrency ?? 8,
+    const outcome = await sendFuzzCases(raws, cases, {
       timeoutMs: 30_000,
+      ...(options.progress ? { progress: options.progress } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     log(`fuzz: ${outcome.wrongCount} wrong answers; hostile connections next`);
@@ -142,6 +152,13 @@ export async function runFuzzBench(options: FuzzBenchOptions): Promise<FuzzRepor
     // Let closed sockets and finished calls be reaped before counting.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const metrics = await scrapeMetrics(serve.metricsAddress);
+    const after = treeUsage(serve.pid);
+    const healthzAfter = await fetch(`http://${serve.metricsAddress}/healthz`, {
+      signal: AbortSignal.timeout(10_000),
+    }).then(
+      (r) => r.status,
+      () => 0,
+    );
     const internalErrors =
       (metrics.get('scylla_loader_stream_errors_total{code="INTERNAL"}') ?? 0) +
       (metrics.get('scylla_loader_stream_errors_total{code="UNKNOWN"}') ?? 0);
@@ -151,11 +168,14 @@ export async function runFuzzBench(options: FuzzBenchOptions): Promise<FuzzRepor
       connections,
       crash: serve.crash(),
       internalErrors,
-      rssBeforeBytes: rssBefore,
-      rssAfterBytes: rssBytes(serve.pid) ?? 0,
-      rssPeakBytes: peak,
-      fdsBefore,
-      fdsAfter: openFdCount(serve.pid) ?? 0,
+      processes: after.processes,
+      workerDeaths: serve.workerDeaths(),
+      rssBeforeBytes: before.rssBytes,
+      rssAfterBytes: after.rssBytes,
+      rssPeakBytes: Math.max(peak, after.rssBytes),
+      fdsBefore: before.fds,
+      fdsAfter: after.fds,
+      healthzAfter,
       normalSamplesWhileHeld,
       normalSamplesAfter,
       datasetSamples: samples,
@@ -163,7 +183,7 @@ export async function runFuzzBench(options: FuzzBenchOptions): Promise<FuzzRepor
     };
   } finally {
     clearInterval(sampler);
-    raw.close();
+    for (const r of raws) r.close();
     sdk.close();
     const crash = serve.crash();
     await serve.stop();

@@ -3,7 +3,7 @@ import type { FuzzOutcome } from './FuzzOutcome.js';
 import type { RawLoaderClient } from './RawLoaderClient.js';
 
 /**
- * Sends every case through the raw client, `concurrency` at a time, and tallies the statuses
+ * Sends every case through the raw clients, one request in flight on each, and tallies the statuses
  * per kind against each case's right ones. A stream that serves is cancelled after its first
  * batch (OK); a request not answered within `timeoutMs` comes back DEADLINE_EXCEEDED, which
  * no case allows, so a hang is a wrong answer too.
@@ -11,13 +11,17 @@ import type { RawLoaderClient } from './RawLoaderClient.js';
  * @internal
  */
 export async function sendFuzzCases(
-  client: RawLoaderClient,
+  clients: readonly RawLoaderClient[],
   cases: readonly FuzzCase[],
-  options: { concurrency: number; timeoutMs: number; signal?: AbortSignal },
+  options: {
+    timeoutMs: number;
+    signal?: AbortSignal;
+    progress?: (done: number, total: number) => void;
+  },
 ): Promise<FuzzOutcome> {
   const outcome: FuzzOutcome = { requests: 0, byKind: {}, wrong: [], wrongCount: 0 };
   let next = 0;
-  const worker = async (): Promise<void> => {
+  const worker = async (client: RawLoaderClient): Promise<void> => {
     while (next < cases.length) {
       options.signal?.throwIfAborted();
       const c = cases[next++]!;
@@ -26,12 +30,13 @@ export async function sendFuzzCases(
           ? await client.stream(c.body, options.timeoutMs)
           : await client.unary(c.rpc, c.body, options.timeoutMs);
       outcome.requests++;
+      if (outcome.requests % 100 === 0) options.progress?.(outcome.requests, cases.length);
       const kind = (outcome.byKind[c.kind] ??= { sent: 0, statuses: {} });
       kind.sent++;
       kind.statuses[result.status] = (kind.statuses[result.status] ?? 0) + 1;
       if (!c.expected.includes(result.status)) {
         outcome.wrongCount++;
-        if (outcome.wrong.length < 50) {
+        if (outcome.wrong.filter((w) => w.kind === c.kind).length < 5) {
           outcome.wrong.push({
             kind: c.kind,
             status: result.status,
@@ -43,6 +48,6 @@ export async function sendFuzzCases(
       }
     }
   };
-  await Promise.all(Array.from({ length: options.concurrency }, worker));
+  await Promise.all(clients.map(worker));
   return outcome;
 }

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { FuzzCase } from './FuzzCase.js';
 import type { FuzzTargets } from './FuzzTargets.js';
 import { loaderCodec } from './loaderCodec.js';
+import { damagedJobCheckpoint } from './damagedJobCheckpoint.js';
 import { mutatedToken } from './mutatedToken.js';
 import { nastyString } from './nastyStrings.js';
 import { enumNumber, uint32Extreme, uint64Extreme } from './numberExtremes.js';
@@ -20,8 +21,8 @@ type Req = Record<string, unknown>;
  *   2^32 - 1, the last epochs of the 32-bit range, stored split versions): OK;
  * - `stream:batch-size`, `stream:rank`, `stream:epochs`, `stream:prefetch`, `stream:enum`
  *   (an unknown ShardRule, ShuffleMode, Ordering or MissingSamplePolicy number),
- *   `stream:dataset-name` (not an identifier), `stream:resume-token` (a real token damaged):
- *   INVALID_ARGUMENT;
+ *   `stream:dataset-name` (not an identifier), `stream:resume-token` (a real token damaged),
+ *   `stream:job-checkpoint` (a job checkpoint damaged or lying): INVALID_ARGUMENT;
  * - `stream:unknown-dataset`: NOT_FOUND; `stream:split` (garbage or unknown split names):
  *   NOT_FOUND or INVALID_ARGUMENT;
  * - `stream:transform` (any transform, on samples that are not images): INVALID_ARGUMENT,
@@ -242,6 +243,15 @@ export function streamBatchesCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase>
     },
     {
       weight: 3,
+      arbitrary: damagedJobCheckpoint(targets.token)
+        .map(({ bytes, note }): [Req, string] => [
+          { ...targets.tokenRequest, jobCheckpoint: bytes },
+          note,
+        ])
+        .map(make('job-checkpoint', INVALID)),
+    },
+    {
+      weight: 3,
       arbitrary: with_(transform.map((t) => ({ transform: t }))).map(
         make('transform', ['INVALID_ARGUMENT', 'DATA_LOSS', 'OK']),
       ),
@@ -269,6 +279,7 @@ export function streamBatchesCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase>
               fc.constant(Buffer.alloc(0)),
               mutatedToken(targets.token).map((m) => m.bytes),
             ),
+            jobCheckpoint: damagedJobCheckpoint(targets.token).map((m) => m.bytes),
             transform: transform,
           },
           { requiredKeys: ['dataset', 'split'] },

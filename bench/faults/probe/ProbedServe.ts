@@ -15,9 +15,12 @@ export interface ProbedServe {
   records: Record<string, unknown>[];
   /**
    * How it exited when it did so before `stop()` was called (a crash: a signal or an exit
-   * code); undefined while it runs or once it was stopped.
+   * code), or the first worker death its primary logged (`serve --workers N` replaces a dead
+   * worker, which is a crash all the same); undefined while nothing died.
    */
   crash(): string | undefined;
+  /** Workers its primary logged as dead (replaced or not). */
+  workerDeaths(): number;
   /** The end of its stderr and stdout, for error messages. */
   output(): string;
   /** SIGTERM (graceful shutdown), SIGKILL if it is still there after a while. */

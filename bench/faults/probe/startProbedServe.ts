@@ -40,7 +40,7 @@ export async function startProbedServe(options: ProbedServeOptions): Promise<Pro
     if (!stopping) exited = signal !== null ? `killed by ${signal}` : `exited with code ${code}`;
   });
   const port = await waitUntilServing(child, {
-    timeoutMs: options.startTimeoutMs ?? 60_000,
+    timeoutMs: options.startTimeoutMs ?? 180_000,
     output,
     onRecord: (record) => {
       if (record['msg'] === 'loader serving') metricsPort = Number(record['metricsPort']);
@@ -56,7 +56,15 @@ export async function startProbedServe(options: ProbedServeOptions): Promise<Pro
     address: `127.0.0.1:${port}`,
     metricsAddress: `127.0.0.1:${metricsPort}`,
     records,
-    crash: () => exited,
+    crash: () => {
+      if (exited) return exited;
+      const died = records.find((r) => String(r['msg']).startsWith('loader worker died'));
+      return died
+        ? `worker ${String(died['worker'])} died (${String(died['signal'] ?? died['code'])})`
+        : undefined;
+    },
+    workerDeaths: () =>
+      records.filter((r) => String(r['msg']).startsWith('loader worker died')).length,
     output,
     stop: () => {
       stopping = true;

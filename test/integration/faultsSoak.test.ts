@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { runSoakBench } from '../../bench/faults/soak/runSoakBench.js';
+import { testDbConfig } from './dbHelpers.js';
+
+describe('faults: soak', () => {
+  it(
+    '64 streams for a minute: RSS growth under 5% after warm-up, no fd growth, event loop reported',
+    { timeout: 240_000 },
+    async () => {
+      const r = await runSoakBench({
+        db: testDbConfig(),
+        streams: 64,
+        seconds: 60,
+        warmupSeconds: 20,
+        sampleEverySeconds: 5,
+      });
+      expect(r.crash).toBeUndefined();
+      expect(r.streamErrors).toBe(0);
+      expect(r.samplesDelivered).toBeGreaterThan(0);
+      expect(r.rssGrowthPercent).toBeLessThan(5);
+      // Connections are pooled: the count after warm-up is the steady state; a few of slack
+      // for the database driver's and metrics' short-lived sockets.
+      expect(r.fdsEnd - r.fdsAfterWarmup).toBeLessThanOrEqual(4);
+      expect(r.eventLoopP99Seconds).toBeGreaterThan(0);
+      console.log(
+        `soak: RSS growth ${r.rssGrowthPercent.toFixed(2)}%, fds ${r.fdsAfterWarmup} -> ${r.fdsEnd}, ` +
+          `event-loop p99 ${(r.eventLoopP99Seconds * 1000).toFixed(0)} ms`,
+      );
+    },
+  );
+});
