@@ -35,6 +35,8 @@ export interface SoakReport {
   eventLoopP99Seconds: number;
   eventLoopMaxSeconds: number;
   processes: number;
+  /** Scrapes of /metrics that failed (a worker too busy to answer the primary in time). */
+  failedScrapes: number;
   crash: string | undefined;
   samples: SoakSample[];
 }

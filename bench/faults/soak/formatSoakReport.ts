@@ -21,6 +21,7 @@ export function formatSoakReport(r: SoakReport): string {
     `| RSS growth after warm-up | ${r.rssGrowthPercent.toFixed(2)}% |`,
     `| open fds after warm-up / end / max | ${r.fdsAfterWarmup} / ${r.fdsEnd} / ${r.fdsMax} |`,
     `| event-loop delay p99 / max (worst scrape after warm-up) | ${(r.eventLoopP99Seconds * 1000).toFixed(0)} ms / ${(r.eventLoopMaxSeconds * 1000).toFixed(0)} ms |`,
+    `| /metrics scrapes that failed (a worker too busy to answer its primary) | ${r.failedScrapes} |`,
     `| loader crashes | ${r.crash ? `1 (${r.crash})` : 0} |`,
   ];
   return `${lines.join('\n')}\n`;

@@ -89,6 +89,7 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
     }
     const samples: SoakSample[] = [];
     let p99 = 0;
+    let failedScrapes = 0;
     let max = 0;
     const end = t0 + seconds * 1000;
     while (performance.now() < end) {
@@ -98,7 +99,13 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
       const u = treeUsage(serve.pid);
       const at = (performance.now() - t0) / 1000;
       samples.push({ at, rssBytes: u.rssBytes, fds: u.fds, processes: u.processes, delivered });
-      const m = await scrapeMetrics(serve.metricsAddress);
+      // The primary gathers /metrics from every worker over IPC, with a timeout: a worker
+      // too busy to answer in time makes the scrape fail (HTTP 500). Counted, not fatal.
+      const m = await scrapeMetrics(serve.metricsAddress).catch((err: unknown) => {
+        failedScrapes++;
+        log(`soak: scrape failed: ${(err as Error).message}`);
+        return new Map<string, number>();
+      });
       if (at > warmup) {
         p99 = Math.max(p99, m.get('nodejs_eventloop_lag_p99_seconds') ?? 0);
         max = Math.max(max, m.get('nodejs_eventloop_lag_max_seconds') ?? 0);
@@ -136,6 +143,7 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
       eventLoopP99Seconds: p99,
       eventLoopMaxSeconds: max,
       processes: last.processes,
+      failedScrapes,
       crash: serve.crash(),
       samples,
     };
