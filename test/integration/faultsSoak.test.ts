@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { formatSoakReport } from '../../bench/faults/soak/formatSoakReport.js';
 import { runSoakBench } from '../../bench/faults/soak/runSoakBench.js';
 import { testDbConfig } from './dbHelpers.js';
 
@@ -10,8 +11,9 @@ describe('faults: soak', () => {
       const r = await runSoakBench({
         db: testDbConfig(),
         streams: 64,
-        seconds: 60,
-        warmupSeconds: 20,
+        // A minute measured after a 30 s warm-up (RSS settles only once V8 has sized its heap).
+        seconds: 90,
+        warmupSeconds: 30,
         sampleEverySeconds: 5,
       });
       expect(r.crash).toBeUndefined();
@@ -22,6 +24,7 @@ describe('faults: soak', () => {
       // for the database driver's and metrics' short-lived sockets.
       expect(r.fdsEnd - r.fdsAfterWarmup).toBeLessThanOrEqual(4);
       expect(r.eventLoopP99Seconds).toBeGreaterThan(0);
+      console.log(formatSoakReport(r));
       console.log(
         `soak: RSS growth ${r.rssGrowthPercent.toFixed(2)}%, fds ${r.fdsAfterWarmup} -> ${r.fdsEnd}, ` +
           `event-loop p99 ${(r.eventLoopP99Seconds * 1000).toFixed(0)} ms`,

@@ -31,7 +31,8 @@ const SAMPLE_BYTES = 2000;
  * every worker gets some) read as fast as they can for `seconds`, looping over epochs, while
  * RSS and open file descriptors of every loader process are sampled and the loader's own
  * event-loop delay is scraped. Growth is measured from the first sample after warm-up (JIT,
- * caches, pools and V8's heap sizing settle first) to the mean of the last three samples.
+ * caches, pools and V8's heap sizing settle first): the mean of the first three samples after
+ * it against the mean of the last three.
  *
  * @internal
  */
@@ -39,7 +40,9 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
   const log = options.log ?? (() => undefined);
   const streams = options.streams ?? 64;
   const seconds = options.seconds ?? 60;
-  const warmup = options.warmupSeconds ?? Math.max(10, Math.round(seconds / 5));
+  // 64 streams on 2 busy cores took about a minute to reach steady RSS (V8 sizing its heap
+  // under a lagging event loop), so the warm-up is 40% of the run, at least 30 s.
+  const warmup = options.warmupSeconds ?? Math.max(30, Math.round(seconds * 0.4));
   const every = options.sampleEverySeconds ?? 5;
   const db = await createDbClient(options.db);
   try {
@@ -122,9 +125,11 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
     if (steady.length < 2) {
       throw new Error(`soak of ${seconds} s left fewer than 2 samples after a ${warmup} s warm-up`);
     }
+    // Means of three samples at each end: one sample lands wherever a GC left the heap.
+    const mean = (xs: SoakSample[]): number => xs.reduce((a, s) => a + s.rssBytes, 0) / xs.length;
     const ref = steady[0]!;
-    const tail = steady.slice(-3);
-    const rssEnd = tail.reduce((a, s) => a + s.rssBytes, 0) / tail.length;
+    const rssRef = mean(steady.slice(0, Math.min(3, Math.floor(steady.length / 2))));
+    const rssEnd = mean(steady.slice(-3));
     const last = samples.at(-1)!;
     return {
       streams,
@@ -133,9 +138,9 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
       samplesDelivered: delivered,
       samplesPerSecond: delivered / elapsed,
       streamErrors,
-      rssAfterWarmupBytes: ref.rssBytes,
+      rssAfterWarmupBytes: rssRef,
       rssEndBytes: rssEnd,
-      rssGrowthPercent: (100 * (rssEnd - ref.rssBytes)) / ref.rssBytes,
+      rssGrowthPercent: (100 * (rssEnd - rssRef)) / rssRef,
       rssPeakBytes: Math.max(...samples.map((s) => s.rssBytes)),
       fdsAfterWarmup: ref.fds,
       fdsEnd: last.fds,
