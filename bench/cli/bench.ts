@@ -13,6 +13,7 @@ import { addBenchConcurrencyCommand } from './benchConcurrency.js';
 import { addBenchCoresCommand } from './benchCores.js';
 import { addBenchFaultsCommand } from './benchFaults.js';
 import { addBenchLatencyCommand } from './benchLatency.js';
+import { addBenchRobustnessCommands } from './benchRobustness.js';
 import { addBenchScaleCommand } from './benchScale.js';
 import { addBenchStreamCommand } from './benchStream.js';
 import { addBenchSuiteCommand } from './benchSuite.js';
@@ -80,6 +81,7 @@ export function registerBenchCommand(program: Command): Command {
     }),
   );
   addBenchIngestCommand(bench);
+  addBenchRobustnessCommands(bench);
   addBenchStreamCommand(bench);
   addBenchLatencyCommand(bench);
   addBenchCeilingCommand(bench);

@@ -202,6 +202,9 @@ describe('CreateSplits request: SDK → wire → createSplitSet', () => {
       [{ ...base, folds: 101 }, /folds: folds is at most 100/],
       [{ ...base, groupBy: ['p', 'p'] }, /groupBy\.1: group-by column p is named twice/],
       [{ ...base, groupBy: ['Patient'] }, /groupBy\.0: invalid metadata column name/],
+      // Found by the fuzzer: an unknown mode used to split with natural proportions.
+      [{ ...base, classTargetMode: 4 }, /unknown class_target_mode 4/],
+      [{ ...base, classTargetMode: -1 }, /unknown class_target_mode -1/],
     ];
     for (const [b, details] of bad) {
       const status = toGrpcStatus(thrown(() => toCreateSplitSetRequest(overTheWire(b))));

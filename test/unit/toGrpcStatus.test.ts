@@ -18,6 +18,17 @@ describe('toGrpcStatus', () => {
     expect(toGrpcStatus(exhausted).code).toBe(status.RESOURCE_EXHAUSTED);
   });
 
+  it('cuts details quoting a huge value, so the status still fits in a trailer', () => {
+    // Found by the fuzzer: a 1 MB dataset name was quoted whole; the client never got a status.
+    const huge = 'é'.repeat(1_000_000);
+    const s = toGrpcStatus(new LoaderError('INVALID_ARGUMENT', `invalid dataset name "${huge}"`));
+    expect(s.code).toBe(status.INVALID_ARGUMENT);
+    expect(s.details!.length).toBeLessThan(1100);
+    expect(s.details).toMatch(/^invalid dataset name "éé.*more characters cut\)$/);
+    const pairs = toGrpcStatus(new LoaderError('NOT_FOUND', `x${'😀'.repeat(2000)}`)).details!;
+    expect(() => encodeURIComponent(pairs)).not.toThrow();
+  });
+
   it('turns a ZodError into INVALID_ARGUMENT naming each field', () => {
     const schema = z.object({ batchSize: z.number().min(1), split: z.string().min(1) });
     const parsed = schema.safeParse({ batchSize: 0, split: '' });

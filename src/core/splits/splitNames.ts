@@ -14,6 +14,9 @@ export function validateSplitName(name: string, what: 'split set' | 'part'): str
   return name;
 }
 
+/** Largest split set version: versions are stored as CQL int. */
+const MAX_VERSION = 2 ** 31 - 1;
+
 /** A parsed stream split: `all`, or a part of a stored set. */
 export type SplitRef =
   { kind: 'all' } | { kind: 'part'; set: string; version: number | undefined; part: string };
@@ -31,10 +34,18 @@ export function parseSplitRef(split: string): SplitRef {
         '"<set>@<version>/<part>" (e.g. "main/train" or "cv@2/train-3")',
     );
   }
+  const version = m[2] === undefined ? undefined : Number(m[2]);
+  // Versions are stored as CQL int: a larger one cannot exist, and binding it made the
+  // driver throw (INTERNAL) where the caller deserves to hear what is wrong.
+  if (version !== undefined && version > MAX_VERSION) {
+    throw invalidArgument(
+      `invalid split ${JSON.stringify(split)}: version ${m[2]} is over the largest, ${MAX_VERSION}`,
+    );
+  }
   return {
     kind: 'part',
     set: validateSplitName(m[1]!, 'split set'),
-    version: m[2] === undefined ? undefined : Number(m[2]),
+    version,
     part: validateSplitName(m[3]!, 'part'),
   };
 }

@@ -29,9 +29,11 @@ const RETRY_HINT = 'retry with backoff (a stream resumes with its last resume to
  *   error may hold hosts, CQL or stack traces, so it is never sent; the caller logs it.
  */
 export function toGrpcStatus(err: unknown, origin: ErrorOrigin = {}): GrpcErrorStatus {
-  if (err instanceof LoaderError) return { code: status[err.code], details: err.message };
+  if (err instanceof LoaderError) {
+    return { code: status[err.code], details: capDetails(err.message) };
+  }
   if (err instanceof ZodError) {
-    return { code: status.INVALID_ARGUMENT, details: describeInvalidRequest(err) };
+    return { code: status.INVALID_ARGUMENT, details: capDetails(describeInvalidRequest(err)) };
   }
   const trouble = retryableDriverError(err);
   if (trouble !== undefined) {
@@ -39,6 +41,23 @@ export function toGrpcStatus(err: unknown, origin: ErrorOrigin = {}): GrpcErrorS
   }
   if (isAbortError(err)) return { code: status.CANCELLED, details: 'call cancelled' };
   return { code: status.INTERNAL, details: internalDetails(origin) };
+}
+
+/** Characters of details sent; the rest is cut (see {@link capDetails}). */
+export const MAX_DETAILS_CHARS = 1024;
+
+/**
+ * Cuts details to {@link MAX_DETAILS_CHARS}. Messages quote the offending value, which may be a
+ * megabyte-long name; details travel percent-encoded in the grpc-message trailer, and a
+ * trailer over the client's header-list limit is dropped, so the client saw no status at all
+ * (its call hung until its deadline) instead of INVALID_ARGUMENT.
+ */
+function capDetails(details: string): string {
+  if (details.length <= MAX_DETAILS_CHARS) return details;
+  // Never split a surrogate pair: a lone surrogate cannot be percent-encoded.
+  const high = details.charCodeAt(MAX_DETAILS_CHARS - 1);
+  const end = high >= 0xd800 && high <= 0xdbff ? MAX_DETAILS_CHARS - 1 : MAX_DETAILS_CHARS;
+  return `${details.slice(0, end)}... (${details.length - end} more characters cut)`;
 }
 
 /** `AbortSignal.abort()` rejects with a DOMException named AbortError; so do Node's APIs. */

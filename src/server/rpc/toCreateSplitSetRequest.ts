@@ -35,7 +35,21 @@ export function toCreateSplitSetRequest(req: CreateSplitsRequest__Output): Creat
   } satisfies CreateSplitSetRequest);
 }
 
+const CLASS_TARGET_MODES = [
+  'CLASS_TARGET_MODE_UNSPECIFIED',
+  'CLASS_TARGET_MODE_NATURAL',
+  'CLASS_TARGET_MODE_BALANCED',
+  'CLASS_TARGET_MODE_RATIOS',
+];
+
 function classTargetsOf(req: CreateSplitsRequest__Output): ClassTargets {
+  // An unknown value (a newer client, or garbage) arrives as its number: refuse it rather than
+  // split with natural proportions the caller did not ask for.
+  if (!CLASS_TARGET_MODES.includes(String(req.classTargetMode))) {
+    throw invalidArgument(
+      `unknown class_target_mode ${String(req.classTargetMode)}; use one of ${CLASS_TARGET_MODES.join(', ')}`,
+    );
+  }
   const ratios = Object.fromEntries(Object.entries(req.classRatios));
   if (req.classTargetMode === 'CLASS_TARGET_MODE_RATIOS') return { mode: 'ratios', ratios };
   if (Object.keys(ratios).length > 0) {

@@ -1,0 +1,67 @@
+import http2 from 'node:http2';
+import { loaderCodec } from '../fuzz/loaderCodec.js';
+
+/** A StreamBatches call whose reader stopped without closing. @internal */
+export interface StuckStream {
+  /** Bytes received before it stopped reading. */
+  received(): number;
+  /** Whether the loader ended the call or its connection. */
+  ended(): boolean;
+  /** The grpc-status and grpc-message it ended with, when trailers came. */
+  status(): string | undefined;
+  close(): void;
+}
+
+/**
+ * Opens a StreamBatches call over a plain HTTP/2 session (node:http2, the default 64 KiB
+ * windows), reads its first chunk and then never reads again nor closes: the session stays
+ * alive and answers pings, but no flow-control window is given back, so the loader can send
+ * nothing more. What the loader then holds for it is the stream's window at most.
+ *
+ * @internal
+ */
+export async function openStuckStream(address: string, request: object): Promise<StuckStream> {
+  const session = http2.connect(`http://${address}`);
+  let ended = false;
+  let received = 0;
+  session.on('error', () => undefined);
+  session.on('close', () => (ended = true));
+  const body = loaderCodec().encode('StreamBatches', request);
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(body.length, 1);
+  const req = session.request({
+    ':method': 'POST',
+    ':path': '/scylla_loader.v1.LoaderService/StreamBatches',
+    'content-type': 'application/grpc',
+    te: 'trailers',
+  });
+  let status: string | undefined;
+  const onHeaders = (h: http2.IncomingHttpHeaders): void => {
+    if (h['grpc-status'] !== undefined) {
+      status = `${String(h['grpc-status'])} ${String(h['grpc-message'] ?? '')}`;
+    }
+  };
+  req.on('response', onHeaders);
+  req.on('trailers', onHeaders);
+  req.on('error', () => undefined);
+  req.on('close', () => (ended = true));
+  req.end(Buffer.concat([prefix, body]));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error('a stuck stream got no first chunk in 120 s')),
+      120_000,
+    );
+    req.once('data', (chunk: Buffer) => {
+      clearTimeout(timer);
+      received += chunk.length;
+      req.pause();
+      resolve();
+    });
+  });
+  return {
+    received: () => received,
+    ended: () => ended,
+    status: () => status,
+    close: () => session.destroy(),
+  };
+}

@@ -1,0 +1,23 @@
+/** The RPCs the fuzzer sends requests to. @internal */
+export type FuzzRpc = 'StreamBatches' | 'CreateSplits';
+
+/**
+ * One generated request and the statuses the loader may rightly answer it with. A case comes
+ * from a valid request with one kind of damage (its `kind`), so its right answer is known:
+ * e.g. `stream:batch-size` must be INVALID_ARGUMENT, `stream:unknown-dataset` NOT_FOUND.
+ * INTERNAL and UNKNOWN are never right from the loader's own code (grpc-js answers INTERNAL
+ * to a body it cannot decode, before the loader sees it: `raw:undecodable`).
+ *
+ * @internal
+ */
+export interface FuzzCase {
+  rpc: FuzzRpc;
+  /** The class of damage, e.g. `stream:resume-token`. */
+  kind: string;
+  /** Statuses that are right for this case. */
+  expected: readonly string[];
+  /** The request body as sent (raw protobuf, possibly invalid). */
+  body: Buffer;
+  /** What was done to the request, for a report of a wrong answer. */
+  note: string;
+}

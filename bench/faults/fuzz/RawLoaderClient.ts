@@ -1,0 +1,97 @@
+import * as grpc from '@grpc/grpc-js';
+import type { RawCallResult } from './RawCallResult.js';
+
+const identity = (b: Buffer): Buffer => b;
+const SERVICE = '/scylla_loader.v1.LoaderService';
+
+/**
+ * A gRPC client of the loader that sends request bodies as given and returns response bodies
+ * as received (identity serializers): fuzzed requests reach the server byte for byte, invalid
+ * encodings included, and nothing on the client side can refuse or repair them. A stream is
+ * cancelled after `maxMessages` responses, which counts as `OK` (the loader served it).
+ *
+ * @internal
+ */
+export class RawLoaderClient {
+  readonly #client: grpc.Client;
+
+  constructor(address: string) {
+    this.#client = new grpc.Client(address, grpc.credentials.createInsecure(), {
+      'grpc.max_receive_message_length': -1,
+      // A connection of its own: with `serve --workers N` each connection lands on one
+      // worker, so several clients reach several workers only if they do not share one.
+      'grpc.use_local_subchannel_pool': 1,
+    });
+  }
+
+  /** Calls a unary method (`CreateSplits`, `DescribeDataset`, ...) with a raw body. */
+  unary(method: string, body: Buffer, timeoutMs: number): Promise<RawCallResult> {
+    return new Promise((resolve) => {
+      this.#client.makeUnaryRequest<Buffer, Buffer>(
+        `${SERVICE}/${method}`,
+        identity,
+        identity,
+        body,
+        { deadline: Date.now() + timeoutMs },
+        (err, response) =>
+          resolve(
+            err
+              ? {
+                  status: grpc.status[err.code] ?? String(err.code),
+                  details: err.details,
+                  messages: 0,
+                }
+              : {
+                  status: 'OK',
+                  details: '',
+                  messages: 1,
+                  ...(response ? { first: response } : {}),
+                },
+          ),
+      );
+    });
+  }
+
+  /** Calls StreamBatches with a raw body; reads up to `maxMessages` batches, then cancels. */
+  stream(body: Buffer, timeoutMs: number, maxMessages = 1): Promise<RawCallResult> {
+    return new Promise((resolve) => {
+      const call = this.#client.makeServerStreamRequest<Buffer, Buffer>(
+        `${SERVICE}/StreamBatches`,
+        identity,
+        identity,
+        body,
+        { deadline: Date.now() + timeoutMs },
+      );
+      let messages = 0;
+      let first: Buffer | undefined;
+      let done = false;
+      const finish = (result: RawCallResult): void => {
+        if (done) return;
+        done = true;
+        resolve(first ? { ...result, first } : result);
+      };
+      call.on('data', (msg: Buffer) => {
+        messages++;
+        first ??= msg;
+        if (messages >= maxMessages) {
+          finish({ status: 'OK', details: 'cancelled by the client after its batches', messages });
+          call.cancel();
+        }
+      });
+      call.on('error', (err: grpc.ServiceError) =>
+        finish({
+          status: grpc.status[err.code] ?? String(err.code),
+          details: err.details,
+          messages,
+        }),
+      );
+      call.on('status', (st: grpc.StatusObject) =>
+        finish({ status: grpc.status[st.code] ?? String(st.code), details: st.details, messages }),
+      );
+    });
+  }
+
+  close(): void {
+    this.#client.close();
+  }
+}

@@ -1,0 +1,119 @@
+import fc from 'fast-check';
+import type { FuzzCase, FuzzRpc } from './FuzzCase.js';
+import type { FuzzTargets } from './FuzzTargets.js';
+import { loaderCodec } from './loaderCodec.js';
+import { protoWire } from './protoWire.js';
+
+/** Invalid UTF-8: lone continuation bytes, overlong forms, surrogates, 0xff. */
+const BAD_UTF8 = [
+  Buffer.from([0x80]),
+  Buffer.from([0xc0, 0xaf]),
+  Buffer.from([0xed, 0xa0, 0x80]),
+  Buffer.from([0xff, 0xfe]),
+  Buffer.from([0x61, 0xe2, 0x82]),
+  Buffer.from([0xf4, 0x90, 0x80, 0x80]),
+];
+
+/**
+ * Request bodies no protobuf encoder writes, for both RPCs, sent through the raw client:
+ * random bytes; a valid request truncated or with bits flipped; a valid request with a field
+ * appended that overrides it with invalid UTF-8 (dataset, split, set name), the wrong wire
+ * type, a 10-byte varint where a uint32 belongs, or a negative int64 as seed. The right status
+ * depends on whether the body still decodes: one the server cannot decode is refused by
+ * grpc-js itself, with INTERNAL, before the loader sees it (the loader must survive it; the
+ * status is grpc-js's); one it can decode is judged like
+ * any request (OK, INVALID_ARGUMENT, NOT_FOUND, DATA_LOSS or ALREADY_EXISTS).
+ *
+ * @internal
+ */
+export function rawEncodingCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase> {
+  const codec = loaderCodec();
+  const valid: Record<FuzzRpc, Buffer> = {
+    StreamBatches: codec.encode('StreamBatches', {
+      dataset: targets.dataset,
+      split: 'all',
+      batchSize: 16,
+      seed: '3',
+      epochs: 2,
+    }),
+    CreateSplits: codec.encode('CreateSplits', {
+      dataset: targets.dataset,
+      name: 'fz-raw',
+      parts: [{ name: 'train', weight: 1 }],
+      newVersion: true,
+    }),
+  };
+  const damage = (body: Buffer): fc.Arbitrary<[Buffer, string]> =>
+    fc.oneof(
+      fc
+        .uint8Array({ maxLength: 256 })
+        .map((b): [Buffer, string] => [Buffer.from(b), `${b.length} random bytes`]),
+      fc
+        .integer({ min: 1, max: body.length - 1 })
+        .map((n): [Buffer, string] => [body.subarray(0, n), `truncated to ${n}`]),
+      fc
+        .array(fc.tuple(fc.nat(body.length - 1), fc.nat(7)), { minLength: 1, maxLength: 4 })
+        .map((flips): [Buffer, string] => {
+          const b = Buffer.from(body);
+          for (const [i, bit] of flips) b[i]! ^= 1 << bit;
+          return [b, `bits flipped ${flips.map(([i, bit]) => `${i}.${bit}`).join(',')}`];
+        }),
+      fc
+        .tuple(fc.constantFrom(1, 2), fc.constantFrom(...BAD_UTF8), fc.string({ maxLength: 8 }))
+        .map(([field, bad, s]): [Buffer, string] => [
+          Buffer.concat([body, protoWire.bytesField(field, Buffer.concat([Buffer.from(s), bad]))]),
+          `field ${field} with invalid UTF-8 ${bad.toString('hex')}`,
+        ]),
+      fc
+        .integer({ min: 1, max: 16 })
+        .map((field): [Buffer, string] => [
+          Buffer.concat([body, protoWire.bytesField(field, Buffer.from([1, 2, 3]))]),
+          `field ${field} as length-delimited`,
+        ]),
+      fc
+        .tuple(fc.integer({ min: 1, max: 16 }), fc.bigInt({ min: 2n ** 32n, max: 2n ** 64n - 1n }))
+        .map(([field, v]): [Buffer, string] => [
+          Buffer.concat([body, protoWire.varintField(field, v)]),
+          `field ${field} as a varint of ${v}`,
+        ]),
+      fc
+        .tuple(fc.integer({ min: 1, max: 16 }), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }))
+        .map(([field, v]): [Buffer, string] => [
+          Buffer.concat([body, protoWire.fixed64Field(field, v)]),
+          `field ${field} as fixed64 ${v}`,
+        ]),
+      fc
+        .bigInt({ min: -(2n ** 63n), max: -1n })
+        .map((v): [Buffer, string] => [
+          Buffer.concat([body, protoWire.varintField(4, v)]),
+          `seed (field 4) as int64 ${v}`,
+        ]),
+      fc
+        .integer({ min: 17, max: 2 ** 29 - 1 })
+        .map((field): [Buffer, string] => [
+          Buffer.concat([body, protoWire.varintField(field, 1n)]),
+          `unknown field ${field}`,
+        ]),
+    );
+  return fc.constantFrom<FuzzRpc>('StreamBatches', 'CreateSplits').chain((rpc) =>
+    damage(valid[rpc]).map(([body, note]): FuzzCase => {
+      let decodes = true;
+      try {
+        codec.decode(rpc, body);
+      } catch {
+        decodes = false;
+      }
+      return {
+        rpc,
+        kind: decodes ? 'raw:decodable' : 'raw:undecodable',
+        expected: decodes
+          ? ['OK', 'INVALID_ARGUMENT', 'NOT_FOUND', 'DATA_LOSS', 'ALREADY_EXISTS']
+          : // grpc-js answers INTERNAL ("Error deserializing request") before any loader code
+            // runs; INVALID_ARGUMENT would be right, and is what a fix must give.
+            ['INVALID_ARGUMENT', 'INTERNAL'],
+        body,
+        note,
+      };
+    }),
+  );
+}

@@ -1,0 +1,74 @@
+import type { DbConfig } from '../../../src/core/index.js';
+import { serveChildEnv, waitUntilServing } from '../../../src/cli/serveChild.js';
+import { cliMainArgs } from '../../stream/benchScripts.js';
+import { endChild, spawnPinned, tail } from '../../stream/spawnPinned.js';
+import type { ProbedServe } from './ProbedServe.js';
+
+/** How to start {@link startProbedServe}. @internal */
+export interface ProbedServeOptions {
+  db: DbConfig;
+  /** `serve` flags, e.g. `['--keepalive-time-ms', '2000']`. */
+  args?: string[];
+  /** Extra environment on top of the one `serveChildEnv` makes. */
+  env?: NodeJS.ProcessEnv;
+  /** Called with the child's pid as soon as it exists, so a caller can reap it on failure. */
+  onSpawn?: (pid: number) => void;
+  startTimeoutMs?: number;
+}
+
+/**
+ * Runs the real `serve` command in a process of its own, as users do, on 127.0.0.1 with free
+ * gRPC and metrics ports, and resolves once its log says it serves. Unlike the stream
+ * benchmark's `startServeProcess` it keeps every log record and the metrics port, and tells a
+ * crash (an exit nobody asked for) from a stop: the fault benchmarks assert on both.
+ *
+ * @internal
+ */
+export async function startProbedServe(options: ProbedServeOptions): Promise<ProbedServe> {
+  const child = spawnPinned([...cliMainArgs(), 'serve', ...(options.args ?? [])], {
+    env: { ...serveChildEnv(options.db), ...options.env },
+    ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+  });
+  const stderr = tail(child.stderr, 16_000);
+  const stdout = tail(child.stdout, 16_000);
+  const output = (): string => `${stderr()}\n${stdout()}`;
+  const records: Record<string, unknown>[] = [];
+  let metricsPort = 0;
+  let stopping = false;
+  let exited: string | undefined;
+  child.once('exit', (code, signal) => {
+    if (!stopping) exited = signal !== null ? `killed by ${signal}` : `exited with code ${code}`;
+  });
+  const port = await waitUntilServing(child, {
+    timeoutMs: options.startTimeoutMs ?? 180_000,
+    output,
+    onRecord: (record) => {
+      if (record['msg'] === 'loader serving') metricsPort = Number(record['metricsPort']);
+      else if (metricsPort !== 0) records.push(record);
+    },
+  }).catch(async (err: unknown) => {
+    stopping = true;
+    await endChild(child, 5_000);
+    throw err;
+  });
+  return {
+    pid: child.pid ?? -1,
+    address: `127.0.0.1:${port}`,
+    metricsAddress: `127.0.0.1:${metricsPort}`,
+    records,
+    crash: () => {
+      if (exited) return exited;
+      const died = records.find((r) => String(r['msg']).startsWith('loader worker died'));
+      return died
+        ? `worker ${String(died['worker'])} died (${String(died['signal'] ?? died['code'])})`
+        : undefined;
+    },
+    workerDeaths: () =>
+      records.filter((r) => String(r['msg']).startsWith('loader worker died')).length,
+    output,
+    stop: () => {
+      stopping = true;
+      return endChild(child, 10_000);
+    },
+  };
+}

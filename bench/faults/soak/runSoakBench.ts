@@ -1,0 +1,164 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LoaderClient } from '../../../src/client/LoaderClient.js';
+import { createDbClient, type DbConfig } from '../../../src/core/index.js';
+import { ingestFaultDataset } from '../probe/ingestFaultDataset.js';
+import { scrapeMetrics } from '../probe/scrapeMetrics.js';
+import { startProbedServe } from '../probe/startProbedServe.js';
+import { treeUsage } from '../probe/treeUsage.js';
+import type { SoakReport, SoakSample } from './SoakReport.js';
+
+/** Options of {@link runSoakBench}. @internal */
+export interface SoakBenchOptions {
+  db: DbConfig;
+  /** Concurrent streams (default 64). */
+  streams?: number;
+  /** Seconds the streams run (default 60). */
+  seconds?: number;
+  /** Seconds of warm-up before the reference sample (default: a fifth, at least 10). */
+  warmupSeconds?: number;
+  /** Seconds between samples (default 5). */
+  sampleEverySeconds?: number;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+const DATASET = 'faults_soak';
+const SAMPLES = 4000;
+const SAMPLE_BYTES = 2000;
+
+/**
+ * Soaks a spawned `serve`: `streams` SDK streams (one client, its pool of connections, so
+ * every worker gets some) read as fast as they can for `seconds`, looping over epochs, while
+ * RSS and open file descriptors of every loader process are sampled and the loader's own
+ * event-loop delay is scraped. Growth is measured from the first sample after warm-up (JIT,
+ * caches, pools and V8's heap sizing settle first): the mean of the first three samples after
+ * it against the mean of the last three.
+ *
+ * @internal
+ */
+export async function runSoakBench(options: SoakBenchOptions): Promise<SoakReport> {
+  const log = options.log ?? (() => undefined);
+  const streams = options.streams ?? 64;
+  const seconds = options.seconds ?? 60;
+  // 64 streams on 2 busy cores took about a minute to reach steady RSS (V8 sizing its heap
+  // under a lagging event loop), so the warm-up is 40% of the run, at least 30 s.
+  const warmup = options.warmupSeconds ?? Math.max(30, Math.round(seconds * 0.4));
+  const every = options.sampleEverySeconds ?? 5;
+  const db = await createDbClient(options.db);
+  try {
+    await ingestFaultDataset(db, { name: DATASET, samples: SAMPLES, sampleBytes: SAMPLE_BYTES });
+  } finally {
+    await db.shutdown();
+  }
+  const serve = await startProbedServe({ db: options.db });
+  const sdk = new LoaderClient(serve.address);
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  options.signal?.addEventListener('abort', onAbort);
+  let delivered = 0;
+  let streamErrors = 0;
+  const runs: Promise<void>[] = [];
+  try {
+    // One scrape before the streams so the first event-loop window starts now.
+    await scrapeMetrics(serve.metricsAddress);
+    const t0 = performance.now();
+    for (let i = 0; i < streams; i++) {
+      runs.push(
+        (async () => {
+          while (!stop.signal.aborted) {
+            try {
+              for await (const batch of sdk.streamBatches(
+                {
+                  dataset: DATASET,
+                  split: 'all',
+                  batchSize: 64,
+                  seed: 1000 + i,
+                  epochs: 1_000_000,
+                  rank: i % 4,
+                  worldSize: 4,
+                },
+                { signal: stop.signal },
+              )) {
+                delivered += batch.samples.length;
+              }
+            } catch (err) {
+              if (stop.signal.aborted) return;
+              streamErrors++;
+              log(`soak: stream ${i} ended: ${(err as Error).message}`);
+            }
+          }
+        })(),
+      );
+    }
+    const samples: SoakSample[] = [];
+    let p99 = 0;
+    let failedScrapes = 0;
+    let max = 0;
+    const end = t0 + seconds * 1000;
+    while (performance.now() < end) {
+      await sleep(Math.min(every * 1000, Math.max(0, end - performance.now())), undefined, {
+        signal: stop.signal,
+      });
+      const u = treeUsage(serve.pid);
+      const at = (performance.now() - t0) / 1000;
+      samples.push({ at, rssBytes: u.rssBytes, fds: u.fds, processes: u.processes, delivered });
+      // The primary gathers /metrics from every worker over IPC, with a timeout: a worker
+      // too busy to answer in time makes the scrape fail (HTTP 500). Counted, not fatal.
+      const m = await scrapeMetrics(serve.metricsAddress).catch((err: unknown) => {
+        failedScrapes++;
+        log(`soak: scrape failed: ${(err as Error).message}`);
+        return new Map<string, number>();
+      });
+      if (at > warmup) {
+        p99 = Math.max(p99, m.get('nodejs_eventloop_lag_p99_seconds') ?? 0);
+        max = Math.max(max, m.get('nodejs_eventloop_lag_max_seconds') ?? 0);
+      }
+      log(
+        `soak: ${at.toFixed(0)}/${seconds} s, ${delivered} samples, RSS ${(u.rssBytes / 2 ** 20).toFixed(0)} MiB, ` +
+          `${u.fds} fds, event loop p99 ${((m.get('nodejs_eventloop_lag_p99_seconds') ?? 0) * 1000).toFixed(0)} ms`,
+      );
+    }
+    const elapsed = (performance.now() - t0) / 1000;
+    stop.abort();
+    await Promise.all(runs);
+    const steady = samples.filter((s) => s.at >= warmup);
+    if (steady.length < 2) {
+      throw new Error(`soak of ${seconds} s left fewer than 2 samples after a ${warmup} s warm-up`);
+    }
+    // Means of three samples at each end: one sample lands wherever a GC left the heap.
+    const mean = (xs: SoakSample[]): number => xs.reduce((a, s) => a + s.rssBytes, 0) / xs.length;
+    const ref = steady[0]!;
+    const rssRef = mean(steady.slice(0, Math.min(3, Math.floor(steady.length / 2))));
+    const rssEnd = mean(steady.slice(-3));
+    const last = samples.at(-1)!;
+    return {
+      streams,
+      seconds: elapsed,
+      warmupSeconds: warmup,
+      samplesDelivered: delivered,
+      samplesPerSecond: delivered / elapsed,
+      streamErrors,
+      rssAfterWarmupBytes: rssRef,
+      rssEndBytes: rssEnd,
+      rssGrowthPercent: (100 * (rssEnd - rssRef)) / rssRef,
+      rssPeakBytes: Math.max(...samples.map((s) => s.rssBytes)),
+      fdsAfterWarmup: ref.fds,
+      fdsEnd: last.fds,
+      fdsMax: Math.max(...steady.map((s) => s.fds)),
+      eventLoopP99Seconds: p99,
+      eventLoopMaxSeconds: max,
+      processes: last.processes,
+      failedScrapes,
+      crash: serve.crash(),
+      samples,
+    };
+  } finally {
+    stop.abort();
+    options.signal?.removeEventListener('abort', onAbort);
+    await Promise.allSettled(runs);
+    sdk.close();
+    const crash = serve.crash();
+    await serve.stop();
+    if (crash) log(`the loader crashed (${crash}):\n${serve.output()}`);
+  }
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { formatSoakReport } from '../../bench/faults/soak/formatSoakReport.js';
+import { runSoakBench } from '../../bench/faults/soak/runSoakBench.js';
+import { testDbConfig } from './dbHelpers.js';
+
+describe('faults: soak', () => {
+  it(
+    '64 streams for a minute: RSS growth under 5% after warm-up, no fd growth, event loop reported',
+    { timeout: 240_000 },
+    async () => {
+      const r = await runSoakBench({
+        db: testDbConfig(),
+        streams: 64,
+        // A minute measured after a 30 s warm-up (RSS settles only once V8 has sized its heap).
+        seconds: 90,
+        warmupSeconds: 30,
+        sampleEverySeconds: 5,
+      });
+      console.log(formatSoakReport(r));
+      console.log(
+        r.samples
+          .map((x) => `${x.at.toFixed(0)}s ${(x.rssBytes / 2 ** 20).toFixed(0)}MiB`)
+          .join(', '),
+      );
+      expect(r.crash).toBeUndefined();
+      expect(r.streamErrors).toBe(0);
+      expect(r.samplesDelivered).toBeGreaterThan(0);
+      expect(r.rssGrowthPercent).toBeLessThan(5);
+      // Connections are pooled: the count after warm-up is the steady state; a few of slack
+      // for the database driver's and metrics' short-lived sockets.
+      expect(r.fdsEnd - r.fdsAfterWarmup).toBeLessThanOrEqual(4);
+      expect(r.eventLoopP99Seconds).toBeGreaterThan(0);
+    },
+  );
+});
