@@ -56,7 +56,7 @@ export function createLoaderMetrics(): LoaderMetrics {
     }),
     dbReadSeconds: new Histogram({
       name: 'scylla_loader_db_read_duration_seconds',
-      help: 'Latency of one sample read from the database, retries excluded.',
+      help: 'Latency of one database read (one sample, or one group of small samples), retries excluded.',
       labelNames: ['path'],
       buckets: latencyBuckets,
       registers: [registry],
