@@ -13,7 +13,7 @@ export interface BenchFaultsFlags extends DbFlags {
   quick: boolean;
   ring: boolean;
   mixedFaults?: string;
-  only?: string;
+  scenarios?: string;
   outDir?: string;
 }
 
@@ -38,7 +38,7 @@ export function addBenchFaultsCommand(bench: Command): void {
     .option('--no-ring', 'leave out the 3-node ring and its node scenarios')
     .option('--mixed-faults <n>', 'faults of the mixed run (default 50, quick 12)')
     .option(
-      '--only <names>',
+      '--scenarios <names>',
       "comma-separated scenarios to run alone, e.g. 'mixed,node SIGSTOP' (default: all)",
     )
     .option('--out-dir <dir>', 'folder of the JSON report (default .state/bench)');
@@ -51,7 +51,9 @@ export function addBenchFaultsCommand(bench: Command): void {
           ...(flags.mixedFaults
             ? { mixedFaults: wholeNumberFlag('--mixed-faults', flags.mixedFaults, 1) }
             : {}),
-          ...(flags.only ? { only: flags.only.split(',').map((n) => n.trim()) } : {}),
+          ...(flags.scenarios
+            ? { scenarios: flags.scenarios.split(',').map((n) => n.trim()) }
+            : {}),
           toxiproxy: toxiproxyBinary(),
           skipRing: !flags.ring,
           outDir: flags.outDir ? path.resolve(flags.outDir) : path.join(context.stateRoot, 'bench'),

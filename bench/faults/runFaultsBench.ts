@@ -33,7 +33,7 @@ export interface FaultsBenchOptions {
   /** Leave out the 3-node ring (and its scenarios). */
   skipRing?: boolean;
   /** Run only the scenarios of these names (e.g. `mixed`, `node SIGSTOP`); absent: all. */
-  only?: string[];
+  scenarios?: string[];
   /** First address of the ring's nodes (default 127.0.0.31). */
   ringFirstAddress?: string;
   outDir: string;
@@ -89,7 +89,7 @@ export async function runFaultsBench(
     ['rolling restart', (bed) => rollingRestartScenario(bed, scale)],
   ];
   const names = [...single, ...network, ...ring].map(([name]) => name);
-  const unknown = (options.only ?? []).filter((name) => !names.includes(name));
+  const unknown = (options.scenarios ?? []).filter((name) => !names.includes(name));
   if (unknown.length > 0) {
     throw invalidArgument(
       `unknown fault scenario ${unknown.map((n) => `'${n}'`).join(', ')}; ` +
@@ -97,7 +97,7 @@ export async function runFaultsBench(
     );
   }
   const chosen = (list: Scenario[]): Scenario[] =>
-    options.only ? list.filter(([name]) => options.only?.includes(name)) : list;
+    options.scenarios ? list.filter(([name]) => options.scenarios?.includes(name)) : list;
   single.splice(0, single.length, ...chosen(single));
   network.splice(0, network.length, ...chosen(network));
   ring.splice(0, ring.length, ...chosen(ring));
