@@ -1,12 +1,9 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { stringify } from 'uuid';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createDbClient, loadSplitIds } from '../../src/core/index.js';
-import { benchEnvironment } from '../stream/benchEnvironment.js';
-import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
+import { prepareRanksDataset } from './prepareRanksDataset.js';
 import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import { checkExactlyOnce, combineExactlyOnce } from './checkExactlyOnce.js';
@@ -41,24 +38,14 @@ export async function runConcurrencyBench(
   const onSpawn = (pid: number): void => void childPids.push(pid);
   const progress = progressOrLog(options.progress, log);
 
-  const client = await createDbClient(options.db);
-  let environment;
-  let dataset;
-  let datasetIds: string[];
-  try {
-    environment = await benchEnvironment(client);
-    dataset = await prepareStreamDataset(client, {
-      name: options.dataset,
-      samples: options.samples,
-      imageRoot: options.imageRoot,
-      progress,
-      ...(signal ? { signal } : {}),
-    });
-    const all = await loadSplitIds(client, options.dataset);
-    datasetIds = Array.from({ length: all.count }, (_, i) => stringify(all.ids, i * 16));
-  } finally {
-    await client.shutdown();
-  }
+  const { environment, dataset, datasetIds } = await prepareRanksDataset({
+    db: options.db,
+    dataset: options.dataset,
+    samples: options.samples,
+    imageRoot: options.imageRoot,
+    progress,
+    signal: signal,
+  });
   log(
     `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,
   );

@@ -1,8 +1,6 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { stringify } from 'uuid';
-import { createDbClient, loadSplitIds } from '../../src/core/index.js';
 import { checkExactlyOnce, combineExactlyOnce } from '../concurrency/checkExactlyOnce.js';
 import { interleavedSchedule } from '../concurrency/interleavedSchedule.js';
 import type {
@@ -12,11 +10,11 @@ import type {
 } from '../concurrency/ranksClientChild.js';
 import { cpuMeter } from '../measure/procCpu.js';
 import { rssBytes } from '../measure/processRss.js';
-import { benchEnvironment } from '../stream/benchEnvironment.js';
-import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
 import { startServeProcess, type ServeProcess } from '../stream/serveProcess.js';
+import { prepareRanksDataset } from '../concurrency/prepareRanksDataset.js';
 import { progressOrLog } from '../stream/StreamBenchOptions.js';
-import { startBenchChild } from '../stream/startBenchChild.js';
+import { type BenchChild, startBenchChild } from '../stream/startBenchChild.js';
+import { median } from '../stream/stats.js';
 import type { CoresBenchOptions } from './CoresBenchOptions.js';
 import type { CoresBenchReport, CoresRun, CoresSummaryRow } from './CoresBenchReport.js';
 
@@ -37,24 +35,14 @@ export async function runCoresBench(options: CoresBenchOptions): Promise<CoresBe
   const started = performance.now();
   const startedAt = new Date();
   const progress = progressOrLog(options.progress, log);
-  const client = await createDbClient(options.db);
-  let environment;
-  let dataset;
-  let datasetIds: string[];
-  try {
-    environment = await benchEnvironment(client);
-    dataset = await prepareStreamDataset(client, {
-      name: options.dataset,
-      samples: options.samples,
-      imageRoot: options.imageRoot,
-      progress,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    const all = await loadSplitIds(client, options.dataset);
-    datasetIds = Array.from({ length: all.count }, (_, i) => stringify(all.ids, i * 16));
-  } finally {
-    await client.shutdown();
-  }
+  const { environment, dataset, datasetIds } = await prepareRanksDataset({
+    db: options.db,
+    dataset: options.dataset,
+    samples: options.samples,
+    imageRoot: options.imageRoot,
+    progress,
+    signal: options.signal,
+  });
   log(
     `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,
   );
@@ -114,7 +102,7 @@ async function measureRun(
   place: { workers: number; run: number; idsFile: string },
 ): Promise<CoresRun> {
   let serve: ServeProcess | undefined;
-  const child = { stop: async (): Promise<void> => undefined };
+  let ranks: BenchChild<RanksClientResult> | undefined;
   try {
     serve = await startServeProcess({
       db: options.db,
@@ -131,8 +119,7 @@ async function measureRun(
       streams: options.streams,
       idsFile: place.idsFile,
     };
-    const ranks = startBenchChild<RanksClientResult>(CLIENT_SCRIPT, config);
-    child.stop = () => ranks.stop();
+    ranks = startBenchChild<RanksClientResult>(CLIENT_SCRIPT, config);
     await ranks.ready;
     const endsBefore = serve.streamEnds.length;
     const pids: Record<string, number | undefined> = { primary: serve.pid, db: options.dbPid };
@@ -182,7 +169,7 @@ async function measureRun(
       exactlyOnce,
     };
   } finally {
-    await child.stop();
+    await ranks?.stop();
     await serve?.stop();
   }
 }
@@ -191,11 +178,6 @@ async function waitFor(cond: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;
   while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-};
 
 /** Medians per worker count, scaled against the smallest count measured. */
 function summarize(runs: readonly CoresRun[]): CoresSummaryRow[] {
