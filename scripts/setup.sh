@@ -2,7 +2,10 @@
 # Shared set-up for the two Quick start commands: checks the tools the project needs and
 # installs npm dependencies when node_modules is missing or does not match package-lock.json.
 # `scripts/setup.sh --demo` stops there: the demo needs neither promtool nor the deployment
-# check tools (which need Go and pip, and take minutes to build on a fresh machine).
+# check tools (which need Go and pip, and take minutes to build on a fresh machine). Without
+# --demo it then makes everything the tests use: the checking tools, the local node's jars, the
+# source photographs and the Python client's venv (scripts/python-env.sh). Each step skips
+# what is already there, so a warm run takes seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 demo_only=false
@@ -50,6 +53,15 @@ fi
 npm run -s gen:proto
 $demo_only && exit 0
 
+# From here on, every environment any test needs is made before the first test runs (issue 23:
+# a test that found its environment only because a later step of a previous run had made it
+# failed on a fresh machine). The Python venv goes first, in the background: its download
+# (about 2.2 GB on a fresh machine) waits on the network while the tool builds below use the CPU.
+python_log=$(mktemp)
+scripts/python-env.sh >/dev/null 2>"$python_log" &
+python_pid=$!
+trap 'kill "$python_pid" 2>/dev/null || true' EXIT
+
 # The security tests make their CAs and certificates at test time with the openssl CLI (the
 # Debian package "openssl"; the JDK's keytool makes the database node's).
 need openssl "the security tests make their test certificates with it"
@@ -87,3 +99,21 @@ for tool in scripts/tools/*.sh; do
   [ -e "$tool" ] || continue
   bash "$tool"
 done
+
+# The local node's jars (Maven Central), unless the tests run against a cluster of the user's.
+if [ -z "${SCYLLA_LOADER_CONTACT_POINTS:-}" ]; then
+  npx tsx src/cli/main.ts db fetch
+fi
+# The photographs the photo and transform tests cut their JPEGs from (Debian packages).
+npx tsx src/cli/main.ts prepare photos --sources-only
+
+python_ok=true
+wait "$python_pid" || python_ok=false
+trap - EXIT
+if ! $python_ok; then
+  cat "$python_log" >&2
+  echo "error: the Python test venv could not be made (scripts/python-env.sh, log above)" >&2
+  exit 1
+fi
+cat "$python_log" >&2
+rm -f "$python_log"

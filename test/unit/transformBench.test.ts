@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import {
   transformLegs,
   TRANSFORM_LEG_NAMES,
 } from '../../bench/transform/transformLegs.js';
+import { packageRoot } from '../../bench/stream/benchScripts.js';
 import { LoaderError } from '../../src/core/index.js';
 
 const base: TransformBenchInput = {
@@ -280,22 +282,36 @@ describe('benchPython', () => {
     expect(benchPython(undefined, { [BENCH_PYTHON_ENV]: '/b/python' })).toBe('/b/python');
   });
 
-  it("finds python-tests.sh's venv by the same hash, and says how to get one when absent", () => {
-    const root = mkdtempSync(path.join(os.tmpdir(), 'sl-bench-python-'));
-    mkdirSync(path.join(root, 'clients', 'python', 'requirements'), { recursive: true });
-    writeFileSync(path.join(root, 'clients', 'python', 'requirements', 'test-lock.txt'), 'x==1\n');
-    writeFileSync(path.join(root, 'clients', 'python', 'pyproject.toml'), '[project]\n');
-    const env = { XDG_CACHE_HOME: path.join(root, 'cache'), PATH: process.env.PATH };
+  it('finds the venv scripts/python-env.sh makes, and says how to get one when absent', () => {
+    // The real script of this checkout, over an empty cache folder: the lookup is shared, not
+    // copied, so this fails if the bench and the set-up ever name the venv differently.
+    const cache = mkdtempSync(path.join(os.tmpdir(), 'sl-bench-python-'));
+    const env = { XDG_CACHE_HOME: cache, PATH: process.env.PATH, HOME: process.env.HOME };
     let error: unknown;
     try {
-      benchPython(undefined, env, root);
+      benchPython(undefined, env);
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(LoaderError);
     expect((error as LoaderError).code).toBe('FAILED_PRECONDITION');
-    expect((error as Error).message).toMatch(/scripts\/python-tests\.sh/);
-    // The message names the cache folder, where the venv of this lock file is then made.
-    expect((error as Error).message).toContain(path.join(root, 'cache', 'scylla-loader', 'python'));
+    expect((error as Error).message).toMatch(/scripts\/python-env\.sh/);
+    // The message names the folder where the venv of this lock file is made.
+    expect((error as Error).message).toContain(path.join(cache, 'scylla-loader', 'python'));
+
+    const venv = execFileSync(
+      'bash',
+      [path.join(packageRoot, 'scripts', 'python-env.sh'), '--path'],
+      {
+        env,
+        encoding: 'utf8',
+      },
+    ).trim();
+    expect(venv.startsWith(path.join(cache, 'scylla-loader', 'python', 'venv-'))).toBe(true);
+    // A venv counts once its set-up finished (the marker is written last).
+    mkdirSync(venv, { recursive: true });
+    expect(() => benchPython(undefined, env)).toThrow(LoaderError);
+    writeFileSync(path.join(venv, '.complete'), '');
+    expect(benchPython(undefined, env)).toBe(path.join(venv, 'bin', 'python'));
   });
 });

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { ensureCassandraJars } from '../../devdb/cassandraJars.js';
 import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
 import { localClusterStatus } from '../../devdb/localClusterStatus.js';
@@ -16,7 +17,7 @@ interface StartFlags {
 }
 
 /**
- * Registers `db start|stop|status`: the local Apache Cassandra node (or ring) used for
+ * Registers `db start|stop|status|fetch`: the local Apache Cassandra node (or ring) used for
  * development and tests. With `SCYLLA_LOADER_CONTACT_POINTS` set, `db start` only checks that
  * cluster (e.g. ScyllaDB) instead of starting anything.
  */
@@ -64,6 +65,19 @@ export function registerDbCommand(program: Command): void {
     .description('show whether the local nodes run and answer CQL')
     .option('--state-dir <dir>', 'folder of the cluster (default: <repo>/.state/db)')
     .action(userErrors(status));
+
+  // The test command's set-up calls this so that no test waits on a download (issue 23).
+  db.command('fetch')
+    .description(
+      "download the local node's jars (Apache Cassandra, from Maven Central) into the cache " +
+        'if they are not there yet; nothing is started',
+    )
+    .action(
+      userErrors(async () => {
+        const libDir = await ensureCassandraJars({ log: say });
+        say(`Cassandra jars in ${libDir}`);
+      }),
+    );
 }
 
 async function start(flags: StartFlags): Promise<void> {

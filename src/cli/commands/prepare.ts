@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { z } from 'zod';
 import { PHOTO_PRESET_NAMES, PHOTO_PRESETS } from '../../datasets/photos/PhotoPreset.js';
+import { fetchPhotoPackages } from '../../datasets/photos/fetchPhotoPackages.js';
 import { writePhotoJpegs } from '../../datasets/photos/writePhotoJpegs.js';
 import { createProgress, type Progress } from '../progress.js';
 import { prepareMnistWithProgress } from '../prepareMnistWithProgress.js';
@@ -38,7 +39,7 @@ export function registerPrepareCommand(program: Command): void {
   const photosFlags = z.object({
     preset: z.enum(PHOTO_PRESET_NAMES),
     count: z.coerce.number().int().min(1).max(10_000_000),
-    out: z.string().min(1),
+    out: z.string({ error: '--out <dir> is required (unless --sources-only)' }).min(1),
   });
   prepare
     .command('photos')
@@ -52,42 +53,56 @@ export function registerPrepareCommand(program: Command): void {
       'imagenet',
     )
     .option('--count <n>', 'images 0..n-1 to make', '3000')
-    .requiredOption('--out <dir>', 'folder to write into')
+    .option('--out <dir>', 'folder to write into (required unless --sources-only)')
+    .option(
+      '--sources-only',
+      'only download and extract the source photographs into the cache (the set-up of the ' +
+        'test command does this, so that no test waits on the download)',
+    )
     .action(
-      runAction(async (raw: { preset: string; count: string; out: string }) => {
-        const flags = photosFlags.parse(raw);
-        const root = path.resolve(flags.out);
-        const preset = PHOTO_PRESETS[flags.preset];
-        const abort = new AbortController();
-        const onSignal = (): void => abort.abort();
-        process.once('SIGINT', onSignal);
-        // Made at the first image, so that the download and extraction stay out of its rate.
-        let progress: Progress | undefined;
-        try {
-          const result = await writePhotoJpegs({
-            root,
-            count: flags.count,
-            preset: preset.name,
-            onProgress: (done, bytes) => {
-              progress ??= createProgress(`prepare photos (${preset.name})`, flags.count, {
-                unit: 'images',
-              });
-              progress.update(done, bytes);
-            },
-            log: (line) => process.stderr.write(`${line}\n`),
-            signal: abort.signal,
-          });
-          progress?.stop();
-          progress = undefined;
-          process.stdout.write(
-            `${result.images} ${preset.name} JPEGs from ${result.sourcePhotos} photos in ${root} ` +
-              `(${result.written} written now), mean ${(result.meanBytes / 1000).toFixed(1)} kB\n` +
-              `ingest them with: npx tsx src/cli/main.ts ingest <dataset> --image-folder ${root}\n`,
-          );
-        } finally {
-          progress?.stop();
-          process.off('SIGINT', onSignal);
-        }
-      }),
+      runAction(
+        async (raw: { preset: string; count: string; out?: string; sourcesOnly?: boolean }) => {
+          if (raw.sourcesOnly) {
+            const roots = await fetchPhotoPackages({
+              log: (line) => process.stderr.write(`${line}\n`),
+            });
+            process.stdout.write(`source photographs in ${Object.values(roots).join(', ')}\n`);
+            return;
+          }
+          const flags = photosFlags.parse(raw);
+          const root = path.resolve(flags.out);
+          const preset = PHOTO_PRESETS[flags.preset];
+          const abort = new AbortController();
+          const onSignal = (): void => abort.abort();
+          process.once('SIGINT', onSignal);
+          // Made at the first image, so that the download and extraction stay out of its rate.
+          let progress: Progress | undefined;
+          try {
+            const result = await writePhotoJpegs({
+              root,
+              count: flags.count,
+              preset: preset.name,
+              onProgress: (done, bytes) => {
+                progress ??= createProgress(`prepare photos (${preset.name})`, flags.count, {
+                  unit: 'images',
+                });
+                progress.update(done, bytes);
+              },
+              log: (line) => process.stderr.write(`${line}\n`),
+              signal: abort.signal,
+            });
+            progress?.stop();
+            progress = undefined;
+            process.stdout.write(
+              `${result.images} ${preset.name} JPEGs from ${result.sourcePhotos} photos in ${root} ` +
+                `(${result.written} written now), mean ${(result.meanBytes / 1000).toFixed(1)} kB\n` +
+                `ingest them with: npx tsx src/cli/main.ts ingest <dataset> --image-folder ${root}\n`,
+            );
+          } finally {
+            progress?.stop();
+            process.off('SIGINT', onSignal);
+          }
+        },
+      ),
     );
 }
