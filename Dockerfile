@@ -4,9 +4,10 @@
 #   docker run --read-only --user 10001:10001 -p 50051:50051 -p 9464:9464 \
 #     -e SCYLLA_LOADER_CONTACT_POINTS=scylla-0,scylla-1 -e SCYLLA_LOADER_RESUME_KEY=... scylla-loader
 #
-# Stages: probe (grpc_health_probe for HEALTHCHECK), build (dev dependencies, tsc), prod-deps
-# (production dependencies only) and the runtime image, which holds dist/, proto/, the
-# production node_modules, package.json and the probe, owned by root and run as UID 10001.
+# Stages: probe (grpc_health_probe for HEALTHCHECK), native (the Rust transform module), build
+# (dev dependencies, tsc), prod-deps (production dependencies only) and the runtime image, which
+# holds dist/, proto/, the production node_modules, package.json, the compiled native module
+# and the probe, owned by root and run as UID 10001.
 
 # grpc_health_probe, built by the same script the tests install it with (see that script for why
 # it is built from grpc-go rather than go-installed from grpc-ecosystem/grpc-health-probe).
@@ -14,6 +15,19 @@ FROM golang:1.24-bookworm AS probe
 ENV CGO_ENABLED=0 SCYLLA_LOADER_TOOLS=/opt/tools
 COPY scripts/tools/grpc-health-probe.sh /src/grpc-health-probe.sh
 RUN bash /src/grpc-health-probe.sh
+
+# The native transform module (native/, Rust through N-API, libjpeg-turbo built from the crate's
+# vendored source with its SIMD code): the toolchain stays in this stage, the image gets the
+# compiled .node file only. Same Debian release as the runtime, so the same glibc.
+FROM rust:1.95-bookworm AS native
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends cmake nasm \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src/native
+COPY native/Cargo.toml native/Cargo.lock native/build.rs native/build.sh ./
+COPY native/src ./src
+RUN ./build.sh
 
 # One pin of Node for every Node stage: the runtime must match what built node_modules.
 FROM node:20.20-bookworm-slim AS node-base
@@ -40,13 +54,15 @@ FROM node-base AS runtime
 # /tmp is the only place a library may write to.
 ENV NODE_ENV=production \
     SCYLLA_LOADER_GRPC_PORT=50051 \
-    SCYLLA_LOADER_METRICS_PORT=9464
+    SCYLLA_LOADER_METRICS_PORT=9464 \
+    SCYLLA_LOADER_NATIVE_TRANSFORMS=on
 RUN groupadd --system --gid 10001 loader \
     && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
        --shell /usr/sbin/nologin loader
 COPY --from=probe /opt/tools/bin/grpc_health_probe /usr/local/bin/grpc_health_probe
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=native /src/native/scylla_loader_native.node ./native/scylla_loader_native.node
 COPY proto ./proto
 COPY package.json ./
 USER 10001:10001

@@ -3,9 +3,31 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '**/generated/**', '.state/**', 'clients/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '**/generated/**',
+      '.state/**',
+      'clients/**',
+      'native/target/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    // The native module's own scripts (smoke test, bench, fixtures) run on plain Node.
+    files: ['native/**/*.mjs'],
+    languageOptions: {
+      globals: {
+        console: 'readonly',
+        process: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        performance: 'readonly',
+      },
+    },
+  },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],

@@ -19,6 +19,27 @@ need npm "comes with Node.js"
 need java "Java 17 runs the local Cassandra node"
 need mvn "Maven fetches Cassandra's jars from Maven Central"
 
+# Installs a Debian package for a missing command, best effort: apt-get as root or with
+# passwordless sudo; says nothing more when it cannot (the caller says what is then missing).
+apt_install() {
+  local command=$1 package=$2 as_root
+  if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    as_root=(sudo -n)
+  else
+    return 0
+  fi
+  command -v apt-get >/dev/null 2>&1 || return 0
+  echo "$command not found: installing the Debian package $package (apt-get)" >&2
+  if [ -z "${apt_updated:-}" ]; then
+    "${as_root[@]}" apt-get update -qq >/dev/null || true
+    apt_updated=1
+  fi
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "$package" >/dev/null || true
+}
+
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error(`error: Node.js ${process.versions.node} is too old; 20.19+ is required`); process.exit(1) }'
 
 # node_modules is current when every package package-lock.json pins is installed at that version
@@ -51,6 +72,26 @@ fi
 # The generated proto types and the descriptor sets server reflection serves (src/generated/,
 # not committed): the server started from source (demo, tests) reads the descriptor sets.
 npm run -s gen:proto
+
+# The native transform module (native/, Rust through N-API): JPEG and 8-bit PNG transforms at a
+# fraction of sharp's CPU. cargo builds only what changed, so a warm run takes about a second.
+# The demo runs on sharp without it (slower, with a warning); the tests test it, so they need it.
+native_built=false
+if command -v cargo >/dev/null 2>&1; then
+  command -v nasm >/dev/null 2>&1 || apt_install nasm nasm
+  command -v cmake >/dev/null 2>&1 || apt_install cmake cmake
+  if native/build.sh; then native_built=true; fi
+else
+  echo "cargo not found: the native transform module is not built (Rust: https://rustup.rs)" >&2
+fi
+if ! $native_built; then
+  if $demo_only; then
+    echo "warning: the native transform module is not built: transforms run on sharp" >&2
+  else
+    echo "error: the tests need the native transform module (native/build.sh, above)" >&2
+    exit 1
+  fi
+fi
 $demo_only && exit 0
 
 # From here on, every environment any test needs is made before the first test runs (issue 23:
@@ -70,19 +111,7 @@ need openssl "the security tests make their test certificates with it"
 # tests. Installing it is best effort: the demo does not need it, and the test that does says
 # how to install it when it is missing.
 if ! command -v promtool >/dev/null 2>&1; then
-  if [ "$(id -u)" -eq 0 ]; then
-    as_root=()
-  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    as_root=(sudo -n)
-  else
-    as_root=(none)
-  fi
-  if [ "${as_root[*]}" != none ] && command -v apt-get >/dev/null 2>&1; then
-    echo "promtool not found: installing the Debian package prometheus (apt-get)" >&2
-    "${as_root[@]}" apt-get update -qq >/dev/null || true
-    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
-      apt-get install -y -qq --no-install-recommends prometheus >/dev/null || true
-  fi
+  apt_install promtool prometheus
   if ! command -v promtool >/dev/null 2>&1; then
     echo "warning: promtool is missing and could not be installed (needs apt-get and root or" \
       "passwordless sudo); the integration tests need it: install the prometheus package," \

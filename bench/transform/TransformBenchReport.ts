@@ -50,6 +50,11 @@ export interface TransformLegSummary {
 
 /** The goal ratios, from the medians (null when a leg is missing). */
 export interface TransformGoals {
+  /**
+   * The sharp loader's CPU per image over the native one's, RAW legs (goal: at least 3 for the
+   * transform alone; the loader's CPU also holds reads and gRPC, so this understates it).
+   */
+  nativeLoaderCpuVsSharp: number | null;
   /** Server RAW images per CPU second over the PIL leg's (goal: at least 2). */
   cpuEfficiencyVsPil: number | null;
   /** Same against the torchvision.transforms.v2 leg (goal: at least 2). */

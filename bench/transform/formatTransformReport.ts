@@ -1,4 +1,8 @@
-import { CPU_EFFICIENCY_GOAL, LATENCY_RETENTION_GOAL } from './summarizeTransformRuns.js';
+import {
+  CPU_EFFICIENCY_GOAL,
+  LATENCY_RETENTION_GOAL,
+  NATIVE_OVER_SHARP_GOAL,
+} from './summarizeTransformRuns.js';
 import type { TransformBenchReport, TransformLegSummary } from './TransformBenchReport.js';
 
 /** What the formatter reads of a report. */
@@ -33,7 +37,13 @@ export function formatTransformReport(report: TransformReportView): string {
       '1000 / (CPU ms/image). Response kB/image: data, ids and resume tokens the client ' +
       'received; * the stored JPEG size (the DataLoader workers receive the bytes).',
     '',
-    'Goals (issue 14):',
+    'Goals (issues 14 and 24):',
+    goalLine(
+      'loader CPU per image, sharp / native (raw legs; the transform alone is the larger ratio)',
+      report.goals.nativeLoaderCpuVsSharp,
+      NATIVE_OVER_SHARP_GOAL,
+      'x',
+    ),
     goalLine(
       'server raw images per CPU s / Python PIL',
       report.goals.cpuEfficiencyVsPil,

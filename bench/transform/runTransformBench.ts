@@ -82,20 +82,27 @@ export async function runTransformBench(
     await toxiproxy.setToxics('main', latencyToxics(0));
     const viaProxy: DbConfig = { ...options.db, contactPoints: ['127.0.0.1'], port: proxyPort };
     // Each loader is started (and warmed up) only when a chosen leg uses it.
-    const start = async (db: DbConfig): Promise<ServeProcess> => {
-      const serve = await startServeProcess({ db });
+    const start = async (db: DbConfig, env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> => {
+      const serve = await startServeProcess({ db, env });
       serves.push(serve);
       await warmUpLoader(serve, { ...options, signal });
       return serve;
     };
-    const direct = legs.some((l) => l.route === 'direct') ? await start(options.db) : undefined;
+    const direct = legs.some((l) => l.route === 'direct' && l.decoder === undefined)
+      ? await start(options.db)
+      : undefined;
+    const sharpOnly = legs.some((l) => l.decoder === 'sharp')
+      ? await start(options.db, { SCYLLA_LOADER_NATIVE_TRANSFORMS: 'off' })
+      : undefined;
     const proxied = legs.some((l) => l.route === 'proxy') ? await start(viaProxy) : undefined;
 
     for (let run = 0; run < options.runs; run++) {
       for (const leg of legOrder(legs, run)) {
         signal?.throwIfAborted();
         if (leg.route === 'proxy') await toxiproxy.setToxics('main', latencyToxics(leg.rttMs ?? 0));
-        const r = await runLeg(options, leg, run, (leg.route === 'proxy' ? proxied : direct)!, {
+        const serve =
+          leg.route === 'proxy' ? proxied : leg.decoder === 'sharp' ? sharpOnly : direct;
+        const r = await runLeg(options, leg, run, serve!, {
           meanBytes: dataset.meanBytes,
         });
         runs.push(r);

@@ -8,6 +8,8 @@ import { legLabel, type TransformLegName, type TransformLegSpec } from './transf
 
 /** Goal of the issue: server-side images per CPU second over the Python path's. */
 export const CPU_EFFICIENCY_GOAL = 2;
+/** Goal of the native path's CPU per image against sharp's (issue 24). @internal */
+export const NATIVE_OVER_SHARP_GOAL = 3;
 /** Goal of the issue: share of the 0 ms rate kept at the injected round trip. */
 export const LATENCY_RETENTION_GOAL = 0.9;
 
@@ -57,6 +59,10 @@ export function summarizeTransformRuns(
   return {
     summary,
     goals: {
+      nativeLoaderCpuVsSharp: ratio(
+        of('server-raw-sharp')?.cpuMsPerImage.loader ?? undefined,
+        raw?.cpuMsPerImage.loader ?? undefined,
+      ),
       cpuEfficiencyVsPil: ratio(raw?.imagesPerCpuSecond, of('python-pil')?.imagesPerCpuSecond),
       cpuEfficiencyVsV2: ratio(raw?.imagesPerCpuSecond, of('python-v2')?.imagesPerCpuSecond),
       latencyRetention: ratio(

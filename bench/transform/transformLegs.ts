@@ -3,6 +3,7 @@ import type { Transform } from '../../src/generated/scylla_loader/v1/Transform.j
 /** The legs of `bench transform`, in the order the table lists them. */
 export const TRANSFORM_LEG_NAMES = [
   'server-raw',
+  'server-raw-sharp',
   'python-pil',
   'python-v2',
   'server-jpeg',
@@ -20,6 +21,8 @@ export interface TransformLegSpec {
   kind: 'server' | 'pil' | 'v2';
   /** Output of a server leg. */
   output?: 'raw' | 'jpeg';
+  /** `sharp`: a loader with native transforms off (the fallback path), for the side-by-side. */
+  decoder?: 'sharp';
   /** `proxy`: a loader whose database connections go through toxiproxy. */
   route: 'direct' | 'proxy';
   /** Round trip injected on the proxy during this leg, in ms (the run's `rttMs` for `-rtt`). */
@@ -28,7 +31,8 @@ export interface TransformLegSpec {
 
 /**
  * The legs for an injected round trip of `rttMs`: (a) the server's RandomResizedCrop + flip
- * with RAW output, (b) and (c) the same transform in Python on the stored bytes (PIL, then
+ * with RAW output (the native module decodes), the same on a loader with native transforms off
+ * (sharp decodes), (b) and (c) the same transform in Python on the stored bytes (PIL, then
  * torchvision.transforms.v2), (d) the server's transform re-encoded as JPEG (bytes on the
  * wire), and leg (a) on a loader behind toxiproxy at 0 ms and at `rttMs`, so the ratio of the
  * two is the latency's cost alone (the proxy's own is in both).
@@ -38,6 +42,7 @@ export interface TransformLegSpec {
 export function transformLegs(rttMs: number): TransformLegSpec[] {
   return [
     { name: 'server-raw', kind: 'server', output: 'raw', route: 'direct' },
+    { name: 'server-raw-sharp', kind: 'server', output: 'raw', route: 'direct', decoder: 'sharp' },
     { name: 'python-pil', kind: 'pil', route: 'direct' },
     { name: 'python-v2', kind: 'v2', route: 'direct' },
     { name: 'server-jpeg', kind: 'server', output: 'jpeg', route: 'direct' },
@@ -56,6 +61,7 @@ export function legLabel(leg: TransformLegSpec): string {
     case 'server':
       return (
         `server: RRC + flip, ${leg.output === 'jpeg' ? 'JPEG' : 'raw'}` +
+        (leg.output === 'jpeg' ? '' : leg.decoder === 'sharp' ? ' (sharp)' : ' (native)') +
         (leg.route === 'proxy' ? `, via toxiproxy ${leg.rttMs ?? 0} ms` : '')
       );
   }

@@ -109,7 +109,14 @@ export {
 } from './transform/TransformSpec.js';
 export { TransformPool, type TransformPoolOptions } from './transform/TransformPool.js';
 export { StreamTransformer } from './transform/StreamTransformer.js';
-export { transformImage, type TransformedImage } from './transform/transformImage.js';
+export { type Decoder, transformImage, type TransformedImage } from './transform/transformImage.js';
+export {
+  loadNativeTransform,
+  type NativePlan,
+  type NativeProbe,
+  type NativeTransformModule,
+  type NativeTransformStatus,
+} from './transform/nativeTransform.js';
 export { SampleRandom } from './transform/SampleRandom.js';
 export {
   UndecodableImageError,

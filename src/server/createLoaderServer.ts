@@ -18,10 +18,12 @@ import {
   defaultTransformSlots,
   readWorkerCpuQuota,
   TransformPool,
+  type NativeTransformModule,
 } from '../core/index.js';
 import type { ServerConfig } from './config/serverConfig.js';
 import { createLogger } from './createLogger.js';
 import { createReflectionService } from './createReflectionService.js';
+import { resolveNativeTransforms } from './resolveNativeTransforms.js';
 import { installFramedSend } from './framing/installFramedSend.js';
 import { grpcServerOptions } from './grpcServerOptions.js';
 import { startMetricsServer, type MetricsServer } from './metricsServer.js';
@@ -101,7 +103,10 @@ export async function createLoaderServer(
     security.close();
     throw err;
   }
-  const transforms = createTransformPool(config, metrics, logger);
+  const decoders = resolveNativeTransforms(config.nativeTransforms);
+  const transforms = createTransformPool(config, metrics, logger, decoders.native);
+  if (decoders.asConfigured) logger.info({ decoders: decoders.summary }, 'transform decoders');
+  else logger.warn({ decoders: decoders.summary }, 'native transform path off');
   const context: ServerContext = { config, paths, metrics, logger, resumeKey, transforms };
 
   if (!installFramedSend()) {
@@ -148,6 +153,7 @@ export async function createLoaderServer(
           port: config.metricsPort,
           registry: metrics.registry,
           isServing: () => serving,
+          details: [decoders.summary],
         }).catch((err: unknown) => {
           throw new LoaderError(
             'UNAVAILABLE',
@@ -327,6 +333,7 @@ function createTransformPool(
   config: ServerConfig,
   metrics: ReturnType<typeof createLoaderMetrics>,
   logger: Logger,
+  native: NativeTransformModule | undefined,
 ): TransformPool {
   const quota = readWorkerCpuQuota();
   const slots = config.transformConcurrency || defaultTransformSlots(quota);
@@ -341,5 +348,11 @@ function createTransformPool(
   } else {
     logger.info(fields, 'transform pool');
   }
-  return new TransformPool({ slots, perStream, maxPixels: config.maxImagePixels, metrics });
+  return new TransformPool({
+    slots,
+    perStream,
+    maxPixels: config.maxImagePixels,
+    metrics,
+    ...(native ? { native } : {}),
+  });
 }

@@ -17,6 +17,8 @@ export interface MetricsServerOptions {
   isServing: () => boolean;
   /** Why `/healthz` says 503 (default: shutting down). */
   notServingReason?: () => string;
+  /** Lines `/healthz` adds after `ok`: how this loader is configured where it matters. */
+  details?: readonly string[];
 }
 
 /** A running metrics server. */
@@ -49,7 +51,11 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
       const serving = isServing();
       res
         .writeHead(serving ? 200 : 503, { 'content-type': 'text/plain' })
-        .end(serving ? 'ok\n' : `${options.notServingReason?.() ?? 'shutting down'}\n`);
+        .end(
+          serving
+            ? ['ok', ...(options.details ?? [])].map((line) => `${line}\n`).join('')
+            : `${options.notServingReason?.() ?? 'shutting down'}\n`,
+        );
     } else {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found; try /metrics\n');
     }

@@ -227,7 +227,14 @@ describe('Dockerfile', () => {
       )
       .flat()
       .sort();
-    expect(copied).toEqual(['dist', 'grpc_health_probe', 'node_modules', 'package.json', 'proto']);
+    expect(copied).toEqual([
+      'dist',
+      'grpc_health_probe',
+      'node_modules',
+      'package.json',
+      'proto',
+      'scylla_loader_native.node',
+    ]);
   });
 
   describe('its CMD, run from a production-only install', () => {
@@ -261,6 +268,11 @@ describe('Dockerfile', () => {
         // What the build stage's tsc -p tsconfig.build.json writes: dist/src only.
         await cp(path.join(repo, 'dist/src'), path.join(work, 'dist/src'), { recursive: true });
         await cp(path.join(repo, 'proto'), path.join(work, 'proto'), { recursive: true });
+        // What the native stage builds (scripts/setup.sh built it here): the image requires it.
+        await cp(
+          path.join(repo, 'native/scylla_loader_native.node'),
+          path.join(work, 'native/scylla_loader_native.node'),
+        );
         expect(existsSync(path.join(work, 'node_modules/typescript'))).toBe(false);
         const before = await snapshot(work);
 

@@ -149,29 +149,47 @@ beforeAll(async () => {
   files = await ingestImageDataset(db, ks, GOOD, true);
   const ns = datasetNamespace(ks);
   byId = new Map([...files.values()].map((f) => [sampleId(f.key, ns), f]));
-  server = await createLoaderServer(
-    serverConfigSchema.parse({
-      db: testDbConfig(),
-      host: '127.0.0.1',
-      port: 0,
-      metricsPort: 0,
-      resumeKey,
-      maxImagePixels: 4_000_000,
-      transformConcurrency: 2,
-    }),
-    { logger: pino({ level: 'silent' }) },
-  );
-  client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
 }, 120_000);
 
 afterAll(async () => {
-  client?.close();
-  await server?.shutdown();
   await dropKeyspace(db, ks);
   await db.shutdown();
 });
 
-describe('server-side transforms', () => {
+/** A loader over the test's dataset, decoding with the native module (`auto`) or sharp alone. */
+function useLoader(mode: 'auto' | 'off'): void {
+  beforeAll(async () => {
+    server = await createLoaderServer(
+      serverConfigSchema.parse({
+        db: testDbConfig(),
+        host: '127.0.0.1',
+        port: 0,
+        metricsPort: 0,
+        resumeKey,
+        maxImagePixels: 4_000_000,
+        transformConcurrency: 2,
+        nativeTransforms: mode,
+      }),
+      { logger: pino({ level: 'silent' }) },
+    );
+    client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
+  });
+  afterAll(async () => {
+    client?.close();
+    await server?.shutdown();
+  });
+}
+
+/**
+ * Every behaviour on both decoding paths: the native module (JPEG and 8-bit PNG; the WebP
+ * sample falls back to sharp) and sharp alone, the fallback of a checkout without the module.
+ */
+describe.each([
+  ['native', 'auto'],
+  ['sharp', 'off'],
+] as const)('server-side transforms (%s)', (decoder, mode) => {
+  useLoader(mode);
+
   it('raw random-resized crops: one N x H x W x C uint8 tensor per batch, every good sample once, bad ones skipped and counted', async () => {
     const batches = await stream({ seed: 3, transform: RRC });
     const ids = batches.flatMap((b) => b.ids);
@@ -198,7 +216,22 @@ describe('server-side transforms', () => {
     expect(text).toMatch(/scylla_loader_transform_failures_total\{reason="pixel_limit"\} [1-9]/);
     expect(text).toMatch(/scylla_loader_transform_failures_total\{reason="truncated"\} [1-9]/);
     expect(text).toMatch(/scylla_loader_transform_pixels_total [1-9]/);
-    expect(text).toMatch(/scylla_loader_transform_duration_seconds_count\{output="raw"\} [1-9]/);
+    // Which decoder served: on the native path, the module for JPEG and PNG and sharp for the
+    // WebP sample; on the sharp path, sharp for every sample.
+    const count = (d: string): number =>
+      Number(
+        new RegExp(
+          `scylla_loader_transform_duration_seconds_count\\{output="raw",decoder="${d}"\\} (\\d+)`,
+        ).exec(text)?.[1] ?? 0,
+      );
+    expect(count('none')).toBeGreaterThanOrEqual(3);
+    if (decoder === 'native') {
+      expect(count('native')).toBeGreaterThan(0);
+      expect(count('sharp')).toBeGreaterThan(0);
+    } else {
+      expect(count('native')).toBe(0);
+      expect(count('sharp')).toBeGreaterThanOrEqual(GOOD);
+    }
   });
 
   it('the same (seed, epoch, id) gives identical pixels across two streams and across a resume mid-epoch; another epoch differs', async () => {
@@ -252,6 +285,7 @@ describe('server-side transforms', () => {
         SCYLLA_LOADER_RESUME_KEY: resumeKey,
         SCYLLA_LOADER_LOG_LEVEL: 'warn',
         SCYLLA_LOADER_MAX_IMAGE_PIXELS: '4000000',
+        SCYLLA_LOADER_NATIVE_TRANSFORMS: mode,
       },
     );
     const other = new LoaderClient(`127.0.0.1:${port}`, {
@@ -268,6 +302,75 @@ describe('server-side transforms', () => {
       await collect(loader);
     }
   });
+
+  it('grey raw output and JPEG / WebP re-encoding give the asked sizes', async () => {
+    const grey = await stream({ transform: { ...RRC, channels: 1 } });
+    expect(grey[0]!.tensor!.shape.slice(1)).toEqual([48, 40, 1]);
+    for (const output of ['jpeg', 'webp'] as const) {
+      const batches = await stream({
+        transform: {
+          channels: 3,
+          resize: 50,
+          centerCrop: { height: 44, width: 50 },
+          output,
+          quality: 80,
+          badImagePolicy: 'skip',
+        },
+      });
+      expect(batches.every((b) => b.tensor === undefined)).toBe(true);
+      const sample = batches[0]!.samples[0]!;
+      const meta = await sharp(sample).metadata();
+      expect([meta.format, meta.width, meta.height]).toEqual([output, 50, 44]);
+    }
+  });
+
+  it('bad images under FAIL end the stream with DATA_LOSS naming the sample and the reason', async () => {
+    const err = await errorOf({ transform: { ...RRC, badImagePolicy: 'fail' } });
+    expect(err.codeName).toBe('DATA_LOSS');
+    const bad = [...byId].filter(([, f]) => f.kind !== 'good').map(([id]) => id);
+    expect(bad.some((id) => err.message.includes(id))).toBe(true);
+    expect(err.message).toMatch(/cannot be decoded|over the server's limit|is truncated/);
+    expect(err.message).toContain('bad_image_policy SKIP');
+  });
+
+  it('invalid transforms get INVALID_ARGUMENT naming the field and the allowed range', async () => {
+    const cases: [TransformOptions, RegExp][] = [
+      [
+        { channels: 2 as 3, centerCrop: { height: 8, width: 8 } },
+        /transform\.channels 2 .* 1 \(grey\) or 3/,
+      ],
+      [{ channels: 3 }, /RAW needs center_crop or random_resized_crop/],
+      [
+        { channels: 3, centerCrop: { height: 0, width: 8 } },
+        /center_crop\.height 0 is out of range: use 1 to 4096/,
+      ],
+      [
+        { channels: 3, resize: 5000, centerCrop: { height: 8, width: 8 } },
+        /transform\.resize 5000/,
+      ],
+      [{ ...RRC, horizontalFlip: 1.5 }, /horizontal_flip 1\.5 is not a probability/],
+      [
+        { ...RRC, randomResizedCrop: { height: 8, width: 8, scale: [0.5, 0.2] } },
+        /scale \[0\.5, 0\.2\]/,
+      ],
+      [{ ...RRC, quality: 80 }, /quality 80 applies to JPEG or WebP output only/],
+      [{ channels: 3, output: 'jpeg', quality: 101 }, /quality 101 is out of range: use 1 to 100/],
+      [
+        { channels: 3, centerCrop: { height: 4096, width: 4096 } },
+        /over the server's response limit/,
+      ],
+    ];
+    for (const [transform, message] of cases) {
+      const err = await errorOf({ batchSize: 8, transform });
+      expect(err.codeName, JSON.stringify(transform)).toBe('INVALID_ARGUMENT');
+      expect(err.message).toMatch(message);
+    }
+  });
+});
+
+/** Pixel for pixel against sharp itself: the sharp path (the fallback) does what it should. */
+describe('server-side transforms on sharp, against sharp directly', () => {
+  useLoader('off');
 
   it('resize + center crop (+ mirror, + zero padding) equals sharp directly, pixel for pixel, for JPEG, EXIF-rotated, CMYK, grey and RGBA inputs', async () => {
     const variants = [
@@ -365,69 +468,5 @@ describe('server-side transforms', () => {
     }
     expect(flipped).toBeGreaterThan(0);
     expect(flipped).toBeLessThan(GOOD);
-  });
-
-  it('grey raw output and JPEG / WebP re-encoding give the asked sizes', async () => {
-    const grey = await stream({ transform: { ...RRC, channels: 1 } });
-    expect(grey[0]!.tensor!.shape.slice(1)).toEqual([48, 40, 1]);
-    for (const output of ['jpeg', 'webp'] as const) {
-      const batches = await stream({
-        transform: {
-          channels: 3,
-          resize: 50,
-          centerCrop: { height: 44, width: 50 },
-          output,
-          quality: 80,
-          badImagePolicy: 'skip',
-        },
-      });
-      expect(batches.every((b) => b.tensor === undefined)).toBe(true);
-      const sample = batches[0]!.samples[0]!;
-      const meta = await sharp(sample).metadata();
-      expect([meta.format, meta.width, meta.height]).toEqual([output, 50, 44]);
-    }
-  });
-
-  it('bad images under FAIL end the stream with DATA_LOSS naming the sample and the reason', async () => {
-    const err = await errorOf({ transform: { ...RRC, badImagePolicy: 'fail' } });
-    expect(err.codeName).toBe('DATA_LOSS');
-    const bad = [...byId].filter(([, f]) => f.kind !== 'good').map(([id]) => id);
-    expect(bad.some((id) => err.message.includes(id))).toBe(true);
-    expect(err.message).toMatch(/cannot be decoded|over the server's limit|is truncated/);
-    expect(err.message).toContain('bad_image_policy SKIP');
-  });
-
-  it('invalid transforms get INVALID_ARGUMENT naming the field and the allowed range', async () => {
-    const cases: [TransformOptions, RegExp][] = [
-      [
-        { channels: 2 as 3, centerCrop: { height: 8, width: 8 } },
-        /transform\.channels 2 .* 1 \(grey\) or 3/,
-      ],
-      [{ channels: 3 }, /RAW needs center_crop or random_resized_crop/],
-      [
-        { channels: 3, centerCrop: { height: 0, width: 8 } },
-        /center_crop\.height 0 is out of range: use 1 to 4096/,
-      ],
-      [
-        { channels: 3, resize: 5000, centerCrop: { height: 8, width: 8 } },
-        /transform\.resize 5000/,
-      ],
-      [{ ...RRC, horizontalFlip: 1.5 }, /horizontal_flip 1\.5 is not a probability/],
-      [
-        { ...RRC, randomResizedCrop: { height: 8, width: 8, scale: [0.5, 0.2] } },
-        /scale \[0\.5, 0\.2\]/,
-      ],
-      [{ ...RRC, quality: 80 }, /quality 80 applies to JPEG or WebP output only/],
-      [{ channels: 3, output: 'jpeg', quality: 101 }, /quality 101 is out of range: use 1 to 100/],
-      [
-        { channels: 3, centerCrop: { height: 4096, width: 4096 } },
-        /over the server's response limit/,
-      ],
-    ];
-    for (const [transform, message] of cases) {
-      const err = await errorOf({ batchSize: 8, transform });
-      expect(err.codeName, JSON.stringify(transform)).toBe('INVALID_ARGUMENT');
-      expect(err.message).toMatch(message);
-    }
   });
 });

@@ -35,7 +35,7 @@ export function patternPixels(width: number, height: number, seed: number, chann
 
 /**
  * Makes `good` photos of varied sizes and formats (RGB JPEGs, one with EXIF orientation 6, a
- * CMYK JPEG, a grey PNG, an RGBA PNG) and, with `bad`, a corrupt JPEG, a truncated PNG and a
+ * CMYK JPEG, a grey PNG, an RGBA PNG, a WebP) and, with `bad`, a corrupt JPEG, a truncated PNG and a
  * PNG of 2,500 x 2,500 pixels (over a 4-megapixel limit), and ingests their bytes as they are
  * through the real ingest (a manifest stores any bytes). Returns them by source key.
  */
@@ -64,6 +64,10 @@ export async function ingestImageDataset(
     } else if (i % 10 === 9) {
       data = await raw.ensureAlpha(0.5).png().toBuffer();
       ext = 'png';
+    } else if (i % 10 === 1) {
+      // A format only sharp decodes, among JPEGs: the native path must hand it over.
+      data = await raw.webp({ quality: 90 }).toBuffer();
+      ext = 'webp';
     } else {
       data = await raw.jpeg({ quality: 90 }).toBuffer();
     }

@@ -86,7 +86,9 @@ describe('resolveTransformBenchOptions', () => {
 describe('legsFlag', () => {
   it('takes a comma-separated subset and refuses unknown names', () => {
     expect(legsFlag('python-pil, server-raw,python-pil')).toEqual(['python-pil', 'server-raw']);
-    expect(() => legsFlag('server-raw,gpu')).toThrow(/subset of server-raw, python-pil/);
+    expect(() => legsFlag('server-raw,gpu')).toThrow(
+      /subset of server-raw, server-raw-sharp, python-pil/,
+    );
     expect(() => legsFlag(',')).toThrow(/--legs/);
   });
 });
@@ -151,6 +153,8 @@ function sampleRuns(): TransformLegRun[] {
     legRun({ leg: 'server-raw', run: 0 }),
     legRun({ leg: 'server-raw', run: 1, wallSeconds: 4, cpuSeconds: { loader: 2.5, python: 1.5 } }),
     legRun({ leg: 'server-raw', run: 2, wallSeconds: 10, cpuSeconds: { loader: 6, python: 2 } }),
+    // The sharp loader: 9 ms of loader CPU per image, 3x the native one's 3.
+    legRun({ leg: 'server-raw-sharp', wallSeconds: 15, cpuSeconds: { loader: 9, python: 1 } }),
     legRun({
       leg: 'python-pil',
       wallSeconds: 8,
@@ -183,9 +187,10 @@ describe('summarizeTransformRuns', () => {
     expect(raw.cpuMsPerImage.loader).toBe(3); // 3, 2.5, 6
     expect(raw.cpuMsPerImage.database).toBeNull(); // unknown in one run
     expect(raw.imagesPerCpuSecond).toBe(250);
-    const pil = summary[1]!;
+    const pil = summary[2]!;
     expect(pil.cpuMsPerImage).toEqual({ total: 10, loader: 1, python: 9, database: 0.5 });
     expect(pil.wireBytesCounted).toBe(false);
+    expect(goals.nativeLoaderCpuVsSharp).toBeCloseTo(3);
     expect(goals.cpuEfficiencyVsPil).toBeCloseTo(2.5);
     expect(goals.cpuEfficiencyVsV2).toBeCloseTo(2);
     expect(goals.latencyRetention).toBeCloseTo(0.95);
@@ -245,11 +250,15 @@ describe('formatTransformReport', () => {
     );
     // Server raw: median 200 images/s (100-250), 4 ms/image, 250 images per CPU s, 150.6 kB.
     expect(rows[0]).toMatch(
-      /^\| server-raw \(server: RRC \+ flip, raw\) \| 200 \(100-250\) \| 4\.00 \| 3\.00 \| /,
+      /^\| server-raw \(server: RRC \+ flip, raw \(native\)\) \| 200 \(100-250\) \| 4\.00 \| 3\.00 \| /,
     );
     expect(rows[0]).toMatch(/\| n\/a \| 250 \| 150\.6 \|$/);
     // The Python legs' bytes are the stored size, marked.
-    expect(rows[1]).toMatch(/\| 101\.6\* \|$/);
+    expect(rows[1]).toMatch(/^\| server-raw-sharp \(server: RRC \+ flip, raw \(sharp\)\) /);
+    expect(rows[2]).toMatch(/\| 101\.6\* \|$/);
+    expect(text).toContain(
+      '- loader CPU per image, sharp / native (raw legs; the transform alone is the larger ratio): 3.00x (goal >= 3x: met)',
+    );
     expect(text).toContain('- server raw images per CPU s / Python PIL: 2.50x (goal >= 2x: met)');
     expect(text).toContain('- server raw images per CPU s / Python v2: 2.00x (goal >= 2x: met)');
     expect(text).toContain(

@@ -2,6 +2,10 @@ import zlib from 'node:zlib';
 import sharp, { type Sharp } from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SampleRandom } from '../../src/core/transform/SampleRandom.js';
+import {
+  loadNativeTransform,
+  type NativeTransformModule,
+} from '../../src/core/transform/nativeTransform.js';
 import { transformImage } from '../../src/core/transform/transformImage.js';
 import type {
   CropSpec,
@@ -49,7 +53,23 @@ const ORIENTED: Record<string, [number, number]> = {
   'grey16.png': [64, 48],
 };
 
-describe('transformImage', () => {
+const nativeStatus = loadNativeTransform();
+
+/**
+ * Every test runs on both paths: the native module (JPEG and 8-bit PNG raw output; other
+ * samples fall back to sharp inside it) and sharp alone, the fallback.
+ */
+const DECODERS: [string, NativeTransformModule | undefined][] = [
+  ['native', nativeStatus.module],
+  ['sharp', undefined],
+];
+
+it('the native module is built (native/build.sh; scripts/setup.sh runs it)', () => {
+  expect(nativeStatus.error).toBeUndefined();
+  expect(nativeStatus.module).toBeDefined();
+});
+
+describe.each(DECODERS)('transformImage (%s)', (_name, native) => {
   it('gives the planned shape and dtype for every option combination and input kind', async () => {
     const crops: CropSpec[] = [
       { kind: 'none' },
@@ -70,7 +90,7 @@ describe('transformImage', () => {
               for (const output of outputs) {
                 if (output.format === 'raw' && crop.kind === 'none') continue;
                 const s = spec({ channels, resize, crop, flipProbability, output });
-                const out = await transformImage(data, s, random(), LIMIT);
+                const out = await transformImage(data, s, random(), LIMIT, native);
                 const [w0, h0] = ORIENTED[name]!;
                 const scaled =
                   resize === 0
@@ -81,6 +101,9 @@ describe('transformImage', () => {
                 const [w, h] = crop.kind === 'none' ? scaled : [crop.width, crop.height];
                 const what = `${name} ${JSON.stringify({ channels, resize, crop: crop.kind, flipProbability, output: output.format })}`;
                 expect([out.width, out.height], what).toEqual([w, h]);
+                // The native path serves raw output of what it decodes; sharp the rest.
+                const nativeKind = name !== 'grey16.png' && output.format === 'raw';
+                expect(out.decoder, what).toBe(native && nativeKind ? 'native' : 'sharp');
                 if (output.format === 'raw') {
                   expect(out.channels, what).toBe(channels);
                   expect(out.data.length, what).toBe(w! * h! * channels);
@@ -102,6 +125,22 @@ describe('transformImage', () => {
     expect(checked).toBe(6 * 2 * 2 * 2 * 8);
   });
 
+  it('takes sharp for a WebP sample and a 16-bit PNG, and says which decoder served', async () => {
+    const webp = await sharp(patternPixels(64, 48, 7), {
+      raw: { width: 64, height: 48, channels: 3 },
+    })
+      .webp()
+      .toBuffer();
+    const s = spec({ crop: { kind: 'center', height: 16, width: 16 } });
+    for (const data of [webp, inputs['grey16.png']!]) {
+      const out = await transformImage(data, s, random(), LIMIT, native);
+      expect(out.decoder).toBe('sharp');
+      expect(out.data.length).toBe(16 * 16 * 3);
+    }
+    const jpeg = await transformImage(inputs['rgb.jpg']!, s, random(), LIMIT, native);
+    expect(jpeg.decoder).toBe(native ? 'native' : 'sharp');
+  });
+
   it('mirrors exactly: flip 1 is flip 0 with every row reversed', async () => {
     for (const crop of [
       { kind: 'center', height: 40, width: 31 },
@@ -113,12 +152,14 @@ describe('transformImage', () => {
           spec({ crop, resize }),
           random(3),
           LIMIT,
+          native,
         );
         const b = await transformImage(
           inputs['rgb.jpg']!,
           spec({ crop, resize, flipProbability: 1 }),
           random(3),
           LIMIT,
+          native,
         );
         const mirrored = Buffer.alloc(a.data.length);
         for (let y = 0; y < a.height; y++) {
@@ -140,6 +181,7 @@ describe('transformImage', () => {
           spec({ crop: { kind: 'center', height: 8, width: 8 } }),
           random(),
           LIMIT,
+          native,
         );
       } catch (err) {
         expect(err).toBeInstanceOf(UndecodableImageError);
@@ -191,6 +233,7 @@ describe('transformImage', () => {
       spec({ crop: { kind: 'center', height: 8, width: 8 } }),
       random(),
       89_478_485,
+      native,
     ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UndecodableImageError);
     expect((err as UndecodableImageError).reason).toBe('pixel_limit');

@@ -40,7 +40,7 @@ export function registerDemoCommand(program: Command): void {
     .command('demo')
     .description(
       'start a local node, ingest MNIST, make a train/val/test split, serve it and stream 2 ' +
-        'epochs of train, then 1 of val with a server-side transform',
+        'epochs of train, then 1 more with a server-side transform',
     )
     .option('--dataset <name>', 'dataset name', 'mnist')
     .option('--limit <n>', 'only the first n images of each MNIST subset')
@@ -118,7 +118,6 @@ export function registerDemoCommand(program: Command): void {
         const client = await createDbClient(db);
         let set: SplitSetInfo;
         let splitIds: Buffer;
-        let valIds: Buffer;
         const split = (set: SplitSetInfo, part = 'train'): string =>
           `${set.name}@${set.version}/${part}`;
         try {
@@ -128,15 +127,14 @@ export function registerDemoCommand(program: Command): void {
           // Each part read once: a cache as large as a part is all this needs.
           const cache = createSplitIdsCache(2 ** 31);
           splitIds = (await resolveSplit(client, cache, flags.dataset, split(set))).ids;
-          valIds = (await resolveSplit(client, cache, flags.dataset, split(set, 'val'))).ids;
         } finally {
           await client.shutdown();
         }
 
         step(
           `serving ${flags.dataset} from a loader process (serve) and streaming 2 epochs of ` +
-            `${split(set)} (${splitIds.length / 16} samples) through the client SDK, then 1 of ` +
-            `${split(set, 'val')} (${valIds.length / 16} samples) with a server-side transform`,
+            `${split(set)} (${splitIds.length / 16} samples) through the client SDK, then 1 more ` +
+            'with a server-side transform',
         );
         t0 = performance.now();
         const epochs = await streamDemo({
@@ -148,8 +146,8 @@ export function registerDemoCommand(program: Command): void {
           transformed: {
             transform: DEMO_TRANSFORM,
             tensorShape: DEMO_TENSOR,
-            split: split(set, 'val'),
-            splitIds: valIds,
+            split: split(set),
+            splitIds,
           },
           batchSize: 256,
           log: (line) => process.stdout.write(`  ${line}\n`),

@@ -44,6 +44,7 @@ export interface ServeFlags extends DbFlags {
   authTokens?: string;
   reloadIntervalMs?: string;
   groupReads?: string;
+  nativeTransforms?: string;
   groupReadsMaxBytes?: string;
   groupReadsSize?: string;
 }
@@ -241,6 +242,16 @@ export function registerServeCommand(program: Command): void {
   );
   cmd.addOption(
     new Option(
+      '--native-transforms <mode>',
+      'decode JPEG and 8-bit PNG samples of raw-output transforms with the native module ' +
+        '(native/, several times less CPU than sharp): auto (when it is built), on (refuse to ' +
+        `start without it), off (sharp for every sample) (default ${defaults.nativeTransforms})`,
+    )
+      .choices(['auto', 'on', 'off'])
+      .env('SCYLLA_LOADER_NATIVE_TRANSFORMS'),
+  );
+  cmd.addOption(
+    new Option(
       '--extra-path <name=hosts[:port]>',
       'another route to the database (own contact points), e.g. route2=10.0.1.5,10.0.1.6:9042; ' +
         'repeatable; the environment variable separates paths with ;',
@@ -305,6 +316,7 @@ export function serveConfigFromFlags(flags: ServeFlags): ServerConfig {
   const raw: Record<string, unknown> = {};
   if (flags.host !== undefined) raw.host = flags.host;
   if (flags.groupReads !== undefined) raw.groupReads = flags.groupReads;
+  if (flags.nativeTransforms !== undefined) raw.nativeTransforms = flags.nativeTransforms;
   const record = flags as unknown as Record<string, string | undefined>;
   for (const [field, flag] of NUMERIC_FLAGS) {
     const text = record[camel(flag)];

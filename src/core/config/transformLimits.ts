@@ -17,6 +17,11 @@ export const transformLimitsSchema = z.object({
   maxTransformSide: z.number().int().min(1).max(65_535).default(4096),
   /** Transforms the process runs at once; 0: one per CPU of the process's (cgroup) quota. */
   transformConcurrency: z.number().int().min(0).max(1024).default(0),
+  /**
+   * The native transform module for JPEG and 8-bit PNG raw output: `auto` when it is built,
+   * `on` required (the process refuses to start without it), `off` sharp for every sample.
+   */
+  nativeTransforms: z.enum(['auto', 'on', 'off']).default('auto'),
   /** Transforms one stream runs at once; 0: as many as the process. */
   transformsPerStream: z.number().int().min(0).max(1024).default(0),
 });

@@ -20,8 +20,11 @@ export interface LoaderMetrics {
   missingSamples: Counter;
   /** Streams that ended with an error, by gRPC status name. */
   streamErrors: Counter<'code'>;
-  /** Time one sample's transform ran on the thread pool (its slot wait excluded). */
-  transformSeconds: Histogram<'output'>;
+  /**
+   * Time one sample's transform ran on the thread pool (its slot wait excluded), by output and
+   * by the decoder that served it (`native`, `sharp`; `none` for an undecodable sample).
+   */
+  transformSeconds: Histogram<'output' | 'decoder'>;
   /** Samples that could not be decoded, by reason (skipped or ending their stream). */
   transformFailures: Counter<'reason'>;
   /** Pixels of the transforms' output images. */
@@ -107,8 +110,10 @@ export function createLoaderMetrics(): LoaderMetrics {
     }),
     transformSeconds: new Histogram({
       name: 'scylla_loader_transform_duration_seconds',
-      help: "Time one sample's server-side transform (decode, resize, crop, output) ran.",
-      labelNames: ['output'],
+      help:
+        "Time one sample's server-side transform (decode, resize, crop, output) ran, by output " +
+        'format and by decoder (native: the native module; sharp: libvips; none: undecodable).',
+      labelNames: ['output', 'decoder'],
       buckets: latencyBuckets,
       registers: [registry],
     }),

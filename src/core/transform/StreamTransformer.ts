@@ -2,7 +2,8 @@ import cassandra from 'cassandra-driver';
 import type { LimitFunction } from 'p-limit';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import { SampleRandom } from './SampleRandom.js';
-import { transformImage } from './transformImage.js';
+import type { NativeTransformModule } from './nativeTransform.js';
+import { type Decoder, transformImage } from './transformImage.js';
 import type { TransformSpec } from './TransformSpec.js';
 import { UndecodableImageError } from './UndecodableImageError.js';
 
@@ -11,6 +12,8 @@ export interface StreamTransformerContext {
   streamLimit: LimitFunction;
   processLimit: LimitFunction;
   maxPixels: number;
+  /** The native module; undefined: sharp transforms every sample. */
+  native?: NativeTransformModule;
   metrics: Pick<
     LoaderMetrics,
     'transformSeconds' | 'transformFailures' | 'transformPixels' | 'transformsWaiting'
@@ -49,13 +52,16 @@ export class StreamTransformer {
         metrics.transformsWaiting.dec();
         this.signal.throwIfAborted();
         const started = performance.now();
+        let decoder: Decoder | 'none' = 'none';
         try {
           const out = await transformImage(
             data,
             this.spec,
             new SampleRandom(this.seed, epoch, id),
             this.ctx.maxPixels,
+            this.ctx.native,
           );
+          decoder = out.decoder;
           metrics.transformPixels.inc(out.width * out.height);
           return out.data;
         } catch (err) {
@@ -71,7 +77,7 @@ export class StreamTransformer {
         } finally {
           const seconds = (performance.now() - started) / 1000;
           this.threadSeconds += seconds;
-          metrics.transformSeconds.observe({ output: this.spec.output.format }, seconds);
+          metrics.transformSeconds.observe({ output: this.spec.output.format, decoder }, seconds);
         }
       }),
     );

@@ -1,6 +1,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import sharp from 'sharp';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
+import type { NativeTransformModule } from './nativeTransform.js';
 import { StreamTransformer } from './StreamTransformer.js';
 import type { TransformSpec } from './TransformSpec.js';
 
@@ -12,6 +13,8 @@ export interface TransformPoolOptions {
   perStream: number;
   /** Largest image decoded (see `maxImagePixels`). */
   maxPixels: number;
+  /** The native module for JPEG and 8-bit PNG raw output; undefined: sharp for everything. */
+  native?: NativeTransformModule;
   metrics: Pick<
     LoaderMetrics,
     'transformSeconds' | 'transformFailures' | 'transformPixels' | 'transformsWaiting'
@@ -47,6 +50,7 @@ export class TransformPool {
       streamLimit: pLimit(this.options.perStream),
       processLimit: this.limit,
       maxPixels: this.options.maxPixels,
+      ...(this.options.native ? { native: this.options.native } : {}),
       metrics: this.options.metrics,
     });
   }

@@ -1,5 +1,6 @@
 import sharp, { type KernelEnum, type Metadata, type Sharp } from 'sharp';
 import { LoaderError } from '../errors/LoaderError.js';
+import type { NativeTransformModule } from './nativeTransform.js';
 import { type TransformPlan, planTransform } from './planTransform.js';
 import { isTruncated } from './truncation.js';
 import type { SampleRandom } from './SampleRandom.js';
@@ -15,7 +16,19 @@ export interface TransformedImage {
   channels: number;
   /** Pixels of the decoded, oriented source image. */
   sourcePixels: number;
+  /** Which path decoded it: the native module, or sharp (libvips). */
+  decoder: Decoder;
 }
+
+/** The two decoding paths (a label of the transform metrics). */
+export type Decoder = 'native' | 'sharp';
+
+const NATIVE_REASONS: ReadonlySet<string> = new Set<UndecodableReason>([
+  'corrupt',
+  'truncated',
+  'pixel_limit',
+  'unsupported_format',
+]);
 
 /**
  * Raster formats a transform decodes. Vector and document formats (SVG, PDF) are refused: their
@@ -57,8 +70,13 @@ export async function transformImage(
   spec: TransformSpec,
   random: SampleRandom,
   maxPixels: number,
+  native?: NativeTransformModule,
 ): Promise<TransformedImage> {
   if (data.length === 0) throw new UndecodableImageError('empty', 'the sample has no bytes');
+  if (native && spec.output.format === 'raw') {
+    const done = await transformNative(native, data, spec, random, maxPixels);
+    if (done) return done;
+  }
   let meta: Metadata;
   try {
     // The header only: no pixel is decoded, so the limit below can name the image's size.
@@ -86,7 +104,7 @@ export async function transformImage(
     );
   }
   const plan = planTransform(spec, meta.autoOrient.width, meta.autoOrient.height, random);
-  let out: Omit<TransformedImage, 'sourcePixels'>;
+  let out: Omit<TransformedImage, 'sourcePixels' | 'decoder'>;
   try {
     // Channels are converted before anything else, as the trainer's decoders do (`convert('RGB')`
     // or `convert('L')` first): resizing with alpha would blend colours by their alpha, and grey
@@ -109,7 +127,84 @@ export async function transformImage(
         `${plan.width}x${plan.height}x${spec.channels}`,
     );
   }
-  return { ...out, sourcePixels: meta.width * meta.height };
+  return { ...out, sourcePixels: meta.width * meta.height, decoder: 'sharp' };
+}
+
+/**
+ * The native path, for raw output of the JPEGs and 8-bit PNGs the module's header check
+ * accepts; undefined for any other image (sharp then transforms it). The plan is drawn from
+ * `random` exactly as on the sharp path, so both paths cut the same window and flip alike.
+ */
+async function transformNative(
+  native: NativeTransformModule,
+  data: Buffer,
+  spec: TransformSpec,
+  random: SampleRandom,
+  maxPixels: number,
+): Promise<TransformedImage | undefined> {
+  let probe;
+  try {
+    probe = native.probe(data);
+  } catch {
+    // A header the module cannot read: sharp reads it, or says why it cannot.
+    return undefined;
+  }
+  if (!probe.native) return undefined;
+  const pixels = probe.width * probe.height;
+  if (pixels > maxPixels) {
+    throw new UndecodableImageError(
+      'pixel_limit',
+      `the image is ${probe.width}x${probe.height}, over the server's limit of ${maxPixels} ` +
+        'pixels (SCYLLA_LOADER_MAX_IMAGE_PIXELS)',
+    );
+  }
+  // Orientations 5-8 turn the image a quarter: the plan is made in oriented coordinates.
+  const turned = probe.orientation >= 5;
+  const plan = planTransform(
+    spec,
+    turned ? probe.height : probe.width,
+    turned ? probe.width : probe.height,
+    random,
+  );
+  const out = Buffer.allocUnsafe(plan.width * plan.height * spec.channels);
+  try {
+    await native.transformAsync(
+      data,
+      { ...plan, channels: spec.channels, interpolation: spec.interpolation, maxPixels },
+      out,
+      0,
+    );
+  } catch (err) {
+    throw nativeError(err, probe.format);
+  }
+  return {
+    data: out,
+    width: plan.width,
+    height: plan.height,
+    channels: spec.channels,
+    sourcePixels: pixels,
+    decoder: 'native',
+  };
+}
+
+/** The module's `reason: message` errors as the policy's reasons; anything else is a bug. */
+function nativeError(err: unknown, format: string): Error {
+  const message = err instanceof Error ? err.message : String(err);
+  const colon = message.indexOf(':');
+  const reason = colon > 0 ? message.slice(0, colon) : '';
+  if (!NATIVE_REASONS.has(reason)) {
+    return new LoaderError('INTERNAL', `native ${format} transform failed: ${message}`, {
+      cause: err,
+    });
+  }
+  const detail = message.slice(colon + 1).trim();
+  return new UndecodableImageError(
+    reason as UndecodableReason,
+    reason === 'truncated'
+      ? `the ${format} image is truncated (${detail})`
+      : `the image cannot be decoded: ${detail}`,
+    { cause: err },
+  );
 }
 
 async function runPlan(
@@ -118,7 +213,7 @@ async function runPlan(
   plan: TransformPlan,
   spec: TransformSpec,
   maxPixels: number,
-): Promise<Omit<TransformedImage, 'sourcePixels'>> {
+): Promise<Omit<TransformedImage, 'sourcePixels' | 'decoder'>> {
   const kernel = KERNELS[spec.interpolation];
   // Resizes keep `fastShrinkOnLoad` off: libjpeg's reduced-size decoding is then used only for
   // a shrink of 4x or more and leaves at least 2x to the resize kernel, so the pixels stay close

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import { LoaderError } from '../../core/index.js';
 import type { ServerConfig } from '../config/serverConfig.js';
+import { resolveNativeTransforms } from '../resolveNativeTransforms.js';
 import { startMetricsServer } from '../metricsServer.js';
 import { type ClusterHealth, type WorkerListening, isMessage } from './clusterMessages.js';
 
@@ -156,6 +157,8 @@ export async function runClusterPrimary(
     isServing: allServe,
     notServingReason: () =>
       stopping ? 'shutting down' : `${serving.size} of ${count} workers serving`,
+    // The workers load the same module from the same files, so the primary can say it.
+    details: [resolveNativeTransforms(config.nativeTransforms).summary],
   }).catch(async (err: unknown) => {
     stopping = true;
     await stopWorkers(0);
