@@ -122,6 +122,12 @@ pub fn decode(data: &[u8], header: &Header, denom: u32, window: Rect, channels: 
         if (0..7).contains(&subsamp) {
             // The left edge must sit on an iMCU boundary: widen the window leftwards.
             let imcu = scaled(MCU_WIDTH[subsamp as usize], denom);
+            // Fancy upsampling of subsampled chroma reads the neighbouring chroma sample: a crop
+            // edge inside the image is otherwise treated as the image's edge. Decode one iMCU
+            // more on each side (the kernel still sees only `window`).
+            let right = (stored.x + stored.w + imcu).min(sw);
+            stored.x = stored.x.saturating_sub(imcu);
+            stored.w = right - stored.x;
             let shift = stored.x % imcu;
             stored.x -= shift;
             stored.w += shift;
