@@ -51,8 +51,12 @@ describe('bench cores --quick', () => {
       expect(one!.primaryRssBytes).toBeUndefined();
       expect(two!.workerRssBytes).toHaveLength(2);
       expect(two!.primaryRssBytes).toBeGreaterThan(0);
-      // Four connections over two workers: the primary's round robin gives each two.
-      expect(two!.streamsPerWorker).toEqual([2, 2]);
+      // Four connections over two workers, both serving. Not always two each: the primary's
+      // round robin skips a worker that has not yet taken its previous connection, which on
+      // a loaded machine (the Python suite beside this file) gave [3, 1].
+      expect(two!.streamsPerWorker).toHaveLength(2);
+      expect(two!.streamsPerWorker.reduce((a, b) => a + b, 0)).toBe(4);
+      expect(Math.min(...two!.streamsPerWorker)).toBeGreaterThanOrEqual(1);
       for (const r of report.runs) {
         expect(r.exactlyOnce.ok).toBe(true);
         expect(r.samples).toBe(300);
