@@ -20,6 +20,8 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 600_000,
           // One real node on 2 cores: files run one after another so timings stay sane.
+          // scripts/test.sh runs the files other than the fault files two at a time
+          // (--fileParallelism --maxWorkers=2): they assert correctness, not timings.
           fileParallelism: false,
         },
       },
