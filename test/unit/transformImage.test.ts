@@ -6,7 +6,8 @@ import {
   loadNativeTransform,
   type NativeTransformModule,
 } from '../../src/core/transform/nativeTransform.js';
-import { transformImage } from '../../src/core/transform/transformImage.js';
+import { planTransform } from '../../src/core/transform/planTransform.js';
+import { SYNC_MAX_PIXELS, transformImage } from '../../src/core/transform/transformImage.js';
 import type {
   CropSpec,
   OutputSpec,
@@ -67,6 +68,35 @@ const DECODERS: [string, NativeTransformModule | undefined][] = [
 it('the native module is built (native/build.sh; scripts/setup.sh runs it)', () => {
   expect(nativeStatus.error).toBeUndefined();
   expect(nativeStatus.module).toBeDefined();
+});
+
+it('the native path gives the same bytes on the thread pool (large images) as inline (small ones)', async () => {
+  const native = nativeStatus.module!;
+  const s = spec({
+    crop: { kind: 'random-resized', height: 40, width: 40, scale: [0.3, 1], ratio: [3 / 4, 4 / 3] },
+    flipProbability: 0.5,
+  });
+  for (const [w, h] of [
+    [100, 80],
+    [300, 200],
+  ] as const) {
+    const data = await sharp(patternPixels(w, h, 11), { raw: { width: w, height: h, channels: 3 } })
+      .jpeg()
+      .toBuffer();
+    expect(w * h > SYNC_MAX_PIXELS).toBe(w === 300);
+    const out = await transformImage(data, s, random(5), LIMIT, native);
+    expect(out.decoder).toBe('native');
+    // The same plan, drawn from the same (seed, epoch, id), run inline by hand.
+    const plan = planTransform(s, w, h, random(5));
+    const inline = Buffer.alloc(plan.width * plan.height * 3);
+    native.transform(
+      data,
+      { ...plan, channels: 3, interpolation: 'bilinear', maxPixels: LIMIT },
+      inline,
+      0,
+    );
+    expect(out.data.equals(inline), `${w}x${h}`).toBe(true);
+  }
 });
 
 describe.each(DECODERS)('transformImage (%s)', (_name, native) => {
