@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Shared set-up for the two Quick start commands: checks the tools the project needs and
-# installs npm dependencies when node_modules is missing or does not match package-lock.json.
+# installs npm dependencies when node_modules is missing or does not match package-lock.json,
+# generates the proto types and builds the native transform module (native/, cargo).
 # `scripts/setup.sh --demo` stops there: the demo needs neither promtool nor the deployment
 # check tools (which need Go and pip, and take minutes to build on a fresh machine). Without
 # --demo it then makes everything the tests use: the checking tools, the local node's jars, the
