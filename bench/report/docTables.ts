@@ -1,0 +1,118 @@
+import { execFileSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { invalidArgument } from '../../src/core/index.js';
+
+/** The names of the tables the performance page takes from the benchmarks. */
+export const DOC_TABLES = [
+  'suite-targets',
+  'stream',
+  'grouped-reads',
+  'latency',
+  'concurrency',
+  'scale',
+  'cores',
+  'ceiling',
+  'transform',
+  'tls',
+  'faults',
+  'ingest',
+  'splits',
+  'robustness',
+] as const;
+
+/** One of {@link DOC_TABLES}. */
+export type DocTableName = (typeof DOC_TABLES)[number];
+
+/** Where and how a table was measured: the line above it. */
+export interface Measured {
+  date: Date;
+  /** The command line that measured it. */
+  command: string;
+  /** Short commit hash of the checkout. */
+  commit: string;
+  /** CPU model, cores, memory, Node version. */
+  machine: string;
+}
+
+/** This run's {@link Measured}: now, this process's command line, the checkout, this machine. */
+export function measuredHere(command = benchCommandLine()): Measured {
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    // Not a checkout (an installed package): the line says so.
+  }
+  const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
+  const memory = Math.round(os.totalmem() / 2 ** 30);
+  return {
+    date: new Date(),
+    command,
+    commit,
+    machine: `${cpu}, ${os.availableParallelism()} cores, ${memory} GiB, Node ${process.version}`,
+  };
+}
+
+/** `npx tsx src/cli/main.ts bench ...` as this process was started. */
+export function benchCommandLine(): string {
+  const at = process.argv.indexOf('bench');
+  const args = at < 0 ? process.argv.slice(2) : process.argv.slice(at);
+  return ['npx tsx src/cli/main.ts', ...args].join(' ');
+}
+
+/** The measured line and the table, as they go between the markers. */
+export function docBlock(table: string, measured: Measured): string {
+  const day = measured.date.toISOString().slice(0, 10);
+  return (
+    `Measured ${day} by \`${measured.command}\` at commit ${measured.commit} on ` +
+    `${measured.machine}.\n\n${table.trimEnd()}\n`
+  );
+}
+
+/**
+ * `markdown` with the lines between `<!-- bench:NAME:begin -->` and `<!-- bench:NAME:end -->`
+ * replaced by `block`; everything else is kept byte for byte. Missing, repeated or
+ * misordered markers are INVALID_ARGUMENT naming them.
+ */
+export function replaceBetweenMarkers(markdown: string, name: string, block: string): string {
+  const begin = `<!-- bench:${name}:begin -->`;
+  const end = `<!-- bench:${name}:end -->`;
+  const lineAt = (marker: string): number => {
+    const hits = [...markdown.matchAll(new RegExp(`^${escape(marker)}[ \\t]*\\r?$`, 'gm'))];
+    if (hits.length !== 1) {
+      throw invalidArgument(
+        `${marker} must be on a line of its own exactly once, found ${hits.length} times`,
+      );
+    }
+    return hits[0]!.index;
+  };
+  const b = lineAt(begin);
+  const e = lineAt(end);
+  if (e < b) throw invalidArgument(`${end} comes before ${begin}`);
+  const afterBegin = markdown.indexOf('\n', b) + 1;
+  const eol = markdown.slice(b, afterBegin).endsWith('\r\n') ? '\r\n' : '\n';
+  const body = eol === '\n' ? block : block.replace(/\n/g, '\r\n');
+  return markdown.slice(0, afterBegin) + body + markdown.slice(e);
+}
+
+function escape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Writes each table under its name into the Markdown file `file`, with the line saying when,
+ * by what command, at which commit and on what machine it was measured. All markers are
+ * checked before the file is written, so a missing one leaves the file as it was.
+ */
+export async function writeDocTables(
+  file: string,
+  tables: Partial<Record<DocTableName, string>>,
+  measured: Measured = measuredHere(),
+): Promise<void> {
+  let markdown = await readFile(file, 'utf8');
+  for (const [name, table] of Object.entries(tables)) {
+    if (table !== undefined)
+      markdown = replaceBetweenMarkers(markdown, name, docBlock(table, measured));
+  }
+  await writeFile(file, markdown);
+}
