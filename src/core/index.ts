@@ -65,6 +65,17 @@ export { epochShard } from './sampling/epochShard.js';
 export { permutation } from './sampling/permutation.js';
 export { RandomStream } from './sampling/randomStream.js';
 export { type ShardRule } from './sampling/shard.js';
+export { checkCheckpointEpoch } from './stream/checkCheckpointEpoch.js';
+export { type MeanSizeCache, createMeanSizeCache } from './stream/createMeanSizeCache.js';
+export {
+  type CheckpointSummary,
+  type StreamPlanDeps,
+  planStream,
+} from './stream/planStream.js';
+export { startingPoint } from './stream/startingPoint.js';
+export { permutationKey, remainderKey } from './stream/streamCacheKeys.js';
+export { type StreamPlan } from './stream/StreamPlan.js';
+export { type StreamRequest } from './stream/StreamRequest.js';
 export { type ColumnType, isColumnType } from './schema/columnTypes.js';
 export { type DatasetInfo, readDatasetInfo, refreshDatasetCounts } from './schema/datasetInfo.js';
 export { datasetExists, ensureDatasetSchema, requireDataset } from './schema/datasetSchema.js';

@@ -4,87 +4,53 @@ import type { StreamBatchesRequest__Output } from '../../generated/scylla_loader
 import type { StreamBatchesResponse } from '../../generated/scylla_loader/v1/StreamBatchesResponse.js';
 import {
   LoaderError,
-  adaptiveWindowMax,
   BatchFetcher,
+  createMeanSizeCache,
   createPermutationCache,
   createRemainderCache,
-  type RemainderCache,
   createSplitIdsCache,
-  decodeResumeToken,
-  encodeResumeToken,
-  invalidArgument,
-  jobFingerprint,
-  NO_BASE,
-  requestFingerprint,
-  resolveJobCheckpoint,
-  type ResolvedCheckpoint,
-  type ResumeState,
-  epochShard,
-  groupReadSize,
   meanSampleBytes,
-  type PermutationCache,
-  rawSampleShape,
+  planStream,
   resolveSplit,
-  type SplitIdsCache,
+  type StreamPlanDeps,
   type StreamTransformer,
 } from '../../core/index.js';
 import { toGrpcStatus } from '../errors/toGrpcStatus.js';
 import { encodeBatchResponse } from './encodeBatchResponse.js';
 import type { ServerContext } from '../ServerContext.js';
-import { type StreamRequest, validateStreamRequest } from './validateStreamRequest.js';
+import { validateStreamRequest } from './validateStreamRequest.js';
 import { writeMessage } from './writeMessage.js';
 
 type Call = grpc.ServerWritableStream<StreamBatchesRequest__Output, StreamBatchesResponse>;
 
 /**
- * The StreamBatches handler: validates the request, loads the split's ids (cached per process,
- * bounded), checks the resume token, runs the fetch engine and writes its batches with
- * backpressure. Cancellation or the deadline aborts the engine, which then issues no further
- * reads. Every error reaches the client through {@link toGrpcStatus}.
+ * The StreamBatches handler: validates the request, plans the stream in the core
+ * ({@link planStream}: the split's ids through a per-process bounded cache, the resume token
+ * and job checkpoint checked, the fetch options), runs the fetch engine and writes its batches
+ * with backpressure. Cancellation or the deadline aborts the engine, which then issues no
+ * further reads. Every error reaches the client through {@link toGrpcStatus}.
  */
 export function createStreamBatchesHandler(
   ctx: ServerContext,
 ): grpc.handleServerStreamingCall<StreamBatchesRequest__Output, StreamBatchesResponse> {
   const splits = createSplitIdsCache(ctx.config.idCacheBytes);
-  const permutations = createPermutationCache(ctx.config.idCacheBytes);
-  const remainders = createRemainderCache(ctx.config.idCacheBytes);
-  const sizes = createMeanSizeCache();
-  return (call) => {
-    void runStream(ctx, splits, permutations, remainders, sizes, call);
+  const sizes = createMeanSizeCache((dataset) => meanSampleBytes(ctx.paths[0]!.client, dataset));
+  const shared: Omit<StreamPlanDeps, 'transformer' | 'onCheckpoint'> = {
+    splitIds: (dataset, split) => resolveSplit(ctx.paths[0]!.client, splits, dataset, split),
+    meanSampleBytes: sizes,
+    permutations: createPermutationCache(ctx.config.idCacheBytes),
+    remainders: createRemainderCache(ctx.config.idCacheBytes),
+    limits: ctx.config,
+    resumeKey: ctx.resumeKey,
   };
-}
-
-/** Mean sample size by dataset (undefined: not recorded), looked up at most once a minute. */
-type MeanSizeCache = (
-  client: Parameters<typeof meanSampleBytes>[0],
-  dataset: string,
-) => Promise<number | undefined>;
-
-/**
- * Remembers each dataset's mean sample size for a minute: a stream start does not pay a
- * read for it, and a later ingest is seen soon (it only decides whether reads are grouped).
- */
-function createMeanSizeCache(): MeanSizeCache {
-  const TTL_MS = 60_000;
-  const known = new Map<string, { at: number; mean: Promise<number | undefined> }>();
-  return (client, dataset) => {
-    const now = performance.now();
-    const hit = known.get(dataset);
-    if (hit && now - hit.at < TTL_MS) return hit.mean;
-    const mean = meanSampleBytes(client, dataset);
-    known.set(dataset, { at: now, mean });
-    // A failed lookup is not remembered: the next stream asks again.
-    mean.catch(() => known.delete(dataset));
-    return mean;
+  return (call) => {
+    void runStream(ctx, shared, call);
   };
 }
 
 async function runStream(
   ctx: ServerContext,
-  splits: SplitIdsCache,
-  permutations: PermutationCache,
-  remainders: RemainderCache,
-  sizes: MeanSizeCache,
+  shared: Omit<StreamPlanDeps, 'transformer' | 'onCheckpoint'>,
   call: Call,
 ): Promise<void> {
   const streamId = randomBytes(6).toString('hex');
@@ -133,82 +99,24 @@ async function runStream(
       },
       'stream start',
     );
-    const primary = ctx.paths[0]!.client;
-    const split = await resolveSplit(primary, splits, req.dataset, req.split);
-    const job = jobFingerprint({ ...req, splitContentHash: split.contentHash });
-    const legacyFor = (owner: { rank: number; worldSize: number }): Buffer =>
-      requestFingerprint({ ...req, splitContentHash: split.contentHash, ...owner });
-    transformer = req.transform
-      ? ctx.transforms.forStream(req.transform, req.seed, abort.signal)
-      : undefined;
-    const tensor = req.transform ? rawSampleShape(req.transform) : undefined;
-    const elastic = req.jobCheckpoint
-      ? resolveJobCheckpoint(req.jobCheckpoint, {
-          key: ctx.resumeKey,
-          job,
-          legacyFor,
-          n: split.count,
-          rules: req,
-        })
-      : undefined;
-    if (elastic) checkCheckpointEpoch(elastic, req.firstEpoch, req.epochs);
-    const resume = startingPoint(ctx.resumeKey, req, job, legacyFor(req), elastic);
-    // The positions the checkpoint's world left of its epoch: computed once, used by that
-    // epoch's shard only (later epochs shard the whole split at this world size).
-    const remainder =
-      elastic && elastic.layers.length > 0
-        ? remainders.memo(`${split.contentHash}/${elastic.digest.toString('hex')}`, {
-            context: { n: split.count, layers: elastic.layers, rules: req },
-          })
-        : undefined;
-    const resharded = (epoch: number): boolean =>
-      remainder !== undefined && epoch === elastic!.epoch;
-    if (elastic) {
-      log.info(
-        {
-          event: 'job_checkpoint',
-          epoch: elastic.epoch,
-          worlds: elastic.layers.map((l) => l.worldSize),
-          remaining: remainder?.length ?? split.count,
+    const plan = await planStream(
+      {
+        ...shared,
+        transformer: (spec, seed) => {
+          transformer = ctx.transforms.forStream(spec, seed, abort.signal);
+          return transformer;
         },
-        'continuing a job checkpoint at another world size',
-      );
-    }
-    const permute = (n: number, seed: bigint, epoch: number): Uint32Array =>
-      permutations.memo(`${split.contentHash}/${n}/${seed}/${epoch}`, {
-        context: { n, seed, epoch },
-      });
-    const groupReads = groupReadSize(
-      ctx.config,
-      ctx.config.groupReads === 'auto' ? await sizes(primary, req.dataset) : undefined,
+        onCheckpoint: (summary) =>
+          log.info(
+            { event: 'job_checkpoint', ...summary },
+            'continuing a job checkpoint at another world size',
+          ),
+      },
+      req,
     );
-    figures.groupReads = groupReads;
+    figures.groupReads = plan.fetch.groupReads;
     const fetcher = new BatchFetcher({
-      keyspace: req.dataset,
-      ids: split.ids,
-      firstEpoch: req.firstEpoch,
-      endEpoch: req.firstEpoch + req.epochs,
-      shardOf: (epoch) =>
-        epochShard(
-          { ...req, n: split.count, epoch },
-          permute,
-          resharded(epoch) ? remainder : undefined,
-        ),
-      batchSize: req.batchSize,
-      prefetch: req.prefetch,
-      ...(req.adaptivePrefetch
-        ? {
-            adaptiveWindowMax: adaptiveWindowMax(req.batchSize, ctx.config),
-          }
-        : {}),
-      ordering: req.ordering,
-      missing: req.missing,
-      maxInFlight: ctx.config.maxInFlightPerStream,
-      readAttempts: ctx.config.readAttempts,
-      retryBaseMs: ctx.config.retryBaseMs,
-      groupReads,
-      ...(resume ? { resume } : {}),
-      ...(transformer ? { transform: transformer } : {}),
+      ...plan.fetch,
       paths: ctx.paths,
       metrics: ctx.metrics,
       signal: abort.signal,
@@ -230,21 +138,11 @@ async function runStream(
       // A batch handed out just as the call was cancelled (or ended by shutdown) is dropped:
       // writing after the call ended would lose the status the client must see.
       abort.signal.throwIfAborted();
-      const token = encodeResumeToken(
-        ctx.resumeKey,
-        {
-          job,
-          rank: req.rank,
-          worldSize: req.worldSize,
-          base: resharded(batch.resume.epoch) ? elastic!.digest : NO_BASE,
-        },
-        batch.resume,
-      );
       const { message, bytes } = encodeBatchResponse(
         batch,
-        token,
+        plan.resumeToken(batch.resume),
         ctx.config.maxMessageBytes,
-        tensor,
+        plan.tensor,
       );
       await settle();
       abort.signal.throwIfAborted();
@@ -277,63 +175,6 @@ async function runStream(
     if (!abort.signal.aborted) call.emit('error', st);
   } finally {
     call.off('cancelled', onCancel);
-  }
-}
-
-/**
- * Where the stream starts: the resume token's state when there is one (a reconnect, maybe
- * within an epoch re-sharded from `elastic`, whose digest the token must carry), else the
- * start of what the job checkpoint left, else nothing (first_epoch).
- */
-function startingPoint(
-  key: Buffer,
-  req: StreamRequest,
-  job: Buffer,
-  legacy: Buffer,
-  elastic: ResolvedCheckpoint | undefined,
-): ResumeState | undefined {
-  if (req.resumeToken.length === 0) {
-    return elastic
-      ? { epoch: elastic.epoch, low: 0, deliveredAbove: [], nextBatchIndex: 0 }
-      : undefined;
-  }
-  const read = decodeResumeToken(
-    key,
-    { job, legacy, rank: req.rank, worldSize: req.worldSize },
-    req.resumeToken,
-  );
-  const epoch = read.state.epoch;
-  if (elastic && epoch < elastic.epoch) {
-    throw invalidArgument(
-      `resume token is in epoch ${epoch}, before the job checkpoint's epoch ${elastic.epoch}: ` +
-        'pass the token of a stream started from this job_checkpoint, or no token',
-    );
-  }
-  const want =
-    elastic && epoch === elastic.epoch && elastic.layers.length > 0 ? elastic.digest : NO_BASE;
-  if (!read.base.equals(want)) {
-    throw invalidArgument(
-      read.base.equals(NO_BASE)
-        ? 'resume token is of an ordinary epoch but the request carries a job checkpoint for it; ' +
-            'drop job_checkpoint, or pass the token of a stream started from it'
-        : 'resume token continues an epoch re-sharded from a job checkpoint: repeat the ' +
-            'job_checkpoint that stream was started with, unchanged, along with the token',
-    );
-  }
-  return read.state;
-}
-
-/** A checkpoint's epoch lies within the request's epochs (its end: the job is done). */
-function checkCheckpointEpoch(
-  elastic: ResolvedCheckpoint,
-  firstEpoch: number,
-  epochs: number,
-): void {
-  if (elastic.epoch < firstEpoch || elastic.epoch > firstEpoch + epochs) {
-    throw invalidArgument(
-      `job checkpoint is in epoch ${elastic.epoch}, outside the request's epochs ` +
-        `${firstEpoch} to ${firstEpoch + epochs - 1}`,
-    );
   }
 }
 

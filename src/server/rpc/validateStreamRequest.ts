@@ -5,39 +5,11 @@ import {
   type JobCheckpoint,
   type ShardRule,
   type StreamLimits,
+  type StreamRequest,
   type TransformLimits,
-  type TransformSpec,
   validateIdentifier,
 } from '../../core/index.js';
 import { validateTransform } from './validateTransform.js';
-
-/** A StreamBatches request with defaults applied and every field checked. */
-export interface StreamRequest {
-  dataset: string;
-  split: string;
-  batchSize: number;
-  seed: bigint;
-  firstEpoch: number;
-  epochs: number;
-  rank: number;
-  worldSize: number;
-  shardRule: ShardRule;
-  shuffle: 'uniform' | 'none';
-  dropLast: boolean;
-  ordering: 'out-of-order' | 'in-order';
-  prefetch: number;
-  /**
-   * The request left prefetch to the server (0): the window starts at the default and may
-   * grow while the stream starves for reads (see BatchFetcher's adaptive window).
-   */
-  adaptivePrefetch: boolean;
-  missing: 'fail' | 'skip';
-  resumeToken: Buffer;
-  /** Continue a job's epoch at this rank and world size (see proto's job_checkpoint). */
-  jobCheckpoint?: JobCheckpoint;
-  /** Server-side decoding and augmentation; absent: bytes as stored. */
-  transform?: TransformSpec;
-}
 
 const SHARD_RULES: Record<string, ShardRule> = {
   SHARD_RULE_UNSPECIFIED: 'uneven',

@@ -1,0 +1,34 @@
+import type { FetchOptions } from '../fetch/FetchOptions.js';
+import type { ResolvedCheckpoint } from '../resume/jobCheckpoint.js';
+import type { ResumeState } from '../resume/resumeToken.js';
+import type { SplitIds } from '../splits/SplitIds.js';
+
+/**
+ * Everything a stream needs besides its database routes, metrics and cancellation: what
+ * {@link planStream} makes of a request. Whatever a later feature adds to a stream (a cache,
+ * several sources) belongs here, so the gRPC handler only runs the plan and writes.
+ */
+export interface StreamPlan {
+  /** The split's ids, as resolved for this stream. */
+  split: SplitIds;
+  /** `jobFingerprint` of the request and split: what the stream's tokens are bound to. */
+  job: Buffer;
+  /** The request's job checkpoint, validated (absent: none). */
+  checkpoint?: ResolvedCheckpoint;
+  /**
+   * The positions of the checkpoint's epoch its world left undelivered, which that epoch's
+   * shard is taken from (absent: no epoch is re-sharded).
+   */
+  remainder?: Uint32Array;
+  /** Where the stream starts (absent: the start of first_epoch). */
+  resume?: ResumeState;
+  /** The shape of each transformed sample when the transform sends raw pixels. */
+  tensor?: [number, number, number];
+  /**
+   * The fetch engine's options, less the process's routes and metrics and the call's signal;
+   * `groupReads` always set (1: single-row reads).
+   */
+  fetch: Omit<FetchOptions, 'paths' | 'metrics' | 'signal' | 'groupReads'> & { groupReads: number };
+  /** The resume token of a batch that leaves the stream at `state`. */
+  resumeToken(state: ResumeState): Buffer;
+}

@@ -1,0 +1,35 @@
+import type { JobCheckpoint } from '../resume/jobCheckpoint.js';
+import type { ShardRule } from '../sampling/shard.js';
+import type { TransformSpec } from '../transform/TransformSpec.js';
+
+/**
+ * A StreamBatches request with defaults applied and every field checked: what
+ * {@link planStream} plans from. The gRPC layer makes it from the wire message
+ * (`validateStreamRequest`); the core never sees the message itself.
+ */
+export interface StreamRequest {
+  dataset: string;
+  split: string;
+  batchSize: number;
+  seed: bigint;
+  firstEpoch: number;
+  epochs: number;
+  rank: number;
+  worldSize: number;
+  shardRule: ShardRule;
+  shuffle: 'uniform' | 'none';
+  dropLast: boolean;
+  ordering: 'out-of-order' | 'in-order';
+  prefetch: number;
+  /**
+   * The request left prefetch to the server (0): the window starts at the default and may
+   * grow while the stream starves for reads (see BatchFetcher's adaptive window).
+   */
+  adaptivePrefetch: boolean;
+  missing: 'fail' | 'skip';
+  resumeToken: Buffer;
+  /** Continue a job's epoch at this rank and world size (see proto's job_checkpoint). */
+  jobCheckpoint?: JobCheckpoint;
+  /** Server-side decoding and augmentation; absent: bytes as stored. */
+  transform?: TransformSpec;
+}
