@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any, Literal
 
 import grpc
 
@@ -37,28 +40,79 @@ class ReconnectPolicy:
             )
 
 
+_Match = Literal["prefix", "contains", "equals"]
+_MATCHES: tuple[_Match, ...] = ("prefix", "contains", "equals")
+
+
+@dataclass(frozen=True)
+class RetryRule:
+    """One rule of ``retry_rules.json``: a status code, optionally a test of its details
+    (``match`` applied to ``text``), and what to do.
+
+    :meta private:
+    """
+
+    code: grpc.StatusCode
+    match: _Match | None
+    text: str
+    retry: bool | Literal["when-resource-exhausted-allowed"]
+
+    def matches(self, code: grpc.StatusCode, details: str) -> bool:
+        if code != self.code:
+            return False
+        if self.match == "prefix":
+            return details.startswith(self.text)
+        if self.match == "contains":
+            return self.text in details
+        if self.match == "equals":
+            return details == self.text
+        return True
+
+
+def _parse_rule(row: dict[str, Any]) -> RetryRule:
+    code = grpc.StatusCode[row["code"]]
+    retry = row["retry"]
+    if not (isinstance(retry, bool) or retry == "when-resource-exhausted-allowed"):
+        raise ValueError(f"retry_rules.json: bad retry {retry!r} for {row['code']}")
+    detail: dict[str, str] = row.get("detail", {})
+    kinds = [kind for kind in _MATCHES if kind in detail]
+    if len(kinds) != len(detail) or len(kinds) > 1:
+        raise ValueError(f"retry_rules.json: bad detail {detail!r} for {row['code']}")
+    if not kinds:
+        return RetryRule(code, None, "", retry)
+    return RetryRule(code, kinds[0], detail[kinds[0]], retry)
+
+
+def load_retry_table() -> dict[str, Any]:
+    """The parsed ``retry_rules.json`` shipped in this package (rules and example cases), the
+    same table the TypeScript SDK evaluates.
+
+    :meta private:
+    """
+    text = files("scylla_loader").joinpath("retry_rules.json").read_text(encoding="utf-8")
+    table: dict[str, Any] = json.loads(text)
+    return table
+
+
+RETRY_RULES: tuple[RetryRule, ...] = tuple(_parse_rule(row) for row in load_retry_table()["rules"])
+"""The rules of ``retry_rules.json``, in order. :meta private:"""
+
+
 def is_retryable(code: grpc.StatusCode, details: str, retry_on_resource_exhausted: bool) -> bool:
     """Whether a broken stream is worth resuming from its last token: only statuses that say
     the connection or the loader went away, never one about the request itself
-    (INVALID_ARGUMENT, NOT_FOUND, DATA_LOSS, DEADLINE_EXCEEDED...), which a new call would meet
-    again. The caller checks first whether it cancelled the call itself. UNAUTHENTICATED and
-    PERMISSION_DENIED are never retried: the same token would be refused again (a token
-    function that failed comes as UNAUTHENTICATED too, see ``from_rpc_error``).
+    (INVALID_ARGUMENT, NOT_FOUND, DATA_LOSS, DEADLINE_EXCEEDED, UNAUTHENTICATED...), which a
+    new call would meet again. The caller checks first whether it cancelled the call itself.
 
-    - UNAVAILABLE: a dropped connection, a killed loader, a refused connect, a server shutting
-      down, retryable database trouble.
-    - CANCELLED that the client did not cause: a server's forced shutdown can surface so.
-    - INTERNAL about an HTTP/2 RST_STREAM: the stream was reset below gRPC (a proxy, a dying
-      connection) without a status from the service.
-    - RESOURCE_EXHAUSTED when ``retry_on_resource_exhausted``: the loader's admission limit,
-      but not grpc's own "message larger than max", which the same request would hit again.
+    Decided by the first matching rule of ``retry_rules.json`` (shared with the TypeScript
+    SDK, each rule says why): UNAVAILABLE; CANCELLED unless grpc itself says this process
+    cancelled the call or closed the channel; INTERNAL from an HTTP/2 RST_STREAM;
+    RESOURCE_EXHAUSTED when ``retry_on_resource_exhausted``, except grpc's message size
+    limits. Anything else is not retried.
     """
-    if code == grpc.StatusCode.UNAVAILABLE:
-        return True
-    if code == grpc.StatusCode.CANCELLED:
-        return True
-    if code == grpc.StatusCode.INTERNAL:
-        return "RST_STREAM" in details
-    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-        return retry_on_resource_exhausted and "larger than max" not in details
+    for rule in RETRY_RULES:
+        if rule.matches(code, details):
+            if rule.retry == "when-resource-exhausted-allowed":
+                return retry_on_resource_exhausted
+            return rule.retry
     return False
