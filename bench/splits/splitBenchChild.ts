@@ -5,11 +5,11 @@
  */
 import {
   createDbClient,
-  dbConfigFromEnv,
   assignSplits,
   createSplitSet,
   readSplitInput,
 } from '../../src/core/index.js';
+import { dbConfigFromEnv } from '../../src/cli/dbOptions.js';
 
 const args = JSON.parse(process.argv[2] ?? '{}') as { dataset: string; name: string; seed: string };
 const client = await createDbClient(dbConfigFromEnv(process.env, { contactPoints: ['127.0.0.1'] }));

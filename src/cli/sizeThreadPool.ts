@@ -11,12 +11,13 @@ import {
   readWorkerCpuQuota,
   threadPoolSizeFor,
 } from '../core/transform/cpuQuota.js';
+import { clusterWorkersFromEnv } from '../server/cluster/clusterWorkersEnv.js';
 
 if (process.env.UV_THREADPOOL_SIZE === undefined) {
   const configured = Number(process.env.SCYLLA_LOADER_TRANSFORM_CONCURRENCY);
   const slots =
     Number.isInteger(configured) && configured > 0
       ? configured
-      : defaultTransformSlots(readWorkerCpuQuota());
+      : defaultTransformSlots(readWorkerCpuQuota(clusterWorkersFromEnv()));
   process.env.UV_THREADPOOL_SIZE = String(threadPoolSizeFor(slots));
 }

@@ -11,7 +11,6 @@ export { createDbClient } from './db/createDbClient.js';
 export {
   type DbConfig,
   type DbTlsConfig,
-  dbConfigFromEnv,
   dbConfigSchema,
   dbTlsConfigSchema,
 } from './db/dbConfig.js';
@@ -67,11 +66,7 @@ export { RandomStream } from './sampling/randomStream.js';
 export { type ShardRule } from './sampling/shard.js';
 export { checkCheckpointEpoch } from './stream/checkCheckpointEpoch.js';
 export { type MeanSizeCache, createMeanSizeCache } from './stream/createMeanSizeCache.js';
-export {
-  type CheckpointSummary,
-  type StreamPlanDeps,
-  planStream,
-} from './stream/planStream.js';
+export { type CheckpointSummary, type StreamPlanDeps, planStream } from './stream/planStream.js';
 export { startingPoint } from './stream/startingPoint.js';
 export { permutationKey, remainderKey } from './stream/streamCacheKeys.js';
 export { type StreamPlan } from './stream/StreamPlan.js';

@@ -20,6 +20,7 @@ import {
   TransformPool,
   type NativeTransformModule,
 } from '../core/index.js';
+import { clusterWorkersFromEnv } from './cluster/clusterWorkersEnv.js';
 import type { ServerConfig } from './config/serverConfig.js';
 import { createLogger } from './createLogger.js';
 import { createReflectionService } from './createReflectionService.js';
@@ -335,7 +336,7 @@ function createTransformPool(
   logger: Logger,
   native: NativeTransformModule | undefined,
 ): TransformPool {
-  const quota = readWorkerCpuQuota();
+  const quota = readWorkerCpuQuota(clusterWorkersFromEnv());
   const slots = config.transformConcurrency || defaultTransformSlots(quota);
   const perStream = Math.min(slots, config.transformsPerStream || slots);
   const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);

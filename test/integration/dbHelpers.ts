@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
 import { inject } from 'vitest';
-import { type DbConfig, dbConfigFromEnv } from '../../src/core/index.js';
+import type { DbConfig } from '../../src/core/index.js';
+import { dbConfigFromEnv } from '../../src/cli/dbOptions.js';
 
 /**
  * Database settings for the cluster the global setup provided. Credentials still come from the

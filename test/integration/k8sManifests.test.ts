@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { serveCommand, serveConfigFromFlags } from '../../src/cli/commands/serve.js';
+import { SERVE_SETTINGS } from '../../src/cli/settings/serveSettings.js';
 import { toolPath, toolsDir } from '../support/toolPath.js';
 
 /**
@@ -353,6 +355,31 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
       .filter((d) => d !== 'base/config')
       .sort();
     expect(found).toEqual([...KUSTOMIZATIONS].sort());
+  });
+
+  it.each(KUSTOMIZATIONS)("%s: the ConfigMap sets only serve's settings, valid ones", (dir) => {
+    const maps = get(dir).filter(
+      (o) => o.kind === 'ConfigMap' && o.metadata.name === 'scylla-loader-config',
+    );
+    for (const map of maps) {
+      const data = map.data as Record<string, string>;
+      const declared = new Set(SERVE_SETTINGS.map((s) => s.env));
+      expect(Object.keys(data).filter((k) => !declared.has(k))).toEqual([]);
+      // The values as `serve` reads them from the environment: the schema accepts them all.
+      const cmd = serveCommand().exitOverride();
+      const saved = { ...process.env };
+      try {
+        for (const key of Object.keys(process.env)) {
+          if (key.startsWith('SCYLLA_LOADER_')) delete process.env[key];
+        }
+        Object.assign(process.env, data);
+        cmd.parse([], { from: 'user' });
+        const config = serveConfigFromFlags(cmd.opts(), process.env);
+        expect(config.port).toBe(Number(data.SCYLLA_LOADER_GRPC_PORT ?? config.port));
+      } finally {
+        process.env = saved;
+      }
+    }
   });
 
   it.each(KUSTOMIZATIONS)('%s renders and every object is valid', (dir) => {

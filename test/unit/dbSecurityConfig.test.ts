@@ -3,8 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../../src/cli/dbOptions.js';
-import { dbConfigFromEnv, LoaderError } from '../../src/core/index.js';
+import {
+  addDbOptions,
+  dbConfigFromEnv,
+  dbConfigFromFlags,
+  type DbFlags,
+} from '../../src/cli/dbOptions.js';
+import { LoaderError } from '../../src/core/index.js';
 import { driverTlsOptions } from '../../src/core/db/driverTlsOptions.js';
 import { renderCassandraYaml } from '../../src/devdb/cassandraYaml.js';
 import { clusterSpecSchema } from '../../src/devdb/clusterSpec.js';

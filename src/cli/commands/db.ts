@@ -4,7 +4,8 @@ import { defaultStateDir } from '../../devdb/defaultStateDir.js';
 import { startLocalCluster } from '../../devdb/localCluster.js';
 import { localClusterStatus } from '../../devdb/localClusterStatus.js';
 import { stopLocalCluster } from '../../devdb/stopLocalCluster.js';
-import { dbConfigFromEnv, createDbClient } from '../../core/index.js';
+import { createDbClient } from '../../core/index.js';
+import { dbConfigFromEnv } from '../dbOptions.js';
 import { runAction } from '../runAction.js';
 
 interface StartFlags {

@@ -72,11 +72,10 @@ export function threadPoolSizeFor(slots: number): number {
 }
 
 /**
- * This process's share of the CPU quota: the whole quota, or an equal part of it in a worker
- * of `serve --workers N` (the primary sets `SCYLLA_LOADER_CLUSTER_WORKERS` to N), so N
- * workers together size their transform slots and thread pools to the machine, not N times.
+ * This process's share of the CPU quota: the whole quota, or an equal part of it in one of
+ * `workers` processes sharing it (`serve --workers N`), so N workers together size their
+ * transform slots and thread pools to the machine, not N times.
  */
-export function readWorkerCpuQuota(): number {
-  const workers = Number(process.env.SCYLLA_LOADER_CLUSTER_WORKERS);
+export function readWorkerCpuQuota(workers: number): number {
   return readCpuQuota() / (Number.isInteger(workers) && workers > 1 ? workers : 1);
 }

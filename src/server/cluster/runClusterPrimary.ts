@@ -8,8 +8,7 @@ import { resolveNativeTransforms } from '../resolveNativeTransforms.js';
 import { startMetricsServer } from '../metricsServer.js';
 import { type ClusterHealth, type WorkerListening, isMessage } from './clusterMessages.js';
 
-/** Environment variable telling a worker how many workers share the machine's CPUs. */
-export const CLUSTER_WORKERS_ENV = 'SCYLLA_LOADER_CLUSTER_WORKERS';
+import { CLUSTER_WORKERS_ENV } from './clusterWorkersEnv.js';
 
 /** First wait before replacing a worker that died; doubled for each death in a row. */
 const RESPAWN_BASE_MS = 500;
