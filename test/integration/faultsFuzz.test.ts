@@ -5,9 +5,10 @@ import { testDbConfig } from './dbHelpers.js';
 const MIB = 2 ** 20;
 
 /**
- * The right statuses of each class of generated input, as the loader promises them (README,
- * Streaming: Errors; src/server/rpc validation). The generators make each case from a valid
- * request with one kind of damage, so a status outside its class is a loader bug.
+ * The right statuses of each class of generated input, as the loader promises them
+ * (docs/user-guide.md#streaming, Errors; src/server/rpc validation). The generators make each
+ * case from a valid request with one kind of damage, so a status outside its class is a loader
+ * bug.
  */
 const CLASS_TABLE: Record<string, readonly string[]> = {
   'stream:valid-extremes': ['OK'],
