@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { StreamBatchesRequest__Output } from '../../src/generated/scylla_loader/v1/StreamBatchesRequest.js';
 import { streamLimitsSchema } from '../../src/core/config/streamLimits.js';
 import type { JobCheckpoint } from '../../src/core/resume/jobCheckpoint.js';
 import type { ResumeState } from '../../src/core/resume/resumeToken.js';
@@ -19,7 +18,6 @@ import type { StreamRequest } from '../../src/core/stream/StreamRequest.js';
 import { permutationKey, remainderKey } from '../../src/core/stream/streamCacheKeys.js';
 import type { StreamTransformer } from '../../src/core/transform/StreamTransformer.js';
 import type { TransformSpec } from '../../src/core/transform/TransformSpec.js';
-import { validateStreamRequest } from '../../src/server/rpc/validateStreamRequest.js';
 
 const key = randomBytes(32);
 const limits = streamLimitsSchema.parse({});
@@ -267,37 +265,15 @@ describe('planStream', () => {
       expect(plan.fetch.adaptiveWindowMax).toBeUndefined();
     });
 
-    it('turns prefetch 0 into the default window, which may grow within the in-flight cap', async () => {
-      const wire: StreamBatchesRequest__Output = {
-        dataset: 'd',
-        split: 'all',
-        batchSize: 128,
-        seed: '7',
-        firstEpoch: 0,
-        epochs: 1,
-        rank: 0,
-        worldSize: 1,
-        shardRule: 'SHARD_RULE_UNSPECIFIED',
-        shuffle: 'SHUFFLE_MODE_UNSPECIFIED',
-        dropLast: false,
-        ordering: 'ORDERING_UNSPECIFIED',
-        prefetch: 0,
-        missingSamplePolicy: 'MISSING_SAMPLE_POLICY_UNSPECIFIED',
-        resumeToken: Buffer.alloc(0),
-        transform: null,
-        jobCheckpoint: Buffer.alloc(0),
-      };
-      const config = { ...limits, maxTransformSide: 4096, maxMessageBytes: 1 << 28 };
-      const plan = await planStream(depsFor(), validateStreamRequest(wire, config));
+    it('lets the window of a request that left prefetch to the server grow to the in-flight cap', async () => {
+      // What validateStreamRequest makes of prefetch 0: the default, marked adaptive.
+      const left = { ...request, batchSize: 128, prefetch: limits.defaultPrefetch };
+      const plan = await planStream(depsFor(), { ...left, adaptivePrefetch: true });
       expect(plan.fetch.prefetch).toBe(limits.defaultPrefetch);
       // 256 reads in flight plus two batches, below 64 x 128 and the 65,536 window limit.
       expect(plan.fetch.adaptiveWindowMax).toBe(256 + 2 * 128);
-      const explicit = await planStream(
-        depsFor(),
-        validateStreamRequest({ ...wire, prefetch: 4 }, config),
-      );
-      expect(explicit.fetch.prefetch).toBe(4);
-      expect(explicit.fetch.adaptiveWindowMax).toBeUndefined();
+      const fixed = await planStream(depsFor(), left);
+      expect(fixed.fetch.adaptiveWindowMax).toBeUndefined();
     });
 
     it('grows an adaptive window to the least of max prefetch, the window limit and the in-flight cap', async () => {
