@@ -1,21 +1,38 @@
 import path from 'node:path';
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { formatCeilingReport, runCeilingBench } from '../ceiling/runCeilingBench.js';
-import { invalidArgument } from '../../src/core/index.js';
-import { wholeNumberFlag } from './benchFlags.js';
-import { withBenchContext } from './benchContext.js';
-import { addDbOptions, type DbFlags } from '../../src/cli/dbOptions.js';
-import { runAction } from '../../src/cli/runAction.js';
+import { addBenchCommand } from './addBenchCommand.js';
+import {
+  BATCH_SIZE,
+  flag,
+  parseFlags,
+  positiveNumber,
+  RUNS,
+  text,
+  wholeNumber,
+} from './benchOptions.js';
 
-/** Flags of `bench ceiling`. */
-export interface BenchCeilingFlags extends DbFlags {
-  quick: boolean;
-  runs?: string;
-  gigabytes?: string;
-  batchSize: string;
-  sampleBytes: string;
-  cpuProf?: string;
-}
+/** The flags of `bench ceiling`; the run's own defaults apply to those left out. */
+const CEILING_FLAGS = {
+  runs: flag('--runs <k>', 'timed runs of each leg, interleaved (default 3, quick 1)', RUNS),
+  gigabytes: flag(
+    '--gigabytes <n>',
+    'sample GB (10^9 bytes) sent per run (default 3, quick 0.3)',
+    positiveNumber('--gigabytes'),
+  ),
+  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, 128),
+  sampleBytes: flag(
+    '--sample-bytes <n>',
+    'bytes per sample',
+    wholeNumber('--sample-bytes', 1, 1e9),
+    100_000,
+  ),
+  cpuProfileDir: flag(
+    '--cpu-prof <dir>',
+    'write a CPU profile of each server child (node --cpu-prof) into dir',
+    text,
+  ),
+};
 
 /**
  * Adds `ceiling` to a `bench` command: batches served from memory through the real loader
@@ -24,44 +41,31 @@ export interface BenchCeilingFlags extends DbFlags {
  * `.state/bench/`.
  */
 export function addBenchCeilingCommand(bench: Command): void {
-  const cmd = bench
-    .command('ceiling')
-    .description(
+  addBenchCommand(bench, {
+    name: 'ceiling',
+    description:
       "the service's own ceiling: one batch served from memory (no database reads) through " +
-        'the loader server and the SDK, each in its own process, next to a raw Node HTTP/2 ' +
-        'stream of the same bytes and to gRPC with the default 64 KiB window: GB/s, ' +
-        'batches/s, CPU seconds per GB of each side',
-    )
-    .option('--quick', '~300 MB per run, 1 run of each leg', false)
-    .option('--runs <k>', 'timed runs of each leg, interleaved (default 3, quick 1)')
-    .option('--gigabytes <n>', 'sample GB (10^9 bytes) sent per run (default 3, quick 0.3)')
-    .option('--batch-size <n>', 'samples per batch', '128')
-    .option('--sample-bytes <n>', 'bytes per sample', '100000')
-    .option(
-      '--cpu-prof <dir>',
-      'write a CPU profile of each server child (node --cpu-prof) into dir',
-    );
-  addDbOptions(cmd).action(
-    runAction(async (flags: BenchCeilingFlags) => {
-      const gigabytes = flags.gigabytes === undefined ? undefined : Number(flags.gigabytes);
-      if (gigabytes !== undefined && !(gigabytes > 0)) {
-        throw invalidArgument(`--gigabytes ${JSON.stringify(flags.gigabytes)}: expected > 0`);
-      }
-      // `createLoaderServer` connects to a database even though these batches never touch it.
-      const report = await withBenchContext(flags, (context) =>
-        runCeilingBench({
-          db: context.db,
-          quick: flags.quick,
-          ...(flags.runs ? { runs: wholeNumberFlag('--runs', flags.runs, 1) } : {}),
-          ...(gigabytes === undefined ? {} : { bytesPerRun: gigabytes * 1e9 }),
-          batchSize: wholeNumberFlag('--batch-size', flags.batchSize, 1),
-          sampleBytes: wholeNumberFlag('--sample-bytes', flags.sampleBytes, 1),
-          ...(flags.cpuProf ? { cpuProfileDir: path.resolve(flags.cpuProf) } : {}),
-          outDir: path.join(context.stateRoot, 'bench'),
-          log: context.log,
-        }),
-      );
-      process.stdout.write(formatCeilingReport(report));
-    }),
-  );
+      'the loader server and the SDK, each in its own process, next to a raw Node HTTP/2 ' +
+      'stream of the same bytes and to gRPC with the default 64 KiB window: GB/s, ' +
+      'batches/s, CPU seconds per GB of each side',
+    quick: '~300 MB per run, 1 run of each leg',
+    flags: CEILING_FLAGS,
+    docs: true,
+    // `createLoaderServer` connects to a database even though these batches never touch it.
+    run: async (input, context) => {
+      const f = parseFlags(CEILING_FLAGS, input);
+      const report = await runCeilingBench({
+        db: context.db,
+        quick: input.quick,
+        ...(f.runs === undefined ? {} : { runs: f.runs }),
+        ...(f.gigabytes === undefined ? {} : { bytesPerRun: f.gigabytes * 1e9 }),
+        batchSize: f.batchSize,
+        sampleBytes: f.sampleBytes,
+        ...(f.cpuProfileDir ? { cpuProfileDir: path.resolve(f.cpuProfileDir) } : {}),
+        outDir: path.join(context.stateRoot, 'bench'),
+        log: context.log,
+      });
+      return { markdown: formatCeilingReport(report), table: 'ceiling' };
+    },
+  });
 }

@@ -23,18 +23,21 @@ export interface BenchContext {
 /**
  * Runs a benchmark with its context: the database of the flags or, when none is named, the
  * local development node (started or reused), progress bars and status lines on stderr, and
- * a signal that SIGINT/SIGTERM abort. `adjustDb` may change the settings the flags gave. `on`, not `once`: tsx relays a Ctrl-C as a second
- * SIGINT, which without a listener would kill the process before its children are ended.
+ * a signal that SIGINT/SIGTERM abort. `adjustDb` may change the settings the flags gave;
+ * `database` false: a benchmark with a node of its own, the local node left alone. `on`, not
+ * `once`: tsx relays a Ctrl-C as a second SIGINT, which without a listener would kill the
+ * process before its children are ended.
  */
 export async function withBenchContext<T>(
   flags: DbFlags,
   body: (context: BenchContext) => Promise<T>,
   adjustDb: (db: DbConfig) => void = () => undefined,
+  database = true,
 ): Promise<T> {
   const db = dbConfigFromFlags(flags);
   adjustDb(db);
   let dbPid: number | undefined;
-  if (!flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS) {
+  if (database && !flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS) {
     const cluster = await startLocalCluster({
       stateDir: defaultStateDir(),
       log: (line) => process.stderr.write(`  ${line}\n`),

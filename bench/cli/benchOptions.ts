@@ -91,10 +91,19 @@ export function positiveNumber(name: string): z.ZodType<number> {
 /** A comma-separated list (or an array) of whole numbers from `min` to `max`, at least one. */
 export function wholeNumbers(name: string, min: number, max: number): z.ZodType<number[]> {
   const one = wholeNumber(name, min, max);
-  return z
-    .union([z.array(z.number()), z.string()])
-    .transform((value) => (typeof value === 'string' ? value.split(',') : value))
-    .pipe(z.array(one).min(1, `${name} needs at least one value`));
+  return z.union([z.array(z.number()), z.string()]).transform((value, ctx) => {
+    const list = typeof value === 'string' ? value.split(',') : value;
+    if (list.length === 0)
+      ctx.addIssue({ code: 'custom', message: `${name} needs at least one value` });
+    const out: number[] = [];
+    for (const item of list) {
+      const parsed = one.safeParse(item);
+      if (!parsed.success)
+        ctx.addIssue({ code: 'custom', message: parsed.error.issues[0]!.message });
+      else out.push(parsed.data);
+    }
+    return out;
+  });
 }
 
 /**
@@ -123,6 +132,29 @@ export function names<T extends string>(
     return [...new Set(given)] as T[];
   });
 }
+
+/** One of `known`; anything else is an error naming the flag and the known values. */
+export function choice<T extends string>(name: string, known: readonly T[]): z.ZodType<T> {
+  return z.string().transform((value, ctx) => {
+    if (!(known as readonly string[]).includes(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} ${JSON.stringify(value)}: use one of ${known.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return value as T;
+  });
+}
+
+/** `--samples` of the photo benchmarks. */
+export const SAMPLES = wholeNumber('--samples', 1, 10_000_000);
+/** `--runs` of most benchmarks. */
+export const RUNS = wholeNumber('--runs', 1, 1000);
+/** `--batch-size` of every benchmark. */
+export const BATCH_SIZE = wholeNumber('--batch-size', 1, 8192);
+/** `--epochs` of the benchmarks that stream several. */
+export const EPOCHS = wholeNumber('--epochs', 1, 100);
 
 /** Free text (a dataset name, a path). */
 export const text = z.string();
@@ -157,6 +189,13 @@ export function parseFlags<S extends BenchFlags>(
   return Object.fromEntries(
     Object.entries(spec).map(([k, f]) => [k, values[k] ?? (quick ? f.quick : f.full)]),
   ) as FlagValues<S>;
+}
+
+/** One value through its flag's schema, or INVALID_ARGUMENT with the schema's message. */
+export function parseValue<T>(schema: z.ZodType<T>, value: unknown): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw invalidArgument(parsed.error.issues[0]!.message);
+  return parsed.data;
 }
 
 /** A default as the help shows it. */
@@ -200,3 +239,13 @@ export function flagInput<S extends BenchFlags>(
       .filter(([, v]) => v !== undefined),
   ) as FlagInput<S>;
 }
+
+/** `--docs <file.md>`: off by default, so quick runs never touch the docs. */
+export const DOCS_FLAG = {
+  docs: flag(
+    '--docs <file.md>',
+    "write this benchmark's table(s) with the date, command, commit and machine between its " +
+      '<!-- bench:NAME:begin/end --> markers in a Markdown file (e.g. docs/performance.md)',
+    text,
+  ),
+};

@@ -7,7 +7,9 @@ import {
   SUITE_PARTS,
   type SuitePart,
 } from '../suite/runBenchSuite.js';
-import { targetsTable } from '../suite/formatSuiteReport.js';
+import { suiteDocTables, targetsTable } from '../suite/formatSuiteReport.js';
+import { measuredHere, writeDocTables } from '../report/docTables.js';
+import { addFlags, DOCS_FLAG } from './benchOptions.js';
 import { invalidArgument } from '../../src/core/index.js';
 import { withBenchContext } from './benchContext.js';
 import { addDbOptions, type DbFlags } from '../../src/cli/dbOptions.js';
@@ -19,6 +21,7 @@ export interface BenchSuiteFlags extends DbFlags {
   parts?: string;
   outDir?: string;
   from?: string;
+  docs?: string;
 }
 
 /**
@@ -41,10 +44,21 @@ export function addBenchSuiteCommand(bench: Command): void {
       '--from <suite.json>',
       'run nothing: judge the targets again and rewrite suite.json and suite.md of a results folder',
     );
+  addFlags(cmd, DOCS_FLAG);
   addDbOptions(cmd).action(
     runAction(async (flags: BenchSuiteFlags) => {
       if (flags.from) {
         const report = await rerenderBenchSuite(path.resolve(flags.from));
+        if (flags.docs) {
+          // Measured when and by what the folder says, on the machine it describes.
+          const env = report.environment;
+          await writeDocTables(flags.docs, suiteDocTables(report), {
+            ...measuredHere(report.command),
+            date: new Date(report.startedAt),
+            commit: 'unknown (from a results folder)',
+            machine: `${env.cpuModel}, ${env.cores} cores, ${env.memoryGiB} GiB, Node ${env.node}`,
+          });
+        }
         process.stdout.write(
           ['', ...targetsTable(report.targets), '', `rewrote: ${report.files.markdown}`, ''].join(
             '\n',
@@ -70,6 +84,7 @@ export function addBenchSuiteCommand(bench: Command): void {
           ...(parts ? { parts } : {}),
           outDir,
         });
+        if (flags.docs) await writeDocTables(flags.docs, suiteDocTables(report));
         process.stdout.write(
           [
             '',

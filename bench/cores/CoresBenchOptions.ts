@@ -1,9 +1,21 @@
 import os from 'node:os';
 import { type DbConfig, invalidArgument } from '../../src/core/index.js';
 import {
-  benchPaths,
+  BATCH_SIZE,
+  EPOCHS,
+  flag,
+  parseFlags,
+  RUNS,
+  SAMPLES,
+  text,
+  wholeNumber,
+  wholeNumbers,
+  type FlagInput,
+} from '../cli/benchOptions.js';
+import {
+  benchInputSettings,
   DEFAULT_SAMPLES,
-  defaultDatasetName,
+  type BenchInput,
   type BenchProgressFactory,
 } from '../stream/StreamBenchOptions.js';
 
@@ -28,73 +40,61 @@ export interface CoresBenchOptions {
   signal?: AbortSignal;
 }
 
-/** What a caller of `bench cores` may set; everything else has a default. */
-export interface CoresBenchInput {
-  db: DbConfig;
-  dbPid: number | undefined;
-  /** The repository's `.state` folder. */
-  stateRoot: string;
-  /** Well under a minute: 300 samples, 1 and 2 workers, 4 streams, one run. */
-  quick?: boolean;
-  samples?: number;
-  workers?: number[];
-  streams?: number;
-  runs?: number;
-  batchSize?: number;
-  epochs?: number;
-  dataset?: string;
-  outDir?: string;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
+/** Worker counts of the full mode: 1 up to the cores of this machine, at least 1 and 2. */
+function allCores(): number[] {
+  return Array.from({ length: Math.max(2, os.availableParallelism()) }, (_, i) => i + 1);
 }
+
+/** The flags of `bench cores` with their defaults (full; quick: about a minute). */
+export const CORES_FLAGS = {
+  workers: flag(
+    '--workers <list>',
+    'worker counts (default 1 up to the cores, at least 1,2; quick 1,2)',
+    wholeNumbers('--workers', 1, 64),
+  ),
+  // Each worker admits 64 streams by default; more would measure RESOURCE_EXHAUSTED retries.
+  streams: flag('--streams <k>', 'ranks streaming at once', wholeNumber('--streams', 1, 64), 8, 4),
+  runs: flag('--runs <k>', 'runs of every worker count, interleaved', RUNS, 3, 1),
+  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, 32),
+  samples: flag(
+    '--samples <n>',
+    'distinct ~100 kB JPEG samples in the dataset',
+    SAMPLES,
+    DEFAULT_SAMPLES,
+    300,
+  ),
+  epochs: flag('--epochs <n>', 'epochs every rank streams per run', EPOCHS, 2, 1),
+  dataset: flag(
+    '--dataset <name>',
+    'dataset name (default that of bench stream for --samples)',
+    text,
+  ),
+  outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
+};
+
+/** What a caller of `bench cores` gives; the flags may be left out (defaults). */
+export interface CoresBenchInput extends BenchInput, FlagInput<typeof CORES_FLAGS> {}
 
 /**
  * Fills in the defaults of `bench cores`: the `bench stream` dataset (3,000 ~100 kB JPEGs),
  * 1 worker up to one per core of this machine, 8 ranks (enough connections for the
  * primary's round robin to give every worker several), three interleaved runs, batches of
- * 32, two epochs per run; or of its quick mode. Checks the numbers.
+ * 32, two epochs per run; or of its quick mode. Checks the flags.
  */
 export function resolveCoresBenchOptions(input: CoresBenchInput): CoresBenchOptions {
-  const quick = input.quick ?? false;
-  const cores = os.availableParallelism();
-  const samples = input.samples ?? (quick ? 300 : DEFAULT_SAMPLES);
-  const runs = input.runs ?? (quick ? 1 : 3);
-  const batchSize = input.batchSize ?? 32;
-  const epochs = input.epochs ?? (quick ? 1 : 2);
-  const streams = input.streams ?? (quick ? 4 : 8);
-  const fallback = quick ? [1, 2] : Array.from({ length: Math.max(2, cores) }, (_, i) => i + 1);
-  const workers = [...new Set(input.workers ?? fallback)].sort((a, b) => a - b);
-  const check = (what: string, value: number, min: number, max: number): void => {
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw invalidArgument(`${what} must be a whole number from ${min} to ${max}, not ${value}`);
-    }
-  };
-  check('--samples', samples, 1, 10_000_000);
-  check('--runs', runs, 1, 1000);
-  check('--batch-size', batchSize, 1, 8192);
-  check('--epochs', epochs, 1, 100);
-  // Each worker admits 64 streams by default; more would measure RESOURCE_EXHAUSTED retries.
-  check('--streams', streams, 1, 64);
-  if (workers.length === 0) throw invalidArgument('--workers needs at least one number');
-  for (const w of workers) check('--workers', w, 1, 64);
-  if (streams > samples)
-    throw invalidArgument(`--streams ${streams} exceeds the ${samples} samples`);
-  const paths = benchPaths(input.stateRoot);
+  const f = parseFlags(CORES_FLAGS, input, input.quick);
+  const workers = [...new Set(f.workers ?? (input.quick ? [1, 2] : allCores()))].sort(
+    (a, b) => a - b,
+  );
+  if (f.streams > f.samples) {
+    throw invalidArgument(`--streams ${f.streams} exceeds the ${f.samples} samples`);
+  }
   return {
-    db: input.db,
-    dbPid: input.dbPid,
-    samples,
-    dataset: input.dataset ?? defaultDatasetName(samples),
+    ...benchInputSettings(input, f.samples, f.dataset, f.outDir),
     workers,
-    streams,
-    runs,
-    batchSize,
-    epochs,
-    imageRoot: paths.imageRoot,
-    outDir: input.outDir ?? paths.outDir,
-    ...(input.progress ? { progress: input.progress } : {}),
-    ...(input.log ? { log: input.log } : {}),
-    ...(input.signal ? { signal: input.signal } : {}),
+    streams: f.streams,
+    runs: f.runs,
+    batchSize: f.batchSize,
+    epochs: f.epochs,
   };
 }

@@ -72,9 +72,10 @@ export class LoaderFleet {
 
   /** Starts one more loader; it becomes the one trainers are sent to unless `standby`. */
   async start(opts: { standby?: boolean } = {}): Promise<FleetLoader> {
+    const childEnv = serveChildEnv(this.options.db);
     const child = spawnPinned([...cliMainArgs(), 'serve'], {
       env: {
-        ...serveChildEnv(this.options.db),
+        ...childEnv,
         SCYLLA_LOADER_RESUME_KEY: this.resumeKey,
         ...this.options.env,
       },
@@ -85,6 +86,7 @@ export class LoaderFleet {
     const port = await waitUntilServing(child, {
       timeoutMs: 60_000,
       output: () => `${stderr()}\n${stdout()}`,
+      readyFile: childEnv.SCYLLA_LOADER_READY_FILE,
     }).catch(async (err: unknown) => {
       await endChild(child, 5_000);
       throw err;

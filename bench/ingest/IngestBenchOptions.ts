@@ -42,19 +42,3 @@ export interface IngestBenchOptions {
   log?: (line: string) => void;
   signal?: AbortSignal;
 }
-
-/** Default image count, runs and concurrencies of the full benchmark. @internal */
-export const INGEST_BENCH_DEFAULTS = {
-  images: 3000,
-  runs: 3,
-  concurrencies: [16, 32, 64, 128],
-  keyspacePrefix: 'bench_ingest_',
-} as const;
-
-/** What `--quick` changes: well under a minute on a 2-core machine. @internal */
-export const INGEST_BENCH_QUICK = {
-  images: 200,
-  runs: 1,
-  concurrencies: [128],
-  mnistLimit: 500,
-} as const;

@@ -1,8 +1,21 @@
-import { type DbConfig, invalidArgument } from '../../src/core/index.js';
+import type { DbConfig } from '../../src/core/index.js';
 import {
-  benchPaths,
+  BATCH_SIZE,
+  flag,
+  names,
+  parseFlags,
+  RUNS,
+  SAMPLES,
+  text,
+  wholeNumber,
+  wholeNumbers,
+  type FlagInput,
+} from '../cli/benchOptions.js';
+import {
+  benchInputSettings,
   DEFAULT_SAMPLES,
-  defaultDatasetName,
+  PLACEMENTS,
+  type BenchInput,
   type BenchProgressFactory,
   type Placement,
 } from '../stream/StreamBenchOptions.js';
@@ -45,87 +58,80 @@ export interface LatencyBenchOptions {
   signal?: AbortSignal;
 }
 
-/** What a caller of `bench latency` may set; everything else has a default. */
-export interface LatencyBenchInput {
-  db: DbConfig;
-  dbPid: number | undefined;
-  toxiproxy: string;
-  /** The repository's `.state` folder. */
-  stateRoot: string;
-  /** About a minute: 300 samples, one run, round trips 0 and 20 ms (and the congested route). */
-  quick?: boolean;
-  samples?: number;
-  runs?: number;
-  batchSize?: number;
-  rttsMs?: number[];
-  placements?: Placement[];
-  /** 0: no paced runs. */
-  trainerSamplesPerSecond?: number;
-  dataset?: string;
-  outDir?: string;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
-}
-
 /**
  * Default rate of the paced trainer, samples/s: below what the loader streams here at 0 ms
  * (about 1,500-2,000 samples/s of ~110 kB), as a trainer the loader should keep fed.
  */
-export const DEFAULT_TRAINER_SAMPLES_PER_SECOND = 1000;
+const DEFAULT_TRAINER_SAMPLES_PER_SECOND = 1000;
 
-/** Round trips of the full mode, ms. */
-export const DEFAULT_RTTS_MS = [0, 20, 150];
+/** The flags of `bench latency` with their defaults (full; quick: about a minute). */
+export const LATENCY_FLAGS = {
+  samples: flag(
+    '--samples <n>',
+    'distinct ~100 kB JPEG samples in the dataset',
+    SAMPLES,
+    DEFAULT_SAMPLES,
+    300,
+  ),
+  runs: flag('--runs <k>', 'runs of every scenario, interleaved; medians reported', RUNS, 3, 1),
+  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, 64, 32),
+  rttsMs: flag(
+    '--rtts <list>',
+    'injected round trips in ms',
+    wholeNumbers('round trip (ms)', 0, 10_000),
+    [0, 20, 150],
+    [0, 20],
+  ),
+  placements: flag(
+    '--placements <list>',
+    'unpinned, pinned (database and toxiproxy on one core, loaders and trainers on the other) or both',
+    names('--placements', PLACEMENTS, 'placement'),
+    ['pinned', 'unpinned'] as Placement[],
+    ['unpinned'] as Placement[],
+  ),
+  trainerSamplesPerSecond: flag(
+    '--trainer-rate <n>',
+    'samples/s of the paced trainer whose stalls are reported (0: none)',
+    wholeNumber('--trainer-rate', 0, 1_000_000),
+    DEFAULT_TRAINER_SAMPLES_PER_SECOND,
+  ),
+  dataset: flag(
+    '--dataset <name>',
+    'dataset name (default that of bench stream for --samples)',
+    text,
+  ),
+  outDir: flag(
+    '--out-dir <dir>',
+    'folder of the JSON report and chart (default .state/bench)',
+    text,
+  ),
+};
+
+/** What a caller of `bench latency` gives; the flags may be left out (defaults). */
+export interface LatencyBenchInput extends BenchInput, FlagInput<typeof LATENCY_FLAGS> {
+  toxiproxy: string;
+}
 
 /**
  * Fills in the defaults of `bench latency` (N=3000 on the `bench stream` dataset, K=3, round
  * trips 0, 20 and 150 ms, batches of 64, the congested route at 20 ms) or of its quick mode,
- * and checks the numbers. Batches are smaller than `bench stream`'s so that an epoch has
+ * and checks the flags. Batches are smaller than `bench stream`'s so that an epoch has
  * enough of them for a batch-wait p99.
  */
 export function resolveLatencyBenchOptions(input: LatencyBenchInput): LatencyBenchOptions {
-  const quick = input.quick ?? false;
-  const samples = input.samples ?? (quick ? 300 : DEFAULT_SAMPLES);
-  const runs = input.runs ?? (quick ? 1 : 3);
-  const batchSize = input.batchSize ?? (quick ? 32 : 64);
-  const rttsMs = [...new Set(input.rttsMs ?? (quick ? [0, 20] : DEFAULT_RTTS_MS))].sort(
-    (a, b) => a - b,
-  );
-  const check = (what: string, value: number, min: number, max: number): void => {
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw invalidArgument(`${what} must be a whole number from ${min} to ${max}, not ${value}`);
-    }
-  };
-  check('--samples', samples, 1, 10_000_000);
-  check('--runs', runs, 1, 1000);
-  check('--batch-size', batchSize, 1, 8192);
-  if (rttsMs.length === 0) throw invalidArgument('at least one round trip is needed');
-  for (const rtt of rttsMs) check('round trip (ms)', rtt, 0, 10_000);
-  const trainerRate = input.trainerSamplesPerSecond ?? DEFAULT_TRAINER_SAMPLES_PER_SECOND;
-  check('--trainer-rate', trainerRate, 0, 1_000_000);
-  const placements = [
-    ...new Set<Placement>(input.placements ?? (quick ? ['unpinned'] : ['pinned', 'unpinned'])),
-  ];
-  if (placements.length === 0) throw invalidArgument('at least one placement is needed');
-  const paths = benchPaths(input.stateRoot);
+  const f = parseFlags(LATENCY_FLAGS, input, input.quick);
+  const rttsMs = [...new Set(f.rttsMs)].sort((a, b) => a - b);
   return {
-    db: input.db,
-    dbPid: input.dbPid,
+    ...benchInputSettings(input, f.samples, f.dataset, f.outDir),
     toxiproxy: input.toxiproxy,
-    samples,
-    dataset: input.dataset ?? defaultDatasetName(samples),
-    runs,
-    batchSize,
-    placements,
-    trainerSamplesPerSecond: trainerRate === 0 ? undefined : trainerRate,
+    runs: f.runs,
+    batchSize: f.batchSize,
+    placements: f.placements,
+    trainerSamplesPerSecond:
+      f.trainerSamplesPerSecond === 0 ? undefined : f.trainerSamplesPerSecond,
     rttsMs,
     congestedAtRttMs: rttsMs.includes(20) ? 20 : rttsMs[0],
     congested: DEFAULT_CONGESTED,
     warmupFraction: 0.1,
-    imageRoot: paths.imageRoot,
-    outDir: input.outDir ?? paths.outDir,
-    ...(input.progress ? { progress: input.progress } : {}),
-    ...(input.log ? { log: input.log } : {}),
-    ...(input.signal ? { signal: input.signal } : {}),
   };
 }

@@ -116,3 +116,31 @@ export async function writeDocTables(
   }
   await writeFile(file, markdown);
 }
+
+/** Only the Markdown tables of a report (its lines starting with `|`), a blank line apart. */
+export function markdownTables(markdown: string): string {
+  const blocks: string[][] = [];
+  let open = false;
+  for (const line of markdown.split('\n')) {
+    const inTable = line.startsWith('|');
+    if (inTable && !open) blocks.push([]);
+    if (inTable) blocks.at(-1)!.push(line);
+    open = inTable;
+  }
+  return `${blocks.map((b) => b.join('\n')).join('\n\n')}\n`;
+}
+
+/**
+ * Prints a bench's Markdown report and, when `docs` names a Markdown file, writes its tables
+ * there under `name` (the `--docs` flag of every bench whose figures the docs cite).
+ */
+export async function printReport(
+  markdown: string,
+  docs: string | undefined,
+  name: DocTableName,
+): Promise<void> {
+  process.stdout.write(markdown);
+  if (docs === undefined) return;
+  await writeDocTables(docs, { [name]: markdownTables(markdown) });
+  process.stdout.write(`tables: ${docs} (bench:${name})\n`);
+}

@@ -1,6 +1,16 @@
 import path from 'node:path';
-import { type DbConfig, invalidArgument } from '../../src/core/index.js';
-import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';
+import type { DbConfig } from '../../src/core/index.js';
+import {
+  BATCH_SIZE,
+  flag,
+  parseFlags,
+  RUNS,
+  text,
+  wholeNumber,
+  wholeNumbers,
+  type FlagInput,
+} from '../cli/benchOptions.js';
+import type { BenchInput, BenchProgressFactory } from '../stream/StreamBenchOptions.js';
 
 /** Settings of `runScaleBench`. */
 export interface ScaleBenchOptions {
@@ -34,7 +44,7 @@ export interface ScaleBenchOptions {
 /** Sizes of the full run: splits of 10^4, 10^5 and 10^6 samples. @internal */
 export const FULL_SIZES = [10_000, 100_000, 1_000_000];
 /** Sizes of `--quick`: 10^3 and 10^4. @internal */
-export const QUICK_SIZES = [1_000, 10_000];
+const QUICK_SIZES = [1_000, 10_000];
 
 /**
  * `bench_scale_100b` for the full run's 10^6 samples, `bench_scale_100b_n<N>` otherwise, so a
@@ -42,69 +52,54 @@ export const QUICK_SIZES = [1_000, 10_000];
  *
  * @internal
  */
-export function defaultScaleDatasetName(samples: number): string {
+function defaultScaleDatasetName(samples: number): string {
   return samples === 1_000_000 ? 'bench_scale_100b' : `bench_scale_100b_n${samples}`;
 }
 
-/** Where the JSON reports go: `<state root>/bench`. @internal */
-export function scaleOutDir(stateRoot: string): string {
-  return path.join(stateRoot, 'bench');
-}
+/** The flags of `bench scale` with their defaults (full; quick: well under a minute). */
+export const SCALE_FLAGS = {
+  sizes: flag(
+    '--sizes <list>',
+    'split sizes',
+    wholeNumbers('--sizes', 1, 100_000_000),
+    FULL_SIZES,
+    QUICK_SIZES,
+  ),
+  runs: flag('--runs <k>', 'runs of each size, each in a fresh loader', RUNS, 3, 1),
+  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, 256),
+  samplesPerRun: flag(
+    '--samples-per-run <n>',
+    'stop each run after this many samples (whole batches): splits compared at equal stream length',
+    wholeNumber('--samples-per-run', 1, 100_000_000),
+  ),
+  dataset: flag('--dataset <name>', 'dataset name (default bench_scale_100b, or _n<N>)', text),
+  outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
+};
 
-/** What a caller of `bench scale` may set; everything else has a default. */
-export interface ScaleBenchInput {
-  db: DbConfig;
+/** What a caller of `bench scale` gives; the flags may be left out (defaults). */
+export interface ScaleBenchInput extends Omit<BenchInput, 'dbPid'>, FlagInput<typeof SCALE_FLAGS> {
   dbPid?: number | undefined;
-  /** The repository's `.state` folder (reports go to its `bench` folder unless `outDir`). */
-  stateRoot: string;
-  /** Sizes 10^3 and 10^4 (a dataset of 10^4), one run: well under a minute once written. */
-  quick?: boolean;
-  sizes?: number[];
-  runs?: number;
-  batchSize?: number;
-  samplesPerRun?: number;
-  dataset?: string;
-  outDir?: string;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
 }
 
 /**
  * Fills in the defaults of `bench scale` (sizes 10^4, 10^5, 10^6, 3 runs, batch 256, a warm-up
- * split of 5,000) or of its quick mode, and checks the numbers.
+ * split of 5,000) or of its quick mode, and checks the flags.
  */
 export function resolveScaleBenchOptions(input: ScaleBenchInput): ScaleBenchOptions {
-  const quick = input.quick ?? false;
-  const sizes = [...new Set(input.sizes ?? (quick ? QUICK_SIZES : FULL_SIZES))].sort(
-    (a, b) => a - b,
-  );
-  const runs = input.runs ?? (quick ? 1 : 3);
-  const batchSize = input.batchSize ?? 256;
-  const check = (what: string, value: number, min: number, max: number): void => {
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw invalidArgument(`${what} must be a whole number from ${min} to ${max}, not ${value}`);
-    }
-  };
-  if (sizes.length === 0) throw invalidArgument('--sizes needs at least one size');
-  for (const size of sizes) check('--sizes', size, 1, 100_000_000);
-  check('--runs', runs, 1, 1000);
-  check('--batch-size', batchSize, 1, 8192);
-  if (input.samplesPerRun !== undefined) {
-    check('--samples-per-run', input.samplesPerRun, 1, 100_000_000);
-  }
+  const f = parseFlags(SCALE_FLAGS, input, input.quick);
+  const sizes = [...new Set(f.sizes)].sort((a, b) => a - b);
   return {
     db: input.db,
     dbPid: input.dbPid,
     sizes,
-    dataset: input.dataset ?? defaultScaleDatasetName(sizes[sizes.length - 1]!),
-    runs,
-    batchSize,
-    samplesPerRun: input.samplesPerRun,
+    dataset: f.dataset ?? defaultScaleDatasetName(sizes.at(-1)!),
+    runs: f.runs,
+    batchSize: f.batchSize,
+    samplesPerRun: f.samplesPerRun,
     warmupSamples: 5_000,
-    outDir: input.outDir ?? scaleOutDir(input.stateRoot),
-    ...(input.progress ? { progress: input.progress } : {}),
-    ...(input.log ? { log: input.log } : {}),
-    ...(input.signal ? { signal: input.signal } : {}),
+    outDir: f.outDir ?? path.join(input.stateRoot, 'bench'),
+    progress: input.progress,
+    log: input.log,
+    signal: input.signal,
   };
 }

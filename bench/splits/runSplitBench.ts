@@ -63,3 +63,21 @@ export async function runSplitBench(
   }
   return { prepared: reused ? 'reused' : 'written', runs };
 }
+
+/** The split benchmark's Markdown: medians of the runs, the worst deviation, the parts. */
+export function formatSplitBench(runs: readonly SplitBenchRun[]): string {
+  const median = (f: (r: SplitBenchRun) => number): number =>
+    runs.map(f).sort((a, b) => a - b)[Math.floor(runs.length / 2)]!;
+  const first = runs[0]!;
+  return [
+    `| rows | groups | wall s (median of ${runs.length}) | scan s | assign s | peak RSS MiB | worst deviation |`,
+    '|---|---|---|---|---|---|---|',
+    `| ${first.rows} | ${first.groups} | ${median((r) => r.seconds).toFixed(1)} | ` +
+      `${median((r) => r.scanSeconds).toFixed(1)} | ${median((r) => r.assignSeconds).toFixed(1)} | ` +
+      `${(median((r) => r.peakRssBytes) / 2 ** 20).toFixed(0)} | ` +
+      `${(100 * Math.max(...runs.map((r) => r.worstDeviation))).toFixed(2)}% |`,
+    '',
+    `parts: ${first.parts.map((p) => `${p.name} ${p.size} (${p.classes} classes)`).join(', ')}`,
+    '',
+  ].join('\n');
+}

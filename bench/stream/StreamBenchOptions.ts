@@ -4,7 +4,10 @@ import type { PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
 import type { DbConfig } from '../../src/core/index.js';
 
 /** Where the processes run: wherever the OS puts them, or database and loader on own cores. */
-export type Placement = 'unpinned' | 'pinned';
+export type Placement = (typeof PLACEMENTS)[number];
+
+/** Every placement, in the order the tables show them. */
+export const PLACEMENTS = ['unpinned', 'pinned'] as const;
 
 /** Makes a progress display for `total` items (the CLI passes `createProgress`). */
 export type BenchProgressFactory = (label: string, total: number, unit: string) => Progress;
@@ -91,4 +94,50 @@ export function benchPaths(
 ): { imageRoot: string; outDir: string } {
   const outDir = path.join(stateRoot, 'bench');
   return { imageRoot: path.join(outDir, `photos-${payload}`), outDir };
+}
+
+/** What every photo benchmark is given besides its flags. */
+export interface BenchInput {
+  db: DbConfig;
+  /** Pid of the local database node, for its CPU seconds; undefined for another cluster. */
+  dbPid: number | undefined;
+  /** The repository's `.state` folder. */
+  stateRoot: string;
+  /** The small, quick form of the benchmark (the test command runs it). */
+  quick?: boolean | undefined;
+  progress?: BenchProgressFactory | undefined;
+  log?: ((line: string) => void) | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * The settings every photo benchmark derives alike from its input: the database, the
+ * dataset of `bench stream` for the sample count (unless named), the shared image tree and
+ * the report folder.
+ *
+ * @internal
+ */
+export function benchInputSettings(
+  input: BenchInput,
+  samples: number,
+  dataset: string | undefined,
+  outDir: string | undefined,
+): Pick<BenchInput, 'db' | 'dbPid' | 'progress' | 'log' | 'signal'> & {
+  samples: number;
+  dataset: string;
+  imageRoot: string;
+  outDir: string;
+} {
+  const paths = benchPaths(input.stateRoot);
+  return {
+    db: input.db,
+    dbPid: input.dbPid,
+    samples,
+    dataset: dataset ?? defaultDatasetName(samples),
+    imageRoot: paths.imageRoot,
+    outDir: outDir === undefined ? paths.outDir : path.resolve(outDir),
+    progress: input.progress,
+    log: input.log,
+    signal: input.signal,
+  };
 }

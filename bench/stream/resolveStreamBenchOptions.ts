@@ -1,16 +1,87 @@
-import type { PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
-import { type DbConfig, invalidArgument } from '../../src/core/index.js';
+import { PHOTO_PRESET_NAMES, type PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
+import type { DbConfig } from '../../src/core/index.js';
+import {
+  choice,
+  flag,
+  names,
+  onOff,
+  parseFlags,
+  text,
+  wholeNumber,
+  wholeNumbers,
+  type FlagInput,
+} from '../cli/benchOptions.js';
 import {
   benchPaths,
   DEFAULT_SAMPLES,
   defaultDatasetName,
+  PLACEMENTS,
   type BenchProgressFactory,
-  type Placement,
   type StreamBenchOptions,
 } from './StreamBenchOptions.js';
 
-/** What a caller of `bench stream` may set; everything else has a default. */
-export interface StreamBenchInput {
+/** The tight loop's concurrencies tried by default; the best is kept. */
+export const DEFAULT_CONCURRENCIES = [32, 64, 128, 256];
+
+/** The flags of `bench stream` with their defaults (full; quick: about a minute). */
+export const STREAM_FLAGS = {
+  samples: flag(
+    '--samples <n>',
+    'distinct JPEGs cropped from real photos in the dataset',
+    wholeNumber('--samples', 1, 10_000_000),
+    DEFAULT_SAMPLES,
+    300,
+  ),
+  payload: flag(
+    '--payload <preset>',
+    'sample size: imagenet (~104 kB), small (224x224, ~15 kB) or tiny (32x32, ~500 B)',
+    choice('--payload', PHOTO_PRESET_NAMES),
+    'imagenet' as PhotoPresetName,
+  ),
+  runs: flag(
+    '--runs <k>',
+    'timed runs of each scenario, interleaved',
+    wholeNumber('--runs', 1, 1000),
+    3,
+    1,
+  ),
+  concurrencies: flag(
+    '--concurrency <list>',
+    'tight-loop reads in flight to calibrate over, best kept',
+    wholeNumbers('--concurrency', 1, 100_000),
+    DEFAULT_CONCURRENCIES,
+    [128],
+  ),
+  batchSize: flag(
+    '--batch-size <n>',
+    'samples per batch',
+    wholeNumber('--batch-size', 1, 8192),
+    128,
+  ),
+  placements: flag(
+    '--placements <list>',
+    'unpinned, pinned or unpinned,pinned (default both; quick unpinned unless --pin)',
+    names('--placements', PLACEMENTS, 'placement'),
+  ),
+  dataset: flag('--dataset <name>', 'dataset name (default bench_photo_<payload>_n<N>)', text),
+  layoutIterations: flag(
+    '--layout-iterations <n>',
+    'iterations per layout of the micro-benchmark',
+    wholeNumber('--layout-iterations', 1, 1_000_000),
+    50,
+    15,
+  ),
+  pin: flag('--pin', 'with --quick: run the pinned placement too', onOff, false),
+  groupReads: flag(
+    '--group-reads <n>',
+    'also run the tight loop and the service reading n samples per query, grouped by ' +
+      'replica (the plain service rows then read one row per sample)',
+    wholeNumber('--group-reads', 2, 1024),
+  ),
+};
+
+/** What a caller of `bench stream` gives; the flags may be left out (defaults). */
+export interface StreamBenchInput extends FlagInput<typeof STREAM_FLAGS> {
   db: DbConfig;
   /** Pid of the local database node (CPU seconds, pinning); undefined for another cluster. */
   dbPid: number | undefined;
@@ -21,69 +92,36 @@ export interface StreamBenchInput {
    * placement only (unless `pin` or `placements` say otherwise), a short layout benchmark.
    */
   quick?: boolean;
-  /** With `quick`: run the pinned placement too. */
-  pin?: boolean;
-  samples?: number;
-  /** Default `imagenet`. */
-  payload?: PhotoPresetName;
-  runs?: number;
-  concurrencies?: number[];
-  batchSize?: number;
-  placements?: Placement[];
-  dataset?: string;
-  layoutIterations?: number;
-  /** Samples per query of the grouped scenarios; absent: they are not run. */
-  groupReads?: number;
   outDir?: string;
   progress?: BenchProgressFactory;
   log?: (line: string) => void;
   signal?: AbortSignal;
 }
 
-/** The tight loop's concurrencies tried by default; the best is kept. */
-export const DEFAULT_CONCURRENCIES = [32, 64, 128, 256];
-
 /**
  * Fills in the defaults of `bench stream` (N=3000 imagenet-size photos, K=3, C in {32, 64,
- * 128, 256}, batch 128, both placements) or of its quick mode, and checks the numbers.
+ * 128, 256}, batch 128, both placements) or of its quick mode, and checks the flags.
  */
 export function resolveStreamBenchOptions(input: StreamBenchInput): StreamBenchOptions {
   const quick = input.quick ?? false;
-  const samples = input.samples ?? (quick ? 300 : DEFAULT_SAMPLES);
-  const runs = input.runs ?? (quick ? 1 : 3);
-  const concurrencies = input.concurrencies ?? (quick ? [128] : DEFAULT_CONCURRENCIES);
-  const batchSize = input.batchSize ?? 128;
-  const placements: Placement[] =
-    input.placements ?? (quick && !input.pin ? ['unpinned'] : ['unpinned', 'pinned']);
-  const check = (what: string, value: number, min: number, max: number): void => {
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw invalidArgument(`${what} must be a whole number from ${min} to ${max}, not ${value}`);
-    }
-  };
-  check('--samples', samples, 1, 10_000_000);
-  check('--runs', runs, 1, 1000);
-  check('--batch-size', batchSize, 1, 8192);
-  if (concurrencies.length === 0) throw invalidArgument('--concurrency needs at least one value');
-  for (const c of concurrencies) check('--concurrency', c, 1, 100_000);
-  if (input.groupReads !== undefined) check('--group-reads', input.groupReads, 2, 1024);
-  const payload = input.payload ?? 'imagenet';
-  const paths = benchPaths(input.stateRoot, payload);
+  const f = parseFlags(STREAM_FLAGS, input, quick);
+  const paths = benchPaths(input.stateRoot, f.payload);
   return {
     db: input.db,
     dbPid: input.dbPid,
-    samples,
-    payload,
-    dataset: input.dataset ?? defaultDatasetName(samples, payload),
-    runs,
-    concurrencies,
-    batchSize,
-    placements: [...new Set(placements)],
-    layoutIterations: input.layoutIterations ?? (quick ? 15 : 50),
-    ...(input.groupReads === undefined ? {} : { groupReads: input.groupReads }),
+    samples: f.samples,
+    payload: f.payload,
+    dataset: f.dataset ?? defaultDatasetName(f.samples, f.payload),
+    runs: f.runs,
+    concurrencies: f.concurrencies,
+    batchSize: f.batchSize,
+    placements: f.placements ?? (quick && !f.pin ? ['unpinned'] : ['unpinned', 'pinned']),
+    layoutIterations: f.layoutIterations,
+    ...(f.groupReads === undefined ? {} : { groupReads: f.groupReads }),
     imageRoot: paths.imageRoot,
     outDir: input.outDir ?? paths.outDir,
-    ...(input.progress ? { progress: input.progress } : {}),
-    ...(input.log ? { log: input.log } : {}),
-    ...(input.signal ? { signal: input.signal } : {}),
+    progress: input.progress,
+    log: input.log,
+    signal: input.signal,
   };
 }

@@ -29,16 +29,17 @@ export interface ServeProcessOptions extends SpawnPinnedOptions {
 /**
  * Runs the real `serve` command (`node --import tsx src/cli/main.ts serve`) configured through
  * its environment variables, on 127.0.0.1 with free gRPC and metrics ports, and resolves once
- * its log says it serves.
+ * its ready file says it serves.
  *
  * @internal
  */
 export async function startServeProcess(options: ServeProcessOptions): Promise<ServeProcess> {
   // One process unless told otherwise: the benchmarks measure a loader process's CPU and RSS
   // by its pid (`bench cores` sets the number and adds up the workers).
+  const childEnv = serveChildEnv(options.db);
   const child = spawnPinned([...(options.nodeFlags ?? []), ...cliMainArgs(), 'serve'], {
     ...options,
-    env: { ...serveChildEnv(options.db), SCYLLA_LOADER_WORKERS: '1', ...options.env },
+    env: { ...childEnv, SCYLLA_LOADER_WORKERS: '1', ...options.env },
   });
   const stderr = tail(child.stderr);
   const stdout = tail(child.stdout);
@@ -47,6 +48,7 @@ export async function startServeProcess(options: ServeProcessOptions): Promise<S
   const port = await waitUntilServing(child, {
     timeoutMs: options.startTimeoutMs ?? 60_000,
     output: () => `${stderr()}\n${stdout()}`,
+    readyFile: childEnv.SCYLLA_LOADER_READY_FILE,
     onRecord: (record) => {
       if (record['event'] === 'stream_end') streamEnds.push(record);
       if (record['msg'] === 'worker serving') workerPids.push(record['pid'] as number);

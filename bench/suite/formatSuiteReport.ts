@@ -3,6 +3,7 @@ import { formatConcurrencyReport } from '../concurrency/formatConcurrencyReport.
 import { formatLatencyReport } from '../latency/formatLatencyReport.js';
 import { formatScaleReport } from '../scale/formatScaleReport.js';
 import { formatStreamReport } from '../stream/formatStreamReport.js';
+import { markdownTables, type DocTableName } from '../report/docTables.js';
 import type { BenchSuiteReport } from './BenchSuiteReport.js';
 import type { SuiteTarget } from './suiteTargets.js';
 
@@ -81,4 +82,24 @@ export function formatSuiteReport(report: BenchSuiteReport): string {
   if (report.scale) section('E: scale', formatScaleReport(report.scale));
   if (report.ceiling) section('G: the gRPC leg', formatCeilingReport(report.ceiling));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Every part's tables under its name on the performance page (`bench suite --docs`): the
+ * targets, A-C (each payload's tables in turn), D, F, E and G.
+ *
+ * @internal
+ */
+export function suiteDocTables(report: BenchSuiteReport): Partial<Record<DocTableName, string>> {
+  const streams = Object.values(report.stream).map((s) => markdownTables(formatStreamReport(s)));
+  return {
+    'suite-targets': `${targetsTable(report.targets).join('\n')}\n`,
+    ...(streams.length > 0 ? { stream: streams.join('\n') } : {}),
+    ...(report.latency ? { latency: markdownTables(formatLatencyReport(report.latency)) } : {}),
+    ...(report.concurrency
+      ? { concurrency: markdownTables(formatConcurrencyReport(report.concurrency)) }
+      : {}),
+    ...(report.scale ? { scale: markdownTables(formatScaleReport(report.scale)) } : {}),
+    ...(report.ceiling ? { ceiling: markdownTables(formatCeilingReport(report.ceiling)) } : {}),
+  };
 }

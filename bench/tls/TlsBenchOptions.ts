@@ -1,11 +1,42 @@
 import { isIPv4 } from 'node:net';
-import { invalidArgument } from '../../src/core/index.js';
+import path from 'node:path';
+import { z } from 'zod';
+import {
+  BATCH_SIZE,
+  flag,
+  names,
+  parseFlags,
+  SAMPLES,
+  text,
+  wholeNumber,
+  type FlagInput,
+} from '../cli/benchOptions.js';
 import {
   benchPaths,
   defaultDatasetName,
   type BenchProgressFactory,
 } from '../stream/StreamBenchOptions.js';
 import { TLS_LEG_NAMES, type TlsLegName } from './tlsLegs.js';
+
+/** A loopback IPv4 address other than the shared development node's 127.0.0.1. */
+const loopbackAddress = z.string().transform((address, ctx) => {
+  if (!isIPv4(address) || !address.startsWith('127.')) {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        `--node-address ${JSON.stringify(address)}: expected a loopback IPv4 address ` +
+        "such as 127.0.0.41 (the benchmark's node runs on this machine)",
+    });
+  } else if (address === '127.0.0.1') {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        '--node-address 127.0.0.1 is the shared development node; pick another loopback ' +
+        'address such as 127.0.0.41',
+    });
+  }
+  return address;
+});
 
 /** Settings of {@link runTlsBench} (see {@link resolveTlsBenchOptions}). */
 export interface TlsBenchOptions {
@@ -35,26 +66,6 @@ export interface TlsBenchOptions {
   signal?: AbortSignal;
 }
 
-/** What `bench tls` is given; the rest is defaulted. */
-export interface TlsBenchInput {
-  /** The repository's `.state` folder. */
-  stateRoot: string;
-  /** CI-sized: {@link TLS_BENCH_QUICK}. */
-  quick?: boolean;
-  samples?: number;
-  batchSize?: number;
-  runs?: number;
-  legs?: readonly TlsLegName[];
-  dataset?: string;
-  nodeDir?: string;
-  nodeAddress?: string;
-  nodeHeapMb?: number;
-  outDir?: string;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
-}
-
 /** Defaults of the full run; `--quick` takes {@link TLS_BENCH_QUICK} over them. */
 export const TLS_BENCH_DEFAULTS = {
   samples: 3000,
@@ -67,60 +78,91 @@ export const TLS_BENCH_DEFAULTS = {
 /** What `--quick` changes: `bench stream --quick`'s dataset size (300 samples), one run. */
 export const TLS_BENCH_QUICK = { samples: 300, runs: 1 } as const;
 
+const d = TLS_BENCH_DEFAULTS;
+const q = TLS_BENCH_QUICK;
+
+/** The flags of `bench tls` with their defaults (full; quick: CI-sized). */
+export const TLS_FLAGS = {
+  samples: flag(
+    '--samples <n>',
+    'distinct ~104 kB photo JPEGs in the dataset',
+    SAMPLES,
+    d.samples as number,
+    q.samples,
+  ),
+  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, d.batchSize as number),
+  runs: flag(
+    '--runs <k>',
+    'runs of every leg, interleaved; medians reported',
+    wholeNumber('--runs', 1, 100),
+    d.runs as number,
+    q.runs,
+  ),
+  legs: flag(
+    '--legs <list>',
+    `a subset of: ${TLS_LEG_NAMES.join(', ')} (default all; plaintext always runs)`,
+    names('--legs', TLS_LEG_NAMES, 'leg'),
+  ),
+  dataset: flag(
+    '--dataset <name>',
+    'dataset name (default that of bench stream for --samples)',
+    text,
+  ),
+  nodeDir: flag(
+    '--node-dir <dir>',
+    "state folder of the benchmark's database node, kept running for the next run " +
+      '(default: a temporary folder, the node stopped and removed at the end)',
+    text,
+  ),
+  nodeAddress: flag(
+    '--node-address <ip>',
+    'loopback address of that node',
+    loopbackAddress,
+    d.nodeAddress as string,
+  ),
+  nodeHeapMb: flag(
+    '--node-heap <MiB>',
+    'heap of that node',
+    wholeNumber('--node-heap', 256, 65_536),
+    d.nodeHeapMb as number,
+  ),
+  outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
+};
+
+/** What `bench tls` is given; the flags may be left out (defaults). */
+export interface TlsBenchInput extends FlagInput<typeof TLS_FLAGS> {
+  /** The repository's `.state` folder. */
+  stateRoot: string;
+  /** CI-sized: {@link TLS_BENCH_QUICK}. */
+  quick?: boolean;
+  progress?: BenchProgressFactory;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
 /**
  * Fills in the defaults of `bench tls` (or of its quick mode) and checks them, with errors
  * naming the flag. `plaintext` is added to a subset of legs that lacks it: every ratio is to
  * it.
  */
 export function resolveTlsBenchOptions(input: TlsBenchInput): TlsBenchOptions {
-  const d = TLS_BENCH_DEFAULTS;
-  const quick = input.quick ?? false;
-  const samples = input.samples ?? (quick ? TLS_BENCH_QUICK.samples : d.samples);
-  const runs = input.runs ?? (quick ? TLS_BENCH_QUICK.runs : d.runs);
-  const batchSize = input.batchSize ?? d.batchSize;
-  const nodeHeapMb = input.nodeHeapMb ?? d.nodeHeapMb;
-  const check = (flag: string, value: number, min: number, max: number): void => {
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw invalidArgument(`${flag} must be a whole number from ${min} to ${max}, not ${value}`);
-    }
-  };
-  check('--samples', samples, 1, 10_000_000);
-  check('--runs', runs, 1, 100);
-  check('--batch-size', batchSize, 1, 8192);
-  check('--node-heap', nodeHeapMb, 256, 65_536);
-  const nodeAddress = input.nodeAddress ?? d.nodeAddress;
-  if (!isIPv4(nodeAddress) || !nodeAddress.startsWith('127.')) {
-    throw invalidArgument(
-      `--node-address ${JSON.stringify(nodeAddress)}: expected a loopback IPv4 address ` +
-        `such as ${d.nodeAddress} (the benchmark's node runs on this machine)`,
-    );
-  }
-  if (nodeAddress === '127.0.0.1') {
-    throw invalidArgument(
-      '--node-address 127.0.0.1 is the shared development node; pick another loopback ' +
-        `address such as ${d.nodeAddress}`,
-    );
-  }
-  if (input.legs !== undefined && input.legs.length === 0) {
-    throw invalidArgument('--legs: at least one leg is needed');
-  }
-  const legs = TLS_LEG_NAMES.filter(
-    (n) => n === 'plaintext' || input.legs === undefined || input.legs.includes(n),
-  );
+  const f = parseFlags(TLS_FLAGS, input, input.quick);
   const paths = benchPaths(input.stateRoot);
   return {
-    samples,
-    dataset: input.dataset ?? defaultDatasetName(samples),
-    batchSize,
-    runs,
-    legs,
-    nodeDir: input.nodeDir,
-    nodeAddress,
-    nodeHeapMb,
+    samples: f.samples,
+    dataset: f.dataset ?? defaultDatasetName(f.samples),
+    batchSize: f.batchSize,
+    runs: f.runs,
+    legs: TLS_LEG_NAMES.filter(
+      (n) => n === 'plaintext' || f.legs === undefined || f.legs.includes(n),
+    ),
+    nodeDir: f.nodeDir === undefined ? undefined : path.resolve(f.nodeDir),
+    nodeAddress: f.nodeAddress,
+    nodeHeapMb: f.nodeHeapMb,
     imageRoot: paths.imageRoot,
-    outDir: input.outDir ?? paths.outDir,
-    ...(input.progress ? { progress: input.progress } : {}),
-    ...(input.log ? { log: input.log } : {}),
-    ...(input.signal ? { signal: input.signal } : {}),
+    outDir: f.outDir === undefined ? paths.outDir : path.resolve(f.outDir),
+    progress: input.progress,
+    log: input.log,
+    signal: input.signal,
   };
 }

@@ -1,7 +1,18 @@
 import { invalidArgument, type DbConfig } from '../../src/core/index.js';
 import {
-  benchPaths,
-  defaultDatasetName,
+  BATCH_SIZE,
+  EPOCHS,
+  flag,
+  names,
+  parseFlags,
+  SAMPLES,
+  text,
+  wholeNumber,
+  type FlagInput,
+} from '../cli/benchOptions.js';
+import {
+  benchInputSettings,
+  type BenchInput,
   type BenchProgressFactory,
 } from '../stream/StreamBenchOptions.js';
 import { TRANSFORM_LEG_NAMES, type TransformLegName } from './transformLegs.js';
@@ -45,100 +56,75 @@ export interface TransformBenchOptions {
   signal?: AbortSignal;
 }
 
-/** What `bench transform` is given; the rest is defaulted. */
-export interface TransformBenchInput {
-  db: DbConfig;
-  dbPid: number | undefined;
-  toxiproxy: string;
-  python: string;
-  /** The repository's `.state` folder. */
-  stateRoot: string;
-  /** CI-sized: 300 samples, 1 run. */
-  quick?: boolean;
-  samples?: number;
-  batchSize?: number;
-  epochs?: number;
-  runs?: number;
-  rttMs?: number;
-  legs?: readonly TransformLegName[];
-  dataset?: string;
-  outDir?: string;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
-}
-
-/** Defaults of the full run; `--quick` takes {@link TRANSFORM_BENCH_QUICK} over them. */
+/** Fixed settings of the transform and the Python legs (not flags). */
 export const TRANSFORM_BENCH_DEFAULTS = {
-  samples: 2000,
-  batchSize: 64,
-  epochs: 1,
-  runs: 3,
   workers: 2,
-  rttMs: 150,
   size: 224,
   flip: 0.5,
   jpegQuality: 90,
 } as const;
 
-/** What `--quick` changes: `bench stream --quick`'s dataset (300 samples), one run. */
-export const TRANSFORM_BENCH_QUICK = { samples: 300, runs: 1 } as const;
+/** The flags of `bench transform` with their defaults (full; quick: CI-sized). */
+export const TRANSFORM_FLAGS = {
+  samples: flag('--samples <n>', 'distinct ~104 kB photo JPEGs in the dataset', SAMPLES, 2000, 300),
+  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, 64),
+  epochs: flag('--epochs <n>', 'epochs each leg streams per run', EPOCHS, 1),
+  runs: flag(
+    '--runs <k>',
+    'runs of every leg, interleaved; medians reported',
+    wholeNumber('--runs', 1, 100),
+    3,
+    1,
+  ),
+  rttMs: flag(
+    '--rtt <ms>',
+    'round trip injected in the latency leg',
+    wholeNumber('--rtt', 0, 10_000),
+    150,
+  ),
+  legs: flag(
+    '--legs <list>',
+    `a subset of: ${TRANSFORM_LEG_NAMES.join(', ')} (default all)`,
+    names('--legs', TRANSFORM_LEG_NAMES, 'leg'),
+  ),
+  dataset: flag(
+    '--dataset <name>',
+    'dataset name (default that of bench stream for --samples)',
+    text,
+  ),
+  outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
+};
+
+/** What `bench transform` is given; the flags may be left out (defaults). */
+export interface TransformBenchInput extends BenchInput, FlagInput<typeof TRANSFORM_FLAGS> {
+  toxiproxy: string;
+  python: string;
+}
 
 /**
- * Fills in the defaults of `bench transform` (or of its quick mode) and checks the numbers,
- * with errors naming the flag. The dataset is `bench stream`'s for the sample count, so the
- * benchmarks share their ingested photos.
+ * Fills in the defaults of `bench transform` (or of its quick mode) and checks the flags. The
+ * dataset is `bench stream`'s for the sample count, so the benchmarks share their photos.
  */
 export function resolveTransformBenchOptions(input: TransformBenchInput): TransformBenchOptions {
   const d = TRANSFORM_BENCH_DEFAULTS;
-  const quick = input.quick ?? false;
-  const samples = input.samples ?? (quick ? TRANSFORM_BENCH_QUICK.samples : d.samples);
-  const runs = input.runs ?? (quick ? TRANSFORM_BENCH_QUICK.runs : d.runs);
-  const batchSize = input.batchSize ?? d.batchSize;
-  const epochs = input.epochs ?? d.epochs;
-  const rttMs = input.rttMs ?? d.rttMs;
-  const check = (flag: string, value: number, min: number, max: number): void => {
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw invalidArgument(`${flag} must be a whole number from ${min} to ${max}, not ${value}`);
-    }
-  };
-  check('--samples', samples, 1, 10_000_000);
-  check('--runs', runs, 1, 100);
-  check('--batch-size', batchSize, 1, 8192);
-  check('--epochs', epochs, 1, 100);
-  check('--rtt', rttMs, 0, 10_000);
-  if (samples < batchSize * d.workers) {
+  const f = parseFlags(TRANSFORM_FLAGS, input, input.quick);
+  if (f.samples < f.batchSize * d.workers) {
     // Each DataLoader worker streams its own share: fewer samples than that leave a worker
     // idle and the Python legs would not measure two workers.
     throw invalidArgument(
-      `--samples ${samples} is below ${batchSize * d.workers} (--batch-size ${batchSize} for ` +
-        `each of the ${d.workers} DataLoader workers); use more samples or a smaller batch`,
+      `--samples ${f.samples} is below ${f.batchSize * d.workers} (--batch-size ${f.batchSize} ` +
+        `for each of the ${d.workers} DataLoader workers); use more samples or a smaller batch`,
     );
   }
-  if (input.legs !== undefined && input.legs.length === 0) {
-    throw invalidArgument('--legs: at least one leg is needed');
-  }
-  const paths = benchPaths(input.stateRoot);
   return {
-    db: input.db,
-    dbPid: input.dbPid,
+    ...benchInputSettings(input, f.samples, f.dataset, f.outDir),
     toxiproxy: input.toxiproxy,
     python: input.python,
-    samples,
-    dataset: input.dataset ?? defaultDatasetName(samples),
-    batchSize,
-    epochs,
-    runs,
-    legs: TRANSFORM_LEG_NAMES.filter((n) => input.legs === undefined || input.legs.includes(n)),
-    workers: d.workers,
-    rttMs,
-    size: d.size,
-    flip: d.flip,
-    jpegQuality: d.jpegQuality,
-    imageRoot: paths.imageRoot,
-    outDir: input.outDir ?? paths.outDir,
-    ...(input.progress ? { progress: input.progress } : {}),
-    ...(input.log ? { log: input.log } : {}),
-    ...(input.signal ? { signal: input.signal } : {}),
+    batchSize: f.batchSize,
+    epochs: f.epochs,
+    runs: f.runs,
+    legs: TRANSFORM_LEG_NAMES.filter((n) => f.legs === undefined || f.legs.includes(n)),
+    rttMs: f.rttMs,
+    ...d,
   };
 }

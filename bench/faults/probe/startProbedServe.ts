@@ -1,5 +1,5 @@
 import type { DbConfig } from '../../../src/core/index.js';
-import { serveChildEnv, waitUntilServing } from '../../../src/cli/serveChild.js';
+import { serveChildEnv, waitUntilReady } from '../../../src/cli/serveChild.js';
 import { cliMainArgs } from '../../stream/benchScripts.js';
 import { endChild, spawnPinned, tail } from '../../stream/spawnPinned.js';
 import type { ProbedServe } from './ProbedServe.js';
@@ -25,26 +25,28 @@ export interface ProbedServeOptions {
  * @internal
  */
 export async function startProbedServe(options: ProbedServeOptions): Promise<ProbedServe> {
+  const childEnv = serveChildEnv(options.db);
   const child = spawnPinned([...cliMainArgs(), 'serve', ...(options.args ?? [])], {
-    env: { ...serveChildEnv(options.db), ...options.env },
+    env: { ...childEnv, ...options.env },
     ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
   });
   const stderr = tail(child.stderr, 16_000);
   const stdout = tail(child.stdout, 16_000);
   const output = (): string => `${stderr()}\n${stdout()}`;
   const records: Record<string, unknown>[] = [];
-  let metricsPort = 0;
+  let serving = false;
   let stopping = false;
   let exited: string | undefined;
   child.once('exit', (code, signal) => {
     if (!stopping) exited = signal !== null ? `killed by ${signal}` : `exited with code ${code}`;
   });
-  const port = await waitUntilServing(child, {
+  const { port, metricsPort } = await waitUntilReady(child, {
     timeoutMs: options.startTimeoutMs ?? 180_000,
     output,
+    readyFile: childEnv.SCYLLA_LOADER_READY_FILE,
     onRecord: (record) => {
-      if (record['msg'] === 'loader serving') metricsPort = Number(record['metricsPort']);
-      else if (metricsPort !== 0) records.push(record);
+      if (serving) records.push(record);
+      else if (record['msg'] === 'loader serving') serving = true;
     },
   }).catch(async (err: unknown) => {
     stopping = true;
