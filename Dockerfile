@@ -42,7 +42,11 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY proto ./proto
 COPY src ./src
-RUN npm run build
+# The runtime leaves out what only development machines use: the local Cassandra launcher
+# (src/devdb: a JVM and jars from Maven Central) and the photo datasets (src/datasets/photos: an
+# apt-get download). The CLI then says so for `db start` and `prepare photos`; `demo` runs
+# against the cluster SCYLLA_LOADER_CONTACT_POINTS names.
+RUN npm run build && rm -rf dist/src/devdb dist/src/datasets/photos
 
 # Production dependencies only.
 FROM node-base AS prod-deps

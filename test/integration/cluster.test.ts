@@ -7,6 +7,7 @@ import { createDbClient } from '../../src/core/index.js';
 import { collect, spawnCli, type CliResult } from '../support/runCli.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 
 const N = 2000;
 let db: cassandra.Client;
@@ -32,9 +33,11 @@ async function eventually(what: string, cond: () => boolean | Promise<boolean>, 
 /** Starts `serve --workers <workers>` (no resume key: the cluster must draw one for all). */
 async function startLoader(workers: number): Promise<Loader> {
   const db = testDbConfig();
+  const readyFile = newReadyFile();
   const child = spawnCli(
     ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
     {
+      SCYLLA_LOADER_READY_FILE: readyFile,
       SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
       SCYLLA_LOADER_CQL_PORT: String(db.port),
       SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
@@ -52,12 +55,9 @@ async function startLoader(workers: number): Promise<Loader> {
     for (const p of parts) if (p.trim()) lines.push(JSON.parse(p) as Record<string, unknown>);
   });
   const done = collect(child);
-  await eventually('loader serving', () => lines.some((l) => l['msg'] === 'loader serving'));
-  const serving = lines.find((l) => l['msg'] === 'loader serving') as {
-    port: number;
-    metricsPort: number;
-  };
-  return { child, lines, done, port: serving.port, metricsPort: serving.metricsPort };
+  const ready = await waitForReadyFile(child, readyFile);
+  expect(ready.workers).toBe(workers);
+  return { child, lines, done, port: ready.port, metricsPort: ready.metricsPort };
 }
 
 /** The pids that logged `msg`. */

@@ -9,6 +9,7 @@ import { findJava } from '../../src/devdb/findJava.js';
 import { type LocalCluster, startLocalCluster } from '../../src/devdb/localCluster.js';
 import { stopLocalCluster } from '../../src/devdb/stopLocalCluster.js';
 import { collect, runCli, spawnCli, type CliResult } from '../support/runCli.js';
+import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 
 // A node of its own with password authentication and TLS-only CQL, on its own address next to
 // the shared plaintext node (which keeps 127.0.0.1). One start for the whole file.
@@ -87,18 +88,20 @@ describe('the database with password authentication and TLS only', () => {
     expect(ingest.code).toBe(0);
     expect(ingest.stdout).toContain(`${SAMPLES} samples`);
 
+    const readyFile = newReadyFile();
     const serve = spawnCli(
       ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
       {
         ...baseEnv,
         SCYLLA_LOADER_DB_PASSWORD: password,
         SCYLLA_LOADER_LOG_LEVEL: 'info',
+        SCYLLA_LOADER_READY_FILE: readyFile,
       },
     );
     const output = collect(serve);
     let result: CliResult | undefined;
     try {
-      const port = await servingPort(serve);
+      const { port } = await waitForReadyFile(serve, readyFile);
       const client = new LoaderClient(`127.0.0.1:${port}`);
       const ids: string[] = [];
       try {
@@ -188,26 +191,6 @@ function expectNoSecretNoStack(r: CliResult, secrets: string[]): void {
   for (const secret of secrets) expect(all).not.toContain(secret);
   expect(r.stderr).not.toMatch(STACK_FRAME);
   expect(r.stderr).not.toContain('internal error');
-}
-
-/** The gRPC port from serve's "loader serving" log line. */
-function servingPort(child: ReturnType<typeof spawnCli>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const onData = (d: Buffer): void => {
-      text += d.toString();
-      for (const line of text.split('\n')) {
-        if (!line.includes('loader serving')) continue;
-        const port = (JSON.parse(line) as { port?: number }).port;
-        if (typeof port === 'number') {
-          child.stdout?.off('data', onData);
-          resolve(port);
-        }
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.once('close', (code) => reject(new Error(`serve exited (${code}) before serving`)));
-  });
 }
 
 async function writeSmallManifest(dir: string): Promise<string> {

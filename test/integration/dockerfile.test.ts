@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { toolPath } from '../support/toolPath.js';
 import { testDbConfig } from './dbHelpers.js';
 import { runCommand as run } from '../support/runCommand.js';
+import { pruneAsImage } from '../support/runtimeLayout.js';
 
 /**
  * The Dockerfile, checked without a container engine: hadolint, the files its COPY lines take
@@ -267,6 +268,7 @@ describe('Dockerfile', () => {
         await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], work);
         // What the build stage's tsc -p tsconfig.build.json writes: dist/src only.
         await cp(path.join(repo, 'dist/src'), path.join(work, 'dist/src'), { recursive: true });
+        await pruneAsImage(work);
         await cp(path.join(repo, 'proto'), path.join(work, 'proto'), { recursive: true });
         // What the native stage builds (scripts/setup.sh built it here): the image requires it.
         await cp(

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDbClient } from '../../src/core/index.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 import { runCommand as run } from '../support/runCommand.js';
+import { pruneAsImage } from '../support/runtimeLayout.js';
 
 /**
  * The build run from a production-only install, laid out as the runtime image holds it
@@ -61,6 +62,8 @@ beforeAll(async () => {
     ),
     run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], work),
   ]);
+  // What the Dockerfile's build stage removes after the build (development-only modules).
+  await pruneAsImage(work);
   // What `npm run build` adds after tsc: the descriptor sets, beside the compiled modules.
   for (const set of ['loader.binpb', 'health.binpb']) {
     await cp(path.join(repo, 'src/generated', set), path.join(work, 'dist/src/generated', set));
@@ -134,6 +137,19 @@ describe('a production-only install (as the runtime image has it)', () => {
     expect(bench.code, bench.output).toBe(1);
     expect(bench.output).toContain('the benchmarks are not part of this installation');
     expect(bench.output).not.toContain('internal error');
+    // Neither is the local development database: `db start` without a cluster says what to do.
+    expect(existsSync(path.join(work, 'dist/src/devdb'))).toBe(false);
+    const db = await run(
+      process.execPath,
+      [main, 'db', 'start'],
+      work,
+      imageEnv({ SCYLLA_LOADER_CONTACT_POINTS: '' }),
+      false,
+    );
+    expect(db.code, db.output).toBe(1);
+    expect(db.output).toContain('the local development database is not part of this installation');
+    expect(db.output).toContain('SCYLLA_LOADER_CONTACT_POINTS');
+    expect(db.output).not.toContain('internal error');
   });
 
   it('writes MNIST with prepare mnist: decodable PNGs of the right digits', async () => {

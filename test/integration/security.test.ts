@@ -19,6 +19,7 @@ import { ingestSmallDataset } from '../support/smallDataset.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { makeTestCa, type TestCa, type TestCert } from '../support/testCerts.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 
 const silent = pino({ level: 'silent' });
 const N = 240;
@@ -450,14 +451,15 @@ describe('serve (CLI) with every secret set', () => {
       .filter((l) => l.length > 20 && !l.startsWith('-----'));
     const secrets = [reader, admin, wrong, resumeKey, password, ...keyLines];
 
+    const readyFile = newReadyFile();
     const child = spawnCli(
       ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
-      env,
+      { ...env, SCYLLA_LOADER_READY_FILE: readyFile },
     );
     const done = collect(child);
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    await eventually(() => Promise.resolve(out.includes('"msg":"loader serving"')), 60_000);
+    const ready = await waitForReadyFile(child, readyFile);
     const lines = out
       .trim()
       .split('\n')
@@ -473,10 +475,7 @@ describe('serve (CLI) with every secret set', () => {
       resumeKey: '(redacted)',
       db: { password: '(redacted)' },
     });
-    const { port, metricsPort } = lines.find((l) => l['msg'] === 'loader serving') as {
-      port: number;
-      metricsPort: number;
-    };
+    const { port, metricsPort } = ready;
 
     const tls = { ca: ca.certFile, cert: clientCert.certFile, key: clientCert.keyFile };
     const errors: string[] = [];

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -20,6 +21,7 @@ import type {
   StreamBatchesResponse__Output,
 } from '../../src/generated/scylla_loader/v1/StreamBatchesResponse.js';
 import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
+import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import {
   createLoaderServer,
@@ -409,6 +411,7 @@ describe('serve (CLI)', () => {
 
   it('serves until SIGTERM, logs its configuration without the key, and exits 0', async () => {
     const key = randomBytes(32).toString('hex');
+    const readyFile = newReadyFile();
     const child = spawnCli(
       [
         'serve',
@@ -420,13 +423,17 @@ describe('serve (CLI)', () => {
         '0',
         '--max-streams',
         '3',
+        '--ready-file',
+        readyFile,
       ],
       { ...cliEnv(), SCYLLA_LOADER_RESUME_KEY: key, SCYLLA_LOADER_LOG_LEVEL: 'info' },
     );
     const done = collect(child);
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    await eventually(() => out.includes('"msg":"loader serving"'), 60_000);
+    const ready = await waitForReadyFile(child, readyFile);
+    expect(ready).toMatchObject({ workers: 1, pid: expect.any(Number) as number });
+    expect(ready.metricsPort).toBeGreaterThan(0);
     const lines = out
       .trim()
       .split('\n')
@@ -437,11 +444,14 @@ describe('serve (CLI)', () => {
     >;
     expect(config).toMatchObject({ maxConcurrentStreams: 3, resumeKey: '(redacted)' });
     const { port } = lines.find((l) => l['msg'] === 'loader serving') as { port: number };
+    expect(ready.port).toBe(port);
     expect(await check(healthClient(port), '')).toBe('SERVING');
 
     child.kill('SIGTERM');
     const result = await done;
     expect(result.code).toBe(0);
+    // Not ready any more: the file is gone with the loader.
+    expect(existsSync(readyFile)).toBe(false);
     expect(result.stdout).not.toContain(key);
     expect(result.stdout).toContain('"msg":"loader stopped"');
   });

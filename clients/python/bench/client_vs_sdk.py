@@ -108,14 +108,16 @@ class Loader:
             s.bind(("127.0.0.1", 0))
             self.port = int(s.getsockname()[1])
         self.log = tempfile.NamedTemporaryFile(prefix="bench-loader-", suffix=".log", delete=False)
+        ready = Path(f"{self.log.name}.ready.json")
         self.process = subprocess.Popen(
             ["node", "--import", "tsx", "src/cli/main.ts", "serve", "--grpc-port", str(self.port),
-             "--metrics-port", "0"], cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT)
+             "--metrics-port", "0", "--ready-file", str(ready)],
+            cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"loader exited with {self.process.returncode}; see {self.log.name}")
-            if b'"loader serving"' in Path(self.log.name).read_bytes():
+            if ready.exists():
                 return
             time.sleep(0.2)
         self.stop()

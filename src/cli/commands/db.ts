@@ -1,9 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { ensureCassandraJars } from '../../devdb/cassandraJars.js';
-import { defaultStateDir } from '../../devdb/defaultStateDir.js';
-import { startLocalCluster } from '../../devdb/localCluster.js';
-import { localClusterStatus } from '../../devdb/localClusterStatus.js';
-import { stopLocalCluster } from '../../devdb/stopLocalCluster.js';
+import { loadDevDb } from '../devOnly.js';
 import { createDbClient } from '../../core/index.js';
 import { dbConfigFromEnv } from '../dbOptions.js';
 import { runAction } from '../runAction.js';
@@ -52,6 +48,7 @@ export function registerDbCommand(program: Command): void {
     .option('--state-dir <dir>', 'folder of the cluster (default: <repo>/.state/db)')
     .action(
       userErrors(async (flags: { stateDir?: string }) => {
+        const { defaultStateDir, stopLocalCluster } = await loadDevDb();
         const stateDir = flags.stateDir ?? defaultStateDir();
         const { stopped } = await stopLocalCluster(stateDir);
         say(
@@ -75,6 +72,7 @@ export function registerDbCommand(program: Command): void {
     )
     .action(
       userErrors(async () => {
+        const { ensureCassandraJars } = await loadDevDb();
         const libDir = await ensureCassandraJars({ log: say });
         say(`Cassandra jars in ${libDir}`);
       }),
@@ -101,6 +99,7 @@ async function start(flags: StartFlags): Promise<void> {
     }
     return;
   }
+  const { defaultStateDir, startLocalCluster } = await loadDevDb();
   const cluster = await startLocalCluster({
     stateDir: flags.stateDir ?? defaultStateDir(),
     ...(flags.nodes !== undefined ? { nodes: flags.nodes } : {}),
@@ -140,6 +139,7 @@ async function start(flags: StartFlags): Promise<void> {
 }
 
 async function status(flags: { stateDir?: string }): Promise<void> {
+  const { defaultStateDir, localClusterStatus } = await loadDevDb();
   const stateDir = flags.stateDir ?? defaultStateDir();
   const contactPoints = dbConfigFromEnv().contactPoints;
   if (contactPoints.length > 0) {

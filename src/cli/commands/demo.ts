@@ -3,8 +3,7 @@ import type cassandra from 'cassandra-driver';
 import { Command } from 'commander';
 import { z } from 'zod';
 import type { TransformOptions } from '../../client/TransformOptions.js';
-import { defaultStateDir } from '../../devdb/defaultStateDir.js';
-import { startLocalCluster } from '../../devdb/localCluster.js';
+import { loadDevDb } from '../devOnly.js';
 import {
   createSplitIdsCache,
   createDbClient,
@@ -53,13 +52,13 @@ export function registerDemoCommand(program: Command): void {
         const demoStarted = performance.now();
         const limit =
           flags.limit === undefined ? undefined : z.coerce.number().int().min(1).parse(flags.limit);
-        const stateDir = path.dirname(defaultStateDir());
         // The database every step uses: SCYLLA_LOADER_CONTACT_POINTS, or the local node wherever
         // it listens (a ring made with --first-address is not on 127.0.0.1).
         let dbFlags: DbFlags = {};
         if (!process.env.SCYLLA_LOADER_CONTACT_POINTS) {
           step('starting (or reusing) the local Cassandra node');
           const dbStarted = performance.now();
+          const { defaultStateDir, startLocalCluster } = await loadDevDb();
           const cluster = await startLocalCluster({
             stateDir: defaultStateDir(),
             log: (line) => process.stderr.write(`  ${line}\n`),
@@ -78,7 +77,12 @@ export function registerDemoCommand(program: Command): void {
         const db = dbConfigFromFlags(dbFlags);
 
         const mnistDir = path.resolve(
-          flags.mnistDir ?? path.join(stateDir, flags.limit ? `mnist-${flags.limit}` : 'mnist'),
+          flags.mnistDir ??
+            path.join(
+              // The repository's .state/, beside the local node's folder.
+              path.dirname((await loadDevDb('give --mnist-dir')).defaultStateDir()),
+              flags.limit ? `mnist-${flags.limit}` : 'mnist',
+            ),
         );
         step(`preparing MNIST as PNG files in ${mnistDir}`);
         let t0 = performance.now();

@@ -1,9 +1,7 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { z } from 'zod';
-import { PHOTO_PRESET_NAMES, PHOTO_PRESETS } from '../../datasets/photos/PhotoPreset.js';
-import { fetchPhotoPackages } from '../../datasets/photos/fetchPhotoPackages.js';
-import { writePhotoJpegs } from '../../datasets/photos/writePhotoJpegs.js';
+import { loadPhotos } from '../devOnly.js';
 import { createProgress, type Progress } from '../progress.js';
 import { prepareMnistWithProgress } from '../prepareMnistWithProgress.js';
 import { runAction } from '../runAction.js';
@@ -36,11 +34,6 @@ export function registerPrepareCommand(program: Command): void {
       }),
     );
 
-  const photosFlags = z.object({
-    preset: z.enum(PHOTO_PRESET_NAMES),
-    count: z.coerce.number().int().min(1).max(10_000_000),
-    out: z.string({ error: '--out <dir> is required (unless --sources-only)' }).min(1),
-  });
   prepare
     .command('photos')
     .description(
@@ -62,6 +55,8 @@ export function registerPrepareCommand(program: Command): void {
     .action(
       runAction(
         async (raw: { preset: string; count: string; out?: string; sourcesOnly?: boolean }) => {
+          const { PHOTO_PRESET_NAMES, PHOTO_PRESETS, fetchPhotoPackages, writePhotoJpegs } =
+            await loadPhotos();
           if (raw.sourcesOnly) {
             const roots = await fetchPhotoPackages({
               log: (line) => process.stderr.write(`${line}\n`),
@@ -69,7 +64,13 @@ export function registerPrepareCommand(program: Command): void {
             process.stdout.write(`source photographs in ${Object.values(roots).join(', ')}\n`);
             return;
           }
-          const flags = photosFlags.parse(raw);
+          const flags = z
+            .object({
+              preset: z.enum(PHOTO_PRESET_NAMES),
+              count: z.coerce.number().int().min(1).max(10_000_000),
+              out: z.string({ error: '--out <dir> is required (unless --sources-only)' }).min(1),
+            })
+            .parse(raw);
           const root = path.resolve(flags.out);
           const preset = PHOTO_PRESETS[flags.preset];
           const abort = new AbortController();

@@ -18,6 +18,7 @@ import {
 } from '../settings/settingOptions.js';
 import { parseExtraPaths, type ExtraPathSpec } from '../parseExtraPaths.js';
 import { runAction } from '../runAction.js';
+import { removeReadyFile, writeReadyFile } from '../readyFile.js';
 
 /** Flags of `serve` as Commander hands them over (numbers as text; the schema checks them). */
 type ServeFlags = DbFlags &
@@ -55,6 +56,11 @@ export function registerServeCommand(program: Command): void {
         workers > 1
           ? await runClusterPrimary(config, workers, logger)
           : await createLoaderServer(config, { logger });
+      const readyFile = typeof flags.readyFile === 'string' ? flags.readyFile : undefined;
+      if (readyFile !== undefined) {
+        const { port, metricsPort } = server;
+        await writeReadyFile(readyFile, { port, metricsPort, workers, pid: process.pid });
+      }
       let stopping = false;
       const onSignal = (signal: NodeJS.Signals): void => {
         if (stopping) {
@@ -62,7 +68,9 @@ export function registerServeCommand(program: Command): void {
           process.exit(1);
         }
         stopping = true;
-        server.shutdown(`received ${signal}`).then(
+        // Not ready from the first signal on: whoever waits for the file must not see it.
+        const unready = readyFile === undefined ? Promise.resolve() : removeReadyFile(readyFile);
+        Promise.all([unready, server.shutdown(`received ${signal}`)]).then(
           () => process.exit(0),
           (err: unknown) => {
             logger.error({ err }, 'shutdown failed');

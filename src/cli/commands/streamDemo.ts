@@ -4,7 +4,7 @@ import { LoaderClient } from '../../client/LoaderClient.js';
 import type { TransformOptions } from '../../client/TransformOptions.js';
 import type { DbConfig } from '../../core/index.js';
 import { createProgress, type Progress } from '../progress.js';
-import { serveChildEnv, waitUntilServing } from '../serveChild.js';
+import { serveChildEnv, waitUntilReady } from '../serveChild.js';
 
 /** One epoch's figures as the demo's client saw them. */
 export interface EpochFigures {
@@ -195,12 +195,13 @@ interface ServeChild {
 /**
  * Starts `serve` with the same Node binary and flags as this process (so it runs from source
  * through tsx, or from the build, as this process does), on 127.0.0.1 with free ports, and
- * resolves once its `loader serving` log line names its port. Warnings and errors it logs are
+ * resolves once its ready file names its port. Warnings and errors it logs are
  * passed to `log`; if it exits before serving, the error carries the end of its output.
  */
 async function startServe(db: DbConfig, log: (line: string) => void): Promise<ServeChild> {
+  const env = serveChildEnv(db);
   const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, 'serve'], {
-    env: { ...process.env, ...serveChildEnv(db) },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -210,16 +211,13 @@ async function startServe(db: DbConfig, log: (line: string) => void): Promise<Se
   child.stderr!.setEncoding('utf8').on('data', keep);
   child.stdout!.setEncoding('utf8').on('data', keep);
   try {
-    let workers = 1;
-    const grpcPort = await waitUntilServing(child, {
+    const { port: grpcPort, workers } = await waitUntilReady(child, {
       timeoutMs: START_TIMEOUT_MS,
       output: () => output,
+      readyFile: env.SCYLLA_LOADER_READY_FILE,
       // pino levels: 40 warn, 50 error, 60 fatal.
       onRecord: (record) => {
         if (Number(record['level']) >= 40) log(`loader: ${String(record['msg'])}`);
-        if (record['msg'] === 'loader serving' && typeof record['workers'] === 'number') {
-          workers = record['workers'];
-        }
       },
     });
     log(

@@ -261,6 +261,15 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     defaultText: 'off',
   },
   {
+    flag: '--ready-file <file>',
+    env: 'SCYLLA_LOADER_READY_FILE',
+    type: 'text',
+    help:
+      'once serving, write the bound ports as JSON ({"port", "metricsPort", "workers", "pid"}) ' +
+      'to this file (replaced whole, removed on shutdown): the signal scripts and tests wait for',
+    defaultText: 'none',
+  },
+  {
     field: 'resumeKey',
     env: 'SCYLLA_LOADER_RESUME_KEY',
     type: 'text',

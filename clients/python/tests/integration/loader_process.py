@@ -58,19 +58,22 @@ class LoaderProcess:
 
     def start(self, timeout: float = 90) -> None:
         self.log_path = self.log_dir / f"loader-{self.port}-{self.starts}.log"
+        # `serve --ready-file`: written once the loader serves, removed when it stops.
+        ready_file = self.log_dir / f"loader-{self.port}-{self.starts}.ready.json"
         self.starts += 1
         env = {**os.environ, "SCYLLA_LOADER_RESUME_KEY": self.resume_key}
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 ["node", "--import", "tsx", "src/cli/main.ts", "serve",
-                 "--grpc-port", str(self.port), "--metrics-port", "0", *self.extra_args],
+                 "--grpc-port", str(self.port), "--metrics-port", "0",
+                 "--ready-file", str(ready_file), *self.extra_args],
                 cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"loader exited with {self.process.returncode}: {self.log()}")
-            if any(e.get("msg") == "loader serving" for e in self.events()):
+            if ready_file.exists():
                 return
             time.sleep(0.2)
         self.kill()
