@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -5,11 +6,24 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { ProtoGrpcType } from '../generated/loader.js';
 import { PROTO_OPTIONS } from './protoOptions.js';
 
-/** Folder holding the `.proto` files, found from this file in `src/` or in `dist/src/`. */
+/**
+ * Folder holding the `.proto` files: the nearest `proto/` above this file that has the
+ * loader's, so the same code finds it from `src/` (tsx), from `dist/src/` (the build and the
+ * image) and from the SDK package's `dist/` (`@scylla-loader/client`, which ships `proto/`).
+ */
 export function protoRoot(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const up = here.includes(`${path.sep}dist${path.sep}`) ? '../../../proto' : '../../proto';
-  return path.resolve(here, up);
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = path.join(dir, 'proto');
+    if (existsSync(path.join(candidate, 'scylla_loader', 'v1', 'loader.proto'))) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) {
+      throw new Error(
+        `no proto/scylla_loader/v1/loader.proto above ${fileURLToPath(import.meta.url)}`,
+      );
+    }
+    dir = parent;
+  }
 }
 
 /**
