@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { runStreamBench } from '../stream/runStreamBench.js';
 import { formatStreamReport } from '../stream/formatStreamReport.js';
-import { dropStreamDataset } from '../stream/prepareStreamDataset.js';
+import { dropBenchDataset } from '../dataset/benchDataset.js';
 import { resolveStreamBenchOptions, STREAM_FLAGS } from '../stream/resolveStreamBenchOptions.js';
 import { createDbClient } from '../../src/core/index.js';
 import { addBenchCommand } from './addBenchCommand.js';
@@ -43,7 +43,7 @@ export function addBenchStreamCommand(bench: Command): void {
       if (input.drop === true) {
         const client = await createDbClient(context.db);
         try {
-          const existed = await dropStreamDataset(client, options.dataset);
+          const existed = await dropBenchDataset(client, options.dataset);
           return { markdown: `${existed ? 'dropped' : 'no'} dataset ${options.dataset}\n` };
         } finally {
           await client.shutdown();

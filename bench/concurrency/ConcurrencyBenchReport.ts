@@ -1,5 +1,5 @@
 import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-import type { StreamDataset } from '../stream/prepareStreamDataset.js';
+import type { BenchDataset } from '../dataset/benchDataset.js';
 import type { ExactlyOnceCheck } from './checkExactlyOnce.js';
 
 /** CPU seconds of the processes involved in a run (absent: not measurable here). */
@@ -77,7 +77,7 @@ export interface ConcurrencyBenchReport {
     /** Folder of the loader's CPU profile, when asked for. */
     cpuProfileDir?: string;
   };
-  dataset: StreamDataset;
+  dataset: BenchDataset;
   runs: ConcurrencyRun[];
   summary: ConcurrencySummaryRow[];
   /** The k the scaling ratios are relative to. */

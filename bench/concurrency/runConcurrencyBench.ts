@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
-import { prepareRanksDataset } from './prepareRanksDataset.js';
+import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import { checkExactlyOnce, combineExactlyOnce } from './checkExactlyOnce.js';
@@ -38,13 +38,11 @@ export async function runConcurrencyBench(
   const onSpawn = (pid: number): void => void childPids.push(pid);
   const progress = progressOrLog(options.progress, log);
 
-  const { environment, dataset, datasetIds } = await prepareRanksDataset({
-    db: options.db,
-    dataset: options.dataset,
-    samples: options.samples,
-    imageRoot: options.imageRoot,
+  const { environment, dataset, datasetIds } = await preparePhotoBench({
+    ...options,
+    ids: true,
     progress,
-    signal: signal,
+    log,
   });
   log(
     `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,

@@ -1,6 +1,6 @@
 import type { ExactlyOnceCheck } from '../concurrency/checkExactlyOnce.js';
 import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-import type { StreamDataset } from '../stream/prepareStreamDataset.js';
+import type { BenchDataset } from '../dataset/benchDataset.js';
 
 /** One measured run: k ranks of one job against a loader of `workers` processes. */
 export interface CoresRun {
@@ -53,7 +53,7 @@ export interface CoresBenchReport {
     batchSize: number;
     epochs: number;
   };
-  dataset: StreamDataset;
+  dataset: BenchDataset;
   runs: CoresRun[];
   summary: CoresSummaryRow[];
   jsonPath: string;

@@ -11,7 +11,7 @@ import type {
 import { cpuMeter } from '../measure/procCpu.js';
 import { rssBytes } from '../measure/processRss.js';
 import { startServeProcess, type ServeProcess } from '../stream/serveProcess.js';
-import { prepareRanksDataset } from '../concurrency/prepareRanksDataset.js';
+import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { type BenchChild, startBenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
@@ -35,13 +35,11 @@ export async function runCoresBench(options: CoresBenchOptions): Promise<CoresBe
   const started = performance.now();
   const startedAt = new Date();
   const progress = progressOrLog(options.progress, log);
-  const { environment, dataset, datasetIds } = await prepareRanksDataset({
-    db: options.db,
-    dataset: options.dataset,
-    samples: options.samples,
-    imageRoot: options.imageRoot,
+  const { environment, dataset, datasetIds } = await preparePhotoBench({
+    ...options,
+    ids: true,
     progress,
-    signal: options.signal,
+    log,
   });
   log(
     `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,

@@ -1,6 +1,6 @@
 import type { BenchEnvironment } from '../stream/benchEnvironment.js';
 import type { Pinning } from '../stream/pinning.js';
-import type { StreamDataset } from '../stream/prepareStreamDataset.js';
+import type { BenchDataset } from '../dataset/benchDataset.js';
 import type { Placement } from '../stream/StreamBenchOptions.js';
 import type { CongestedRoute } from './routeToxics.js';
 
@@ -103,7 +103,7 @@ export interface LatencyBenchReport {
     /** How the congested route was given to the loader. */
     extraPath?: string;
   };
-  dataset: StreamDataset;
+  dataset: BenchDataset;
   runs: LatencyRun[];
   summary: LatencySummaryRow[];
   ratios: Partial<Record<Placement, LatencyRatios>>;

@@ -2,9 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { type DbConfig, createDbClient } from '../../src/core/index.js';
-import { benchEnvironment } from '../stream/benchEnvironment.js';
-import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
+import type { DbConfig } from '../../src/core/index.js';
+import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import type { LatencyBenchOptions } from './LatencyBenchOptions.js';
@@ -55,24 +54,11 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
   const onSpawn = (pid: number): void => void childPids.push(pid);
   const progress = progressOrLog(options.progress, log);
 
-  const client = await createDbClient(options.db);
-  let environment;
-  let dataset;
-  try {
-    environment = await benchEnvironment(client);
-    dataset = await prepareStreamDataset(client, {
-      name: options.dataset,
-      samples: options.samples,
-      imageRoot: options.imageRoot,
-      progress,
-      ...(signal ? { signal } : {}),
-    });
-  } finally {
-    await client.shutdown();
-  }
-  log(
-    `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,
-  );
+  const { environment, dataset } = await preparePhotoBench({
+    ...options,
+    progress,
+    log,
+  });
 
   const { placements, pinning, notes } = await resolvePlacements(
     options.placements,

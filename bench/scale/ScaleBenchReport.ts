@@ -1,5 +1,5 @@
 import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-import type { ScaleDataset } from './prepareScaleDataset.js';
+import type { BenchDataset } from '../dataset/benchDataset.js';
 import type { ScaleSplit } from './prepareScaleSplits.js';
 
 /** One stream of one split size, through a fresh loader. */
@@ -78,7 +78,7 @@ export interface ScaleBenchReport {
     /** Samples each run streamed before stopping (absent: whole epochs). */
     samplesPerRun?: number;
   };
-  dataset: ScaleDataset;
+  dataset: BenchDataset;
   splits: ScaleSplit[];
   runs: ScaleRun[];
   summary: ScaleSummaryRow[];

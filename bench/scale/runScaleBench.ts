@@ -7,11 +7,11 @@ import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.
 import { startServeProcess } from '../stream/serveProcess.js';
 import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
-import { prepareScaleDataset } from './prepareScaleDataset.js';
+import { ensureBenchDataset } from '../dataset/benchDataset.js';
 import { prepareScaleSplits, type ScaleSplit } from './prepareScaleSplits.js';
 import type { ScaleBenchOptions } from './ScaleBenchOptions.js';
 import type { ScaleBenchReport, ScaleRun } from './ScaleBenchReport.js';
-import { SCALE_SAMPLE_BYTES } from './scaleSample.js';
+import { SCALE_CLASSES, SCALE_SAMPLE_BYTES, scaleIngestEntry } from './scaleSample.js';
 import { rssVerdict, summarizeScaleRuns } from './summarizeScaleRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
 
@@ -48,11 +48,19 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<ScaleBe
   let warmup: ScaleSplit;
   try {
     environment = await benchEnvironment(client);
-    dataset = await prepareScaleDataset(client, {
+    dataset = await ensureBenchDataset(client, {
       name: options.dataset,
       samples,
+      totalBytes: samples * SCALE_SAMPLE_BYTES,
+      concurrency: 64,
       progress,
-      ...(signal ? { signal } : {}),
+      signal,
+      source: async () => ({
+        description: `bench scale: ${samples} generated samples of ${SCALE_SAMPLE_BYTES} bytes`,
+        entries: Array.from({ length: samples }, (_, i) => scaleIngestEntry(i)),
+        labelNames: Array.from({ length: SCALE_CLASSES }, (_, i) => `c${i}`),
+        columns: [],
+      }),
     });
     log(
       `dataset ${dataset.name}: ${dataset.samples} samples of ${SCALE_SAMPLE_BYTES} B` +

@@ -1,6 +1,6 @@
 import type { BenchEnvironment } from './benchEnvironment.js';
 import type { LayoutReport } from './layoutBench.js';
-import type { StreamDataset } from './prepareStreamDataset.js';
+import type { BenchDataset } from '../dataset/benchDataset.js';
 import type { Placement } from './StreamBenchOptions.js';
 
 /** The scenarios compared in each placement. */
@@ -89,7 +89,7 @@ export interface StreamBenchReport {
     /** CPUs of the database and of the loader and client in the pinned placement. */
     pinning?: { database: string; loaderAndClient: string };
   };
-  dataset: StreamDataset;
+  dataset: BenchDataset;
   /** Tight-loop concurrency kept for each placement. */
   bestConcurrency: Partial<Record<Placement, number>>;
   /** Grouped tight loop's samples in flight kept for each placement (grouped runs only). */

@@ -2,11 +2,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createDbClient } from '../../src/core/index.js';
 import { pinProcess, resolvePlacements } from './pinning.js';
-import { benchEnvironment } from './benchEnvironment.js';
 import { runLayoutBench } from './layoutBench.js';
-import { prepareStreamDataset } from './prepareStreamDataset.js';
+import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { cpuMeter } from '../measure/procCpu.js';
 import type { SdkClientConfig, SdkClientResult } from './sdkClientChild.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from './serveProcess.js';
@@ -58,27 +56,11 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
   const { placements, pinning } = resolved;
   notes.push(...resolved.notes);
 
-  const client = await createDbClient(options.db);
-  let environment;
-  let dataset;
-  try {
-    environment = await benchEnvironment(client);
-    dataset = await prepareStreamDataset(client, {
-      name: options.dataset,
-      samples: options.samples,
-      imageRoot: options.imageRoot,
-      payload: options.payload,
-      progress,
-      ...(signal ? { signal } : {}),
-    });
-  } finally {
-    await client.shutdown();
-  }
-  log(
-    `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB, ` +
-      `${(dataset.totalBytes / 1e6).toFixed(1)} MB` +
-      (dataset.ingested ? ` (made in ${dataset.prepareSeconds.toFixed(1)} s)` : ' (already there)'),
-  );
+  const { environment, dataset } = await preparePhotoBench({
+    ...options,
+    progress,
+    log,
+  });
 
   log(`batch layout micro-benchmark: ${options.layoutIterations} iterations per layout`);
   const layout = runLayoutBench({

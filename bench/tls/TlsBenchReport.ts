@@ -1,5 +1,5 @@
 import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-import type { StreamDataset } from '../stream/prepareStreamDataset.js';
+import type { BenchDataset } from '../dataset/benchDataset.js';
 import type { TlsLegName, TlsLegSpec } from './tlsLegs.js';
 
 /** One measured run of one leg: an epoch streamed by a fresh SDK client child. */
@@ -45,7 +45,7 @@ export interface TlsBenchReport {
     legs: TlsLegSpec[];
     nodeAddress: string;
   };
-  dataset: StreamDataset;
+  dataset: BenchDataset;
   runs: TlsLegRun[];
   summary: TlsLegSummary[];
   notes: string[];

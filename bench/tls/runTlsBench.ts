@@ -2,12 +2,11 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ClientTlsOptions } from '../../src/client/ClientTlsOptions.js';
-import { createDbClient, type DbConfig } from '../../src/core/index.js';
+import type { DbConfig } from '../../src/core/index.js';
 import { makeTestCa, type TestCa } from '../../src/devdb/makeTestCa.js';
 import { newTokenEntry } from '../../src/server/auth/newTokenEntry.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
-import { benchEnvironment } from '../stream/benchEnvironment.js';
-import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
+import { preparePhotoBench } from '../dataset/benchDataset.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
@@ -84,24 +83,12 @@ export async function runTlsBench(options: TlsBenchOptions): Promise<TlsBenchRep
   const serves: ServeProcess[] = [];
   const runs: TlsLegRun[] = [];
   try {
-    const client = await createDbClient(node.plain);
-    let environment;
-    let dataset;
-    try {
-      environment = await benchEnvironment(client);
-      dataset = await prepareStreamDataset(client, {
-        name: options.dataset,
-        samples: options.samples,
-        imageRoot: options.imageRoot,
-        progress,
-        ...(signal ? { signal } : {}),
-      });
-    } finally {
-      await client.shutdown();
-    }
-    log(
-      `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,
-    );
+    const { environment, dataset } = await preparePhotoBench({
+      ...options,
+      db: node.plain,
+      progress,
+      log,
+    });
 
     grpc = makeGrpcSecurity(options.dataset);
     const loaders = new Map<string, LegLoader>();

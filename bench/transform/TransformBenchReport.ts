@@ -1,5 +1,5 @@
 import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-import type { StreamDataset } from '../stream/prepareStreamDataset.js';
+import type { BenchDataset } from '../dataset/benchDataset.js';
 import type { TransformLegName, TransformLegSpec } from './transformLegs.js';
 
 /** What the Python child of a leg reports (`clients/python/bench/transform_legs.py`). */
@@ -91,7 +91,7 @@ export interface TransformBenchReport {
     /** The request's transform of the RAW legs, as sent. */
     transform: unknown;
   };
-  dataset: StreamDataset;
+  dataset: BenchDataset;
   runs: TransformLegRun[];
   summary: TransformLegSummary[];
   goals: TransformGoals;

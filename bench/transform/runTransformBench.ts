@@ -1,12 +1,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createDbClient, type DbConfig } from '../../src/core/index.js';
+import type { DbConfig } from '../../src/core/index.js';
 import { latencyToxics } from '../latency/routeToxics.js';
 import { startToxiproxy } from '../latency/toxiproxy.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
-import { benchEnvironment } from '../stream/benchEnvironment.js';
 import { packageRoot } from '../stream/benchScripts.js';
-import { prepareStreamDataset } from '../stream/prepareStreamDataset.js';
+import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import { progressOrLog } from '../stream/StreamBenchOptions.js';
@@ -49,24 +48,11 @@ export async function runTransformBench(
   const progress = progressOrLog(options.progress, log);
   const legs = transformLegs(options.rttMs).filter((l) => options.legs.includes(l.name));
 
-  const client = await createDbClient(options.db);
-  let environment;
-  let dataset;
-  try {
-    environment = await benchEnvironment(client);
-    dataset = await prepareStreamDataset(client, {
-      name: options.dataset,
-      samples: options.samples,
-      imageRoot: options.imageRoot,
-      progress,
-      ...(signal ? { signal } : {}),
-    });
-  } finally {
-    await client.shutdown();
-  }
-  log(
-    `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,
-  );
+  const { environment, dataset } = await preparePhotoBench({
+    ...options,
+    progress,
+    log,
+  });
 
   const runs: TransformLegRun[] = [];
   const notes: string[] = [

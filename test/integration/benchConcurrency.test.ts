@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ConcurrencyBenchReport } from '../../bench/concurrency/ConcurrencyBenchReport.js';
-import { dropStreamDataset } from '../../bench/stream/prepareStreamDataset.js';
+import { dropBenchDataset } from '../../bench/dataset/benchDataset.js';
 import { isProcessAlive } from '../../src/devdb/processAlive.js';
 import { createDbClient } from '../../src/core/index.js';
 import { runCli } from '../support/runCli.js';
@@ -15,7 +15,7 @@ let outDir: string | undefined;
 afterAll(async () => {
   const client = await createDbClient(testDbConfig());
   try {
-    await dropStreamDataset(client, dataset);
+    await dropBenchDataset(client, dataset);
   } finally {
     await client.shutdown();
   }

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CoresBenchReport } from '../../bench/cores/CoresBenchReport.js';
-import { dropStreamDataset } from '../../bench/stream/prepareStreamDataset.js';
+import { dropBenchDataset } from '../../bench/dataset/benchDataset.js';
 import { createDbClient } from '../../src/core/index.js';
 import { runCli } from '../support/runCli.js';
 import { testDbConfig, uniqueKeyspace } from './dbHelpers.js';
@@ -14,7 +14,7 @@ let outDir: string | undefined;
 afterAll(async () => {
   const client = await createDbClient(testDbConfig());
   try {
-    await dropStreamDataset(client, dataset);
+    await dropBenchDataset(client, dataset);
   } finally {
     await client.shutdown();
   }

@@ -6,7 +6,7 @@ import { resolveLatencyBenchOptions } from '../../bench/latency/LatencyBenchOpti
 import type { LatencyBenchReport } from '../../bench/latency/LatencyBenchReport.js';
 import { runLatencyBench } from '../../bench/latency/runLatencyBench.js';
 import { toxiproxyBinary } from '../../bench/latency/toxiproxyBinary.js';
-import { dropStreamDataset } from '../../bench/stream/prepareStreamDataset.js';
+import { dropBenchDataset } from '../../bench/dataset/benchDataset.js';
 import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
 import { isProcessAlive } from '../../src/devdb/processAlive.js';
 import { createDbClient } from '../../src/core/index.js';
@@ -18,7 +18,7 @@ let outDir: string | undefined;
 afterAll(async () => {
   const client = await createDbClient(testDbConfig());
   try {
-    await dropStreamDataset(client, dataset);
+    await dropBenchDataset(client, dataset);
   } finally {
     await client.shutdown();
   }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropStreamDataset } from '../../bench/stream/prepareStreamDataset.js';
+import { dropBenchDataset } from '../../bench/dataset/benchDataset.js';
 import { resolveStreamBenchOptions } from '../../bench/stream/resolveStreamBenchOptions.js';
 import { runStreamBench } from '../../bench/stream/runStreamBench.js';
 import type { StreamBenchReport } from '../../bench/stream/StreamBenchReport.js';
@@ -18,7 +18,7 @@ let outDir: string | undefined;
 afterAll(async () => {
   const client = await createDbClient(testDbConfig());
   try {
-    await dropStreamDataset(client, dataset);
+    await dropBenchDataset(client, dataset);
   } finally {
     await client.shutdown();
   }

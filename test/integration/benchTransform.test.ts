@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropStreamDataset } from '../../bench/stream/prepareStreamDataset.js';
+import { dropBenchDataset } from '../../bench/dataset/benchDataset.js';
 import type { TransformBenchReport } from '../../bench/transform/TransformBenchReport.js';
 import { TRANSFORM_LEG_NAMES } from '../../bench/transform/transformLegs.js';
 import { createDbClient } from '../../src/core/index.js';
@@ -13,7 +13,7 @@ let jsonPath: string | undefined;
 afterAll(async () => {
   const client = await createDbClient(testDbConfig());
   try {
-    await dropStreamDataset(client, dataset);
+    await dropBenchDataset(client, dataset);
   } finally {
     await client.shutdown();
   }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LoaderClient } from '../../../src/client/LoaderClient.js';
-import { createDbClient, type DbConfig } from '../../../src/core/index.js';
-import { ingestFaultDataset } from '../probe/ingestFaultDataset.js';
+import type { DbConfig } from '../../../src/core/index.js';
+import { ensureGeneratedDataset } from '../../dataset/benchDataset.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';
 import { startProbedServe } from '../probe/startProbedServe.js';
 import { treeUsage } from '../probe/treeUsage.js';
@@ -53,12 +53,11 @@ export async function runConsumersBench(options: ConsumersBenchOptions): Promise
   const measureMs = (options.measureSeconds ?? 8) * 1000;
   const keepaliveTimeMs = options.keepaliveTimeMs ?? 2000;
   const keepaliveTimeoutMs = options.keepaliveTimeoutMs ?? 5000;
-  const db = await createDbClient(options.db);
-  try {
-    await ingestFaultDataset(db, { name: DATASET, samples: SAMPLES, sampleBytes: SAMPLE_BYTES });
-  } finally {
-    await db.shutdown();
-  }
+  await ensureGeneratedDataset(options.db, {
+    name: DATASET,
+    samples: SAMPLES,
+    sampleBytes: SAMPLE_BYTES,
+  });
   const serve = await startProbedServe({
     db: options.db,
     args: [

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { LoaderClient } from '../../../src/client/LoaderClient.js';
-import { createDbClient, type DbConfig } from '../../../src/core/index.js';
-import { ingestFaultDataset } from '../probe/ingestFaultDataset.js';
+import type { DbConfig } from '../../../src/core/index.js';
+import { ensureGeneratedDataset } from '../../dataset/benchDataset.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';
 import { startProbedServe } from '../probe/startProbedServe.js';
 import { treeUsage } from '../probe/treeUsage.js';
@@ -53,12 +53,7 @@ export async function runFuzzBench(options: FuzzBenchOptions): Promise<FuzzRepor
   const dataset = options.dataset ?? 'faults_fuzz';
   const samples = options.samples ?? 500;
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
-  const db = await createDbClient(options.db);
-  try {
-    await ingestFaultDataset(db, { name: dataset, samples });
-  } finally {
-    await db.shutdown();
-  }
+  await ensureGeneratedDataset(options.db, { name: dataset, samples });
   // Keepalive short enough that a held connection which never answers a ping is cut while
   // the benchmark holds it.
   const serve = await startProbedServe({

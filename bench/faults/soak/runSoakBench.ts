@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LoaderClient } from '../../../src/client/LoaderClient.js';
-import { createDbClient, type DbConfig } from '../../../src/core/index.js';
-import { ingestFaultDataset } from '../probe/ingestFaultDataset.js';
+import type { DbConfig } from '../../../src/core/index.js';
+import { ensureGeneratedDataset } from '../../dataset/benchDataset.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';
 import { startProbedServe } from '../probe/startProbedServe.js';
 import { treeUsage } from '../probe/treeUsage.js';
@@ -44,12 +44,11 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
   // under a lagging event loop), so the warm-up is 40% of the run, at least 30 s.
   const warmup = options.warmupSeconds ?? Math.max(30, Math.round(seconds * 0.4));
   const every = options.sampleEverySeconds ?? 5;
-  const db = await createDbClient(options.db);
-  try {
-    await ingestFaultDataset(db, { name: DATASET, samples: SAMPLES, sampleBytes: SAMPLE_BYTES });
-  } finally {
-    await db.shutdown();
-  }
+  await ensureGeneratedDataset(options.db, {
+    name: DATASET,
+    samples: SAMPLES,
+    sampleBytes: SAMPLE_BYTES,
+  });
   const serve = await startProbedServe({ db: options.db });
   const sdk = new LoaderClient(serve.address);
   const stop = new AbortController();
