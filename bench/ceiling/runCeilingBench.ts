@@ -1,6 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { DEFAULT_FLOW_CONTROL_WINDOW } from '../../src/client/channelOptions.js';
 import type { DbConfig } from '../../src/core/index.js';
 import { cpuMeter } from '../measure/procCpu.js';
@@ -11,6 +10,7 @@ import type { CeilingClientResult, GrpcClientChildConfig } from './grpcClientChi
 import type { GrpcServerChildConfig, GrpcServerChildResult } from './grpcServerChild.js';
 import type { H2ClientChildConfig } from './h2ClientChild.js';
 import type { H2ServerChildConfig, H2ServerChildResult } from './h2ServerChild.js';
+import { reportPath, writeReportJson } from '../report/reportJson.js';
 
 /** The legs `bench ceiling` compares. */
 export type CeilingScenario = 'grpc' | 'grpc-framing-copy' | 'grpc-64k-window' | 'raw-http2';
@@ -207,10 +207,7 @@ export async function runCeilingBench(options: CeilingBenchOptions): Promise<Cei
   }
 
   const summary = summarize(runs);
-  const jsonPath = path.join(
-    options.outDir,
-    `ceiling-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`,
-  );
+  const jsonPath = reportPath(options.outDir, 'ceiling', startedAt);
   const report: CeilingBenchReport = {
     startedAt: startedAt.toISOString(),
     environment: {
@@ -235,8 +232,7 @@ export async function runCeilingBench(options: CeilingBenchOptions): Promise<Cei
     summary,
     jsonPath,
   };
-  await mkdir(options.outDir, { recursive: true });
-  await writeFile(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  await writeReportJson(jsonPath, report);
   return report;
 }
 

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
@@ -13,6 +13,7 @@ import { interleavedSchedule } from './interleavedSchedule.js';
 import type { RanksClientConfig, RanksClientResult, RanksIds } from './ranksClientChild.js';
 import { summarizeConcurrencyRuns } from './summarizeConcurrencyRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
+import { reportPath, writeReportJson } from '../report/reportJson.js';
 
 /** The child script, relative to the folder `startBenchChild` runs scripts from. */
 const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
@@ -44,9 +45,6 @@ export async function runConcurrencyBench(
     progress,
     log,
   });
-  log(
-    `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,
-  );
 
   const schedule = interleavedSchedule(options.streams, options.runs);
   const runs: ConcurrencyRun[] = [];
@@ -90,7 +88,6 @@ export async function runConcurrencyBench(
   }
 
   const serverDefaults = serverConfigSchema.parse({ db: {} });
-  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
   const { summary, scalingBase } = summarizeConcurrencyRuns(runs);
   const report: ConcurrencyBenchReport = {
     startedAt: startedAt.toISOString(),
@@ -118,10 +115,9 @@ export async function runConcurrencyBench(
     scalingBase,
     servePid: serve.pid,
     childPids,
-    jsonPath: path.join(options.outDir, `concurrency-${stamp}.json`),
+    jsonPath: reportPath(options.outDir, 'concurrency', startedAt),
   };
-  await mkdir(options.outDir, { recursive: true });
-  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  await writeReportJson(report.jsonPath, report);
   return report;
 }
 

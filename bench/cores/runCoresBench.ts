@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { checkExactlyOnce, combineExactlyOnce } from '../concurrency/checkExactlyOnce.js';
@@ -17,6 +17,7 @@ import { type BenchChild, startBenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
 import type { CoresBenchOptions } from './CoresBenchOptions.js';
 import type { CoresBenchReport, CoresRun, CoresSummaryRow } from './CoresBenchReport.js';
+import { reportPath, writeReportJson } from '../report/reportJson.js';
 
 /** The child script, relative to the folder `startBenchChild` runs scripts from. */
 const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
@@ -41,9 +42,6 @@ export async function runCoresBench(options: CoresBenchOptions): Promise<CoresBe
     progress,
     log,
   });
-  log(
-    `dataset ${dataset.name}: ${dataset.samples} samples, mean ${(dataset.meanBytes / 1e3).toFixed(1)} kB`,
-  );
 
   const schedule = interleavedSchedule(options.workers, options.runs);
   const runs: CoresRun[] = [];
@@ -70,7 +68,6 @@ export async function runCoresBench(options: CoresBenchOptions): Promise<CoresBe
     await rm(idsDir, { recursive: true, force: true });
   }
 
-  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
   const report: CoresBenchReport = {
     startedAt: startedAt.toISOString(),
     seconds: (performance.now() - started) / 1000,
@@ -86,10 +83,9 @@ export async function runCoresBench(options: CoresBenchOptions): Promise<CoresBe
     dataset,
     runs,
     summary: summarize(runs),
-    jsonPath: path.join(options.outDir, `cores-${stamp}.json`),
+    jsonPath: reportPath(options.outDir, 'cores', startedAt),
   };
-  await mkdir(options.outDir, { recursive: true });
-  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  await writeReportJson(report.jsonPath, report);
   return report;
 }
 

@@ -1,5 +1,4 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { stat } from 'node:fs/promises';
 import type cassandra from 'cassandra-driver';
 import pMap from 'p-map';
 import type { Progress } from '../../src/cli/progress.js';
@@ -20,6 +19,7 @@ import { localDatabasePids } from './localDatabasePids.js';
 import { measureColdStarts } from './measureColdStarts.js';
 import { measureIngestRun } from './measureIngestRun.js';
 import { summarizeIngestRuns } from './summarizeIngestRuns.js';
+import { reportPath, writeReportJson } from '../report/reportJson.js';
 
 /** Other processes busier than this during a run make the figures suspect. */
 const DISTURBED_CORES = 0.25;
@@ -158,13 +158,9 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     coldStart,
     keyspaces,
     notes,
-    jsonPath: path.join(
-      options.outDir,
-      `ingest-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`,
-    ),
+    jsonPath: reportPath(options.outDir, 'ingest', startedAt),
   };
-  await mkdir(options.outDir, { recursive: true });
-  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  await writeReportJson(report.jsonPath, report);
   return report;
 }
 

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import type { DbConfig } from '../../src/core/index.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
@@ -22,6 +21,7 @@ import { congestedToxics, latencyToxics } from './routeToxics.js';
 import { latencyRatios, summarizeLatencyRuns } from './summarizeLatencyRuns.js';
 import { startToxiproxy } from './toxiproxy.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
+import { reportPath, writeReportJson } from '../report/reportJson.js';
 
 /** How the trainer asks for its stream in each scenario. */
 const SCENARIOS: Record<
@@ -170,7 +170,6 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
   }
 
   const serverDefaults = serverConfigSchema.parse({ db: {} });
-  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
   const summary = summarizeLatencyRuns(runs);
   const report: LatencyBenchReport = {
     startedAt: startedAt.toISOString(),
@@ -203,11 +202,10 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
     notes,
     childPids,
     toxiproxyPid: toxiproxy.pid,
-    jsonPath: path.join(options.outDir, `latency-${stamp}.json`),
-    svgPath: path.join(options.outDir, `latency-${stamp}.svg`),
+    jsonPath: reportPath(options.outDir, 'latency', startedAt),
+    svgPath: reportPath(options.outDir, 'latency', startedAt).replace(/\.json$/, '.svg'),
   };
-  await mkdir(options.outDir, { recursive: true });
-  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  await writeReportJson(report.jsonPath, report);
   await writeFile(
     report.svgPath,
     latencyChartSvg(

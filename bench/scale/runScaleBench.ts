@@ -1,5 +1,3 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDbClient } from '../../src/core/index.js';
 import { benchEnvironment } from '../stream/benchEnvironment.js';
@@ -14,6 +12,7 @@ import type { ScaleBenchReport, ScaleRun } from './ScaleBenchReport.js';
 import { SCALE_CLASSES, SCALE_SAMPLE_BYTES, scaleIngestEntry } from './scaleSample.js';
 import { rssVerdict, summarizeScaleRuns } from './summarizeScaleRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
+import { reportPath, writeReportJson } from '../report/reportJson.js';
 
 /** The client child is `bench stream`'s trainer. */
 const CLIENT_SCRIPT = 'sdkClientChild';
@@ -106,7 +105,6 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<ScaleBe
 
   const summary = summarizeScaleRuns(runs);
   const rss = rssVerdict(summary);
-  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
   const report: ScaleBenchReport = {
     startedAt: startedAt.toISOString(),
     seconds: (performance.now() - started) / 1000,
@@ -127,10 +125,9 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<ScaleBe
     summary,
     ...(rss ? { rss } : {}),
     childPids,
-    jsonPath: path.join(options.outDir, `scale-${stamp}.json`),
+    jsonPath: reportPath(options.outDir, 'scale', startedAt),
   };
-  await mkdir(options.outDir, { recursive: true });
-  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  await writeReportJson(report.jsonPath, report);
   return report;
 }
 

@@ -1,5 +1,3 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { pinProcess, resolvePlacements } from './pinning.js';
@@ -13,6 +11,7 @@ import { progressOrLog, type Placement, type StreamBenchOptions } from './Stream
 import type { RunRecord, ScenarioName, StreamBenchReport } from './StreamBenchReport.js';
 import { summarizeRuns } from './summarizeRuns.js';
 import type { TightLoopConfig, TightLoopResult } from './tightLoopChild.js';
+import { reportPath, writeReportJson } from '../report/reportJson.js';
 
 /** A service scenario: how the SDK client asks for the stream. */
 interface ServiceScenario {
@@ -262,13 +261,9 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
     loaderStreamEnds,
     childPids,
     notes,
-    jsonPath: path.join(
-      options.outDir,
-      `stream-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`,
-    ),
+    jsonPath: reportPath(options.outDir, 'stream', startedAt),
   };
-  await mkdir(options.outDir, { recursive: true });
-  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  await writeReportJson(report.jsonPath, report);
   return report;
 }
 

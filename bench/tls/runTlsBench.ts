@@ -1,5 +1,5 @@
 import { rmSync, writeFileSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { ClientTlsOptions } from '../../src/client/ClientTlsOptions.js';
 import type { DbConfig } from '../../src/core/index.js';
@@ -17,6 +17,7 @@ import type { TlsBenchOptions } from './TlsBenchOptions.js';
 import type { TlsBenchReport, TlsLegRun } from './TlsBenchReport.js';
 import { summarizeTlsRuns } from './summarizeTlsRuns.js';
 import { TLS_LEGS, type TlsLegSpec } from './tlsLegs.js';
+import { reportPath, writeReportJson } from '../report/reportJson.js';
 
 /**
  * Security settings a `serve` child could inherit from the shell of whoever runs the benchmark;
@@ -124,7 +125,6 @@ export async function runTlsBench(options: TlsBenchOptions): Promise<TlsBenchRep
       bar.stop();
     }
 
-    const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
     const report: TlsBenchReport = {
       startedAt: startedAt.toISOString(),
       seconds: (performance.now() - started) / 1000,
@@ -145,10 +145,9 @@ export async function runTlsBench(options: TlsBenchOptions): Promise<TlsBenchRep
         'the client is on the same machine: its TLS work competes with the loader and the ' +
           'database for the same cores',
       ],
-      jsonPath: path.join(options.outDir, `tls-${stamp}.json`),
+      jsonPath: reportPath(options.outDir, 'tls', startedAt),
     };
-    await mkdir(options.outDir, { recursive: true });
-    await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+    await writeReportJson(report.jsonPath, report);
     return report;
   } finally {
     await Promise.allSettled(serves.map((s) => s.stop()));

@@ -1,4 +1,3 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DbConfig } from '../../src/core/index.js';
 import { latencyToxics } from '../latency/routeToxics.js';
@@ -22,6 +21,7 @@ import {
   transformLegs,
   type TransformLegSpec,
 } from './transformLegs.js';
+import { reportPath, writeReportJson } from '../report/reportJson.js';
 
 /** The Python side of every leg. */
 const LEG_SCRIPT = path.join(packageRoot, 'clients', 'python', 'bench', 'transform_legs.py');
@@ -109,7 +109,6 @@ export async function runTransformBench(
     await toxiproxy.stop();
   }
 
-  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
   const { summary, goals } = summarizeTransformRuns(legs, runs);
   const report: TransformBenchReport = {
     startedAt: startedAt.toISOString(),
@@ -133,10 +132,9 @@ export async function runTransformBench(
     summary,
     goals,
     notes,
-    jsonPath: path.join(options.outDir, `transform-${stamp}.json`),
+    jsonPath: reportPath(options.outDir, 'transform', startedAt),
   };
-  await mkdir(options.outDir, { recursive: true });
-  await writeFile(report.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  await writeReportJson(report.jsonPath, report);
   return report;
 }
 

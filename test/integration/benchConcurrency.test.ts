@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,11 @@ describe('bench concurrency --quick', () => {
     { timeout: 120_000 },
     async () => {
       outDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-concurrency-'));
+      // --docs writes the table between the page's markers and leaves the rest as it was.
+      const page = path.join(outDir, 'performance.md');
+      const before = '# Performance\n\n<!-- bench:concurrency:begin -->\nold\n';
+      const after = '<!-- bench:concurrency:end -->\n\nThe rest.\n';
+      await writeFile(page, before + after);
       // The CLI inherits the environment: the cluster of SCYLLA_LOADER_CONTACT_POINTS, or the
       // shared local node the global setup started.
       const result = await runCli([
@@ -39,6 +44,8 @@ describe('bench concurrency --quick', () => {
         dataset,
         '--out-dir',
         outDir,
+        '--docs',
+        page,
       ]);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toMatch(/^\| streams \| samples\/s \| MB\/s \|/m);
@@ -85,6 +92,21 @@ describe('bench concurrency --quick', () => {
       expect(report.childPids).toContain(report.servePid);
       expect(report.childPids.length).toBe(3);
       expect(report.childPids.filter(isProcessAlive)).toEqual([]);
+
+      const written = await readFile(page, 'utf8');
+      const day = new Date().toISOString().slice(0, 10);
+      expect(written.startsWith('# Performance\n\n<!-- bench:concurrency:begin -->\n')).toBe(true);
+      expect(written.endsWith(after)).toBe(true);
+      expect(written).not.toContain('\nold\n');
+      expect(written).toMatch(
+        new RegExp(
+          `^Measured (${day}|\\d{4}-\\d\\d-\\d\\d) by \`npx tsx src/cli/main\\.ts bench concurrency --quick .*--docs .*\` ` +
+            'at commit \\w+ on .+, \\d+ cores, \\d+ GiB, Node v.+\\.$',
+          'm',
+        ),
+      );
+      expect(written).toMatch(/^\| streams \| samples\/s \| MB\/s \|/m);
+      expect(written).toMatch(/^\| 4 \| .* \| yes \|$/m);
     },
   );
 });
