@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import { DEFAULT_FLOW_CONTROL_WINDOW } from '../../src/client/channelOptions.js';
 import type { DbConfig } from '../../src/core/index.js';
-import { cpuMeter } from '../measure/procCpu.js';
+import { cpuMeter } from '../measure/procfs.js';
 import { startBenchChild, type BenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
 import { ceilingScript, freePort } from './ceilingScripts.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type DbConfig, invalidArgument } from '../../src/core/index.js';
+import { invalidArgument } from '../../src/core/index.js';
 import {
   BATCH_SIZE,
   EPOCHS,
@@ -15,29 +15,19 @@ import {
   benchInputSettings,
   DEFAULT_SAMPLES,
   type BenchInput,
-  type BenchProgressFactory,
+  type PhotoBenchSettings,
 } from '../stream/StreamBenchOptions.js';
 
 /** Settings of {@link runConcurrencyBench}. */
-export interface ConcurrencyBenchOptions {
-  db: DbConfig;
-  /** Pid of the local database node, for its CPU seconds; undefined for another cluster. */
-  dbPid: number | undefined;
-  samples: number;
-  dataset: string;
+export interface ConcurrencyBenchOptions extends PhotoBenchSettings {
   /** Numbers of ranks streaming at once, each measured `runs` times, interleaved. */
   streams: number[];
   runs: number;
   batchSize: number;
   /** Epochs every rank streams per run. */
   epochs: number;
-  imageRoot: string;
-  outDir: string;
   /** Write a CPU profile of the loader (`--cpu-prof`) into this folder. */
   cpuProfileDir?: string;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
 }
 
 /** The flags of `bench concurrency` with their defaults (full; quick: well under a minute). */

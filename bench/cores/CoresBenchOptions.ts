@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { type DbConfig, invalidArgument } from '../../src/core/index.js';
+import { invalidArgument } from '../../src/core/index.js';
 import {
   BATCH_SIZE,
   EPOCHS,
@@ -16,16 +16,11 @@ import {
   benchInputSettings,
   DEFAULT_SAMPLES,
   type BenchInput,
-  type BenchProgressFactory,
+  type PhotoBenchSettings,
 } from '../stream/StreamBenchOptions.js';
 
 /** Settings of {@link runCoresBench}. */
-export interface CoresBenchOptions {
-  db: DbConfig;
-  /** Pid of the local database node, for its CPU seconds; undefined for another cluster. */
-  dbPid: number | undefined;
-  samples: number;
-  dataset: string;
+export interface CoresBenchOptions extends PhotoBenchSettings {
   /** Loader worker counts (`serve --workers`), each measured `runs` times, interleaved. */
   workers: number[];
   /** Ranks of one job streaming at once, the same for every worker count. */
@@ -33,11 +28,6 @@ export interface CoresBenchOptions {
   runs: number;
   batchSize: number;
   epochs: number;
-  imageRoot: string;
-  outDir: string;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
 }
 
 /** Worker counts of the full mode: 1 up to the cores of this machine, at least 1 and 2. */

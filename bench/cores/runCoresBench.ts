@@ -8,8 +8,7 @@ import type {
   RanksClientResult,
   RanksIds,
 } from '../concurrency/ranksClientChild.js';
-import { cpuMeter } from '../measure/procCpu.js';
-import { rssBytes } from '../measure/processRss.js';
+import { cpuMeter, rssBytes } from '../measure/procfs.js';
 import { startServeProcess, type ServeProcess } from '../stream/serveProcess.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { progressOrLog } from '../stream/StreamBenchOptions.js';

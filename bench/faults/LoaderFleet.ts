@@ -7,7 +7,7 @@ import { serveChildEnv, waitUntilServing } from '../../src/cli/serveChild.js';
 import { cliMainArgs } from '../stream/benchScripts.js';
 import { endChild, spawnPinned, tail } from '../stream/spawnPinned.js';
 import { clusterWorkerPids } from './clusterWorkerPids.js';
-import { procStat } from './procStat.js';
+import { procStat } from '../measure/procfs.js';
 
 /** One `serve` process of a {@link LoaderFleet}. @internal */
 export interface FleetLoader {

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { procStat } from './procStat.js';
+import { procStat } from '../measure/procfs.js';
 
 /**
  * The pids of the live node:cluster workers forked by `pid` (a `serve --workers N` primary):

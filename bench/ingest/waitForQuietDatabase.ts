@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { processCpuSeconds } from '../measure/procCpu.js';
+import { totalCpuSeconds } from '../measure/procfs.js';
 
 /**
  * Waits until the database processes use less than `thresholdCores` over a `windowMs` window,
@@ -18,24 +18,14 @@ export async function waitForQuietDatabase(
   const windowMs = options.windowMs ?? 1000;
   if (pids.length === 0) return { seconds: 0, quiet: true };
   for (;;) {
-    const before = total(pids);
+    const before = totalCpuSeconds(pids);
     const t0 = performance.now();
     await sleep(windowMs, undefined, options.signal ? { signal: options.signal } : {});
-    const after = total(pids);
+    const after = totalCpuSeconds(pids);
     const seconds = (performance.now() - started) / 1000;
     if (before === undefined || after === undefined) return { seconds, quiet: false };
     const cores = (after - before) / ((performance.now() - t0) / 1000);
     if (cores < threshold) return { seconds, quiet: true };
     if (performance.now() - started >= options.maxMs) return { seconds, quiet: false };
   }
-}
-
-function total(pids: readonly number[]): number | undefined {
-  let sum = 0;
-  for (const pid of pids) {
-    const s = processCpuSeconds(pid);
-    if (s === undefined) return undefined;
-    sum += s;
-  }
-  return sum;
 }

@@ -1,4 +1,3 @@
-import type { DbConfig } from '../../src/core/index.js';
 import {
   BATCH_SIZE,
   flag,
@@ -16,21 +15,15 @@ import {
   DEFAULT_SAMPLES,
   PLACEMENTS,
   type BenchInput,
-  type BenchProgressFactory,
   type Placement,
+  type PhotoBenchSettings,
 } from '../stream/StreamBenchOptions.js';
 import { DEFAULT_CONGESTED, type CongestedRoute } from './routeToxics.js';
 
 /** Settings of {@link runLatencyBench}. */
-export interface LatencyBenchOptions {
-  /** The database; the proxies forward to its first contact point and port. */
-  db: DbConfig;
-  /** Pid of the local database node, for its CPU seconds; undefined for another cluster. */
-  dbPid: number | undefined;
+export interface LatencyBenchOptions extends PhotoBenchSettings {
   /** The `toxiproxy-server` binary. */
   toxiproxy: string;
-  samples: number;
-  dataset: string;
   /** Measured runs of every scenario, interleaved; the table shows medians. */
   runs: number;
   batchSize: number;
@@ -51,11 +44,6 @@ export interface LatencyBenchOptions {
   congested: CongestedRoute;
   /** Share of each stream's first batches left out of the batch-wait figures. */
   warmupFraction: number;
-  imageRoot: string;
-  outDir: string;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
 }
 
 /**

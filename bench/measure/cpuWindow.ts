@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { clockTicksPerSecond, processCpuSeconds } from './procCpu.js';
+import { clockTicksPerSecond, totalCpuSeconds } from './procfs.js';
 import type { CpuSplit } from '../ingest/IngestBenchReport.js';
 
 /**
@@ -29,15 +29,9 @@ export function startCpuWindow(dbPids: readonly number[]): () => CpuSplit {
   };
 }
 
+/** The database processes' CPU seconds so far; null without pids or when one is gone. */
 function databaseSeconds(pids: readonly number[]): number | null {
-  if (pids.length === 0) return null;
-  let sum = 0;
-  for (const pid of pids) {
-    const s = processCpuSeconds(pid);
-    if (s === undefined) return null;
-    sum += s;
-  }
-  return sum;
+  return pids.length === 0 ? null : (totalCpuSeconds(pids) ?? null);
 }
 
 /**

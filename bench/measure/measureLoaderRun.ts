@@ -1,7 +1,5 @@
 import type { BenchChild } from '../stream/startBenchChild.js';
-import { peakRssBytes, resetPeakRss } from './peakRss.js';
-import { cpuMeter } from './procCpu.js';
-import { rssBytes } from './processRss.js';
+import { cpuMeter, peakRssBytes, resetPeakRss, rssBytes } from './procfs.js';
 
 /** What one measured run of a trainer child against a loader process gives. */
 export interface LoaderRun<R> {

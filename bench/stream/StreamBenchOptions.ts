@@ -110,6 +110,21 @@ export interface BenchInput {
   signal?: AbortSignal | undefined;
 }
 
+/** The settings every photo benchmark has (see {@link benchInputSettings}). */
+export interface PhotoBenchSettings extends Pick<
+  BenchInput,
+  'db' | 'dbPid' | 'progress' | 'log' | 'signal'
+> {
+  /** Distinct photo JPEGs in the dataset. */
+  samples: number;
+  /** Dataset (keyspace) name. */
+  dataset: string;
+  /** Folder of the generated images (an ImageFolder tree shared by the benchmarks). */
+  imageRoot: string;
+  /** Folder the JSON report is written to. */
+  outDir: string;
+}
+
 /**
  * The settings every photo benchmark derives alike from its input: the database, the
  * dataset of `bench stream` for the sample count (unless named), the shared image tree and
@@ -122,12 +137,7 @@ export function benchInputSettings(
   samples: number,
   dataset: string | undefined,
   outDir: string | undefined,
-): Pick<BenchInput, 'db' | 'dbPid' | 'progress' | 'log' | 'signal'> & {
-  samples: number;
-  dataset: string;
-  imageRoot: string;
-  outDir: string;
-} {
+): PhotoBenchSettings {
   const paths = benchPaths(input.stateRoot);
   return {
     db: input.db,

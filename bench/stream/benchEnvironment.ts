@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
-import { clockTicksPerSecond } from '../measure/procCpu.js';
+import { clockTicksPerSecond } from '../measure/procfs.js';
 
 /** The machine and software a benchmark ran on. */
 export interface BenchEnvironment {

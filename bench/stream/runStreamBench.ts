@@ -3,7 +3,7 @@ import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { pinProcess, resolvePlacements } from './pinning.js';
 import { runLayoutBench } from './layoutBench.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
-import { cpuMeter } from '../measure/procCpu.js';
+import { cpuMeter } from '../measure/procfs.js';
 import type { SdkClientConfig, SdkClientResult } from './sdkClientChild.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from './serveProcess.js';
 import { startBenchChild, type BenchChild } from './startBenchChild.js';

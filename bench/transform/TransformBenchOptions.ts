@@ -1,4 +1,4 @@
-import { invalidArgument, type DbConfig } from '../../src/core/index.js';
+import { invalidArgument } from '../../src/core/index.js';
 import {
   BATCH_SIZE,
   EPOCHS,
@@ -13,22 +13,16 @@ import {
 import {
   benchInputSettings,
   type BenchInput,
-  type BenchProgressFactory,
+  type PhotoBenchSettings,
 } from '../stream/StreamBenchOptions.js';
 import { TRANSFORM_LEG_NAMES, type TransformLegName } from './transformLegs.js';
 
 /** Settings of {@link runTransformBench} (see {@link resolveTransformBenchOptions}). */
-export interface TransformBenchOptions {
-  db: DbConfig;
-  /** Pid of the local database node, for its CPU seconds; undefined for another cluster. */
-  dbPid: number | undefined;
+export interface TransformBenchOptions extends PhotoBenchSettings {
   /** `toxiproxy-server`, which injects the round trip of the proxied legs. */
   toxiproxy: string;
   /** Python interpreter with torch, torchvision, PIL, numpy and grpcio. */
   python: string;
-  /** Distinct ~104 kB photo JPEGs in the dataset (`bench stream`'s imagenet payload). */
-  samples: number;
-  dataset: string;
   /** Samples per batch, server-side and in the DataLoader alike. */
   batchSize: number;
   /** Epochs every leg streams in one measured run. */
@@ -47,13 +41,6 @@ export interface TransformBenchOptions {
   flip: number;
   /** Quality of the JPEG leg. */
   jpegQuality: number;
-  /** Folder of the generated images (an ImageFolder tree). */
-  imageRoot: string;
-  /** Folder the JSON report is written to. */
-  outDir: string;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
 }
 
 /** Fixed settings of the transform and the Python legs (not flags). */

@@ -1,4 +1,4 @@
-import { rssBytes } from '../../measure/processRss.js';
+import { rssBytes } from '../../measure/procfs.js';
 import { loaderPids } from './loaderPids.js';
 import { openFdCount } from './openFdCount.js';
 
