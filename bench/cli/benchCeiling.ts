@@ -3,24 +3,27 @@ import type { Command } from 'commander';
 import { formatCeilingReport, runCeilingBench } from '../ceiling/runCeilingBench.js';
 import { addBenchCommand } from './addBenchCommand.js';
 import {
-  BATCH_SIZE,
   flag,
   parseFlags,
   positiveNumber,
-  RUNS,
   text,
   wholeNumber,
+  batchSizeFlag,
 } from './benchOptions.js';
 
 /** The flags of `bench ceiling`; the run's own defaults apply to those left out. */
 const CEILING_FLAGS = {
-  runs: flag('--runs <k>', 'timed runs of each leg, interleaved (default 3, quick 1)', RUNS),
+  runs: flag(
+    '--runs <k>',
+    'timed runs of each leg, interleaved (default 3, quick 1)',
+    wholeNumber('--runs', 1, 1000),
+  ),
   gigabytes: flag(
     '--gigabytes <n>',
     'sample GB (10^9 bytes) sent per run (default 3, quick 0.3)',
     positiveNumber('--gigabytes'),
   ),
-  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, 128),
+  batchSize: batchSizeFlag(128),
   sampleBytes: flag(
     '--sample-bytes <n>',
     'bytes per sample',

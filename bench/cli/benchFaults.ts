@@ -4,7 +4,7 @@ import { formatFaultsReport } from '../faults/formatFaultsReport.js';
 import { runFaultsBench } from '../faults/runFaultsBench.js';
 import { toxiproxyBinary } from '../latency/toxiproxyBinary.js';
 import { addBenchCommand } from './addBenchCommand.js';
-import { flag, onOff, parseFlags, text, wholeNumber } from './benchOptions.js';
+import { flag, onOff, parseFlags, text, wholeNumber, PHOTO_OUTPUT_FLAGS } from './benchOptions.js';
 
 /** The flags of `bench faults`; the run's own defaults apply to those left out. */
 const FAULTS_FLAGS = {
@@ -19,7 +19,7 @@ const FAULTS_FLAGS = {
     "comma-separated scenarios to run alone, e.g. 'mixed,node SIGSTOP' (default: all)",
     text,
   ),
-  outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
+  outDir: PHOTO_OUTPUT_FLAGS.outDir,
 };
 
 /**

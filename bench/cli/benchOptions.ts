@@ -147,15 +147,6 @@ export function choice<T extends string>(name: string, known: readonly T[]): z.Z
   });
 }
 
-/** `--samples` of the photo benchmarks. */
-export const SAMPLES = wholeNumber('--samples', 1, 10_000_000);
-/** `--runs` of most benchmarks. */
-export const RUNS = wholeNumber('--runs', 1, 1000);
-/** `--batch-size` of every benchmark. */
-export const BATCH_SIZE = wholeNumber('--batch-size', 1, 8192);
-/** `--epochs` of the benchmarks that stream several. */
-export const EPOCHS = wholeNumber('--epochs', 1, 100);
-
 /** Free text (a dataset name, a path). */
 export const text = z.string();
 
@@ -248,4 +239,43 @@ export const DOCS_FLAG = {
       '<!-- bench:NAME:begin/end --> markers in a Markdown file (e.g. docs/performance.md)',
     text,
   ),
+};
+
+/** `--samples <n>`: distinct ~104 kB photo JPEGs in the dataset of a photo benchmark. */
+export function samplesFlag(full: number, quick = 300): BenchFlag<number> {
+  const schema = wholeNumber('--samples', 1, 10_000_000);
+  return flag('--samples <n>', 'distinct ~104 kB photo JPEGs in the dataset', schema, full, quick);
+}
+
+/** `--runs <k>`: measured runs, interleaved; medians reported. */
+export function runsFlag(of: string, full = 3, quick = 1, max = 1000): BenchFlag<number> {
+  const help = `runs of every ${of}, interleaved; medians reported`;
+  return flag('--runs <k>', help, wholeNumber('--runs', 1, max), full, quick);
+}
+
+/** `--batch-size <n>`. */
+export function batchSizeFlag(full: number, quick = full): BenchFlag<number> {
+  return flag(
+    '--batch-size <n>',
+    'samples per batch',
+    wholeNumber('--batch-size', 1, 8192),
+    full,
+    quick,
+  );
+}
+
+/** `--epochs <n>`. */
+export function epochsFlag(of: string, full: number, quick = full): BenchFlag<number> {
+  const help = `epochs ${of} streams per run`;
+  return flag('--epochs <n>', help, wholeNumber('--epochs', 1, 100), full, quick);
+}
+
+/** `--dataset` and `--out-dir` of the benchmarks on `bench stream`'s photos. */
+export const PHOTO_OUTPUT_FLAGS = {
+  dataset: flag(
+    '--dataset <name>',
+    'dataset name (default that of bench stream for --samples)',
+    text,
+  ),
+  outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
 };

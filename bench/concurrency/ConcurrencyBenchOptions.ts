@@ -1,15 +1,16 @@
 import path from 'node:path';
 import { invalidArgument } from '../../src/core/index.js';
 import {
-  BATCH_SIZE,
-  EPOCHS,
   flag,
   parseFlags,
-  RUNS,
-  SAMPLES,
   text,
   wholeNumbers,
   type FlagInput,
+  samplesFlag,
+  runsFlag,
+  batchSizeFlag,
+  epochsFlag,
+  PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
 import {
   benchInputSettings,
@@ -40,22 +41,11 @@ export const CONCURRENCY_FLAGS = {
     [1, 2, 4, 8, 16],
     [1, 4],
   ),
-  runs: flag('--runs <k>', 'runs of every k, interleaved; medians reported', RUNS, 3, 1),
-  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, 32),
-  samples: flag(
-    '--samples <n>',
-    'distinct ~100 kB JPEG samples in the dataset',
-    SAMPLES,
-    DEFAULT_SAMPLES,
-    300,
-  ),
-  epochs: flag('--epochs <n>', 'epochs every rank streams per run', EPOCHS, 2),
-  dataset: flag(
-    '--dataset <name>',
-    'dataset name (default that of bench stream for --samples)',
-    text,
-  ),
-  outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
+  runs: runsFlag('k'),
+  batchSize: batchSizeFlag(32),
+  samples: samplesFlag(DEFAULT_SAMPLES),
+  epochs: epochsFlag('every rank', 2),
+  ...PHOTO_OUTPUT_FLAGS,
   cpuProfileDir: flag(
     '--cpu-prof <dir>',
     'write a CPU profile of the loader (node --cpu-prof) into dir',

@@ -1,3 +1,5 @@
+import { readFile, rm } from 'node:fs/promises';
+
 /** Whether the ranks of one epoch together received every sample exactly once. */
 export interface ExactlyOnceCheck {
   /** Samples in the dataset. */
@@ -64,4 +66,31 @@ export function combineExactlyOnce(checks: readonly ExactlyOnceCheck[]): Exactly
     unexpected: sum((c) => c.unexpected),
     ok: checks.length > 0 && checks.every((c) => c.ok),
   };
+}
+
+/**
+ * Reads (and removes) the ids file of a ranks client child and checks every epoch of it
+ * against the dataset's ids; also the samples and bytes the ranks received together.
+ *
+ * @internal
+ */
+export async function checkRanksFile(
+  idsFile: string,
+  datasetIds: readonly string[],
+  epochs: number,
+  ranks: readonly { samples: number; bytes: number }[],
+): Promise<{ exactlyOnce: ExactlyOnceCheck; samples: number; bytes: number }> {
+  const ids = JSON.parse(await readFile(idsFile, 'utf8')) as string[][][];
+  await rm(idsFile, { force: true });
+  const exactlyOnce = combineExactlyOnce(
+    Array.from({ length: epochs }, (_, epoch) =>
+      checkExactlyOnce(
+        datasetIds,
+        ids.map((byEpoch) => byEpoch[epoch] ?? []),
+      ),
+    ),
+  );
+  const samples = ranks.reduce((a, r) => a + r.samples, 0);
+  const bytes = ranks.reduce((a, r) => a + r.bytes, 0);
+  return { exactlyOnce, samples, bytes };
 }

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
@@ -6,11 +6,11 @@ import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/se
 import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
-import { checkExactlyOnce, combineExactlyOnce } from './checkExactlyOnce.js';
+import { checkRanksFile } from './checkExactlyOnce.js';
 import type { ConcurrencyBenchOptions } from './ConcurrencyBenchOptions.js';
 import type { ConcurrencyBenchReport, ConcurrencyRun } from './ConcurrencyBenchReport.js';
 import { interleavedSchedule } from './interleavedSchedule.js';
-import type { RanksClientConfig, RanksClientResult, RanksIds } from './ranksClientChild.js';
+import type { RanksClientConfig, RanksClientResult } from './ranksClientChild.js';
 import { summarizeConcurrencyRuns } from './summarizeConcurrencyRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
@@ -149,18 +149,12 @@ async function measureRun(
     cpu: { loader, db },
     loaderPeakRssBytes: rss,
   } = await measureLoaderRun(child, { loader: serve.pid, db: options.dbPid }, options.signal);
-  const ids = JSON.parse(await readFile(place.idsFile, 'utf8')) as RanksIds;
-  await rm(place.idsFile, { force: true });
-  const exactlyOnce = combineExactlyOnce(
-    Array.from({ length: options.epochs }, (_, epoch) =>
-      checkExactlyOnce(
-        datasetIds,
-        ids.map((byEpoch) => byEpoch[epoch] ?? []),
-      ),
-    ),
+  const { exactlyOnce, samples, bytes } = await checkRanksFile(
+    place.idsFile,
+    datasetIds,
+    options.epochs,
+    result.ranks,
   );
-  const samples = result.ranks.reduce((a, r) => a + r.samples, 0);
-  const bytes = result.ranks.reduce((a, r) => a + r.bytes, 0);
   return {
     streams: place.streams,
     run: place.run,

@@ -1,16 +1,16 @@
 import os from 'node:os';
 import { invalidArgument } from '../../src/core/index.js';
 import {
-  BATCH_SIZE,
-  EPOCHS,
   flag,
   parseFlags,
-  RUNS,
-  SAMPLES,
-  text,
   wholeNumber,
   wholeNumbers,
   type FlagInput,
+  samplesFlag,
+  runsFlag,
+  batchSizeFlag,
+  epochsFlag,
+  PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
 import {
   benchInputSettings,
@@ -44,22 +44,11 @@ export const CORES_FLAGS = {
   ),
   // Each worker admits 64 streams by default; more would measure RESOURCE_EXHAUSTED retries.
   streams: flag('--streams <k>', 'ranks streaming at once', wholeNumber('--streams', 1, 64), 8, 4),
-  runs: flag('--runs <k>', 'runs of every worker count, interleaved', RUNS, 3, 1),
-  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, 32),
-  samples: flag(
-    '--samples <n>',
-    'distinct ~100 kB JPEG samples in the dataset',
-    SAMPLES,
-    DEFAULT_SAMPLES,
-    300,
-  ),
-  epochs: flag('--epochs <n>', 'epochs every rank streams per run', EPOCHS, 2, 1),
-  dataset: flag(
-    '--dataset <name>',
-    'dataset name (default that of bench stream for --samples)',
-    text,
-  ),
-  outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
+  runs: runsFlag('worker count'),
+  batchSize: batchSizeFlag(32),
+  samples: samplesFlag(DEFAULT_SAMPLES),
+  epochs: epochsFlag('every rank', 2, 1),
+  ...PHOTO_OUTPUT_FLAGS,
 };
 
 /** What a caller of `bench cores` gives; the flags may be left out (defaults). */

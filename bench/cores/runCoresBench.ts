@@ -1,13 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { checkExactlyOnce, combineExactlyOnce } from '../concurrency/checkExactlyOnce.js';
+import { checkRanksFile } from '../concurrency/checkExactlyOnce.js';
 import { interleavedSchedule } from '../concurrency/interleavedSchedule.js';
-import type {
-  RanksClientConfig,
-  RanksClientResult,
-  RanksIds,
-} from '../concurrency/ranksClientChild.js';
+import type { RanksClientConfig, RanksClientResult } from '../concurrency/ranksClientChild.js';
 import { cpuMeter, rssBytes } from '../measure/procfs.js';
 import { startServeProcess, type ServeProcess } from '../stream/serveProcess.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
@@ -128,18 +124,12 @@ async function measureRun(
     const workersCpu = workerPids.reduce((a, _, i) => a + (cpu[`worker${i}`] ?? 0), 0);
     const primary = serve.workerPids.length > 0 ? (cpu['primary'] ?? 0) : 0;
     const loader = workersCpu + primary;
-    const ids = JSON.parse(await readFile(place.idsFile, 'utf8')) as RanksIds;
-    await rm(place.idsFile, { force: true });
-    const exactlyOnce = combineExactlyOnce(
-      Array.from({ length: options.epochs }, (_, epoch) =>
-        checkExactlyOnce(
-          datasetIds,
-          ids.map((byEpoch) => byEpoch[epoch] ?? []),
-        ),
-      ),
+    const { exactlyOnce, samples, bytes } = await checkRanksFile(
+      place.idsFile,
+      datasetIds,
+      options.epochs,
+      result.ranks,
     );
-    const samples = result.ranks.reduce((a, r) => a + r.samples, 0);
-    const bytes = result.ranks.reduce((a, r) => a + r.bytes, 0);
     const primaryRss = serve.workerPids.length > 0 ? rssBytes(serve.pid) : undefined;
     return {
       workers: place.workers,

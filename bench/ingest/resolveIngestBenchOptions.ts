@@ -8,6 +8,8 @@ import {
   wholeNumber,
   wholeNumbers,
   type FlagInput,
+  runsFlag,
+  PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
 import { benchPaths, type BenchProgressFactory } from '../stream/StreamBenchOptions.js';
 import type { IngestBenchOptions } from './IngestBenchOptions.js';
@@ -21,13 +23,8 @@ export const INGEST_FLAGS = {
     3000,
     200,
   ),
-  runs: flag(
-    '--runs <k>',
-    'timed runs of each source and concurrency',
-    wholeNumber('--runs', 1, 100),
-    3,
-    1,
-  ),
+  runs: runsFlag('source and concurrency', 3, 1, 100),
+
   concurrencies: flag(
     '--concurrency <list>',
     'ingest concurrencies to try',
@@ -58,7 +55,7 @@ export const INGEST_FLAGS = {
     text,
     'bench_ingest_',
   ),
-  outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
+  outDir: PHOTO_OUTPUT_FLAGS.outDir,
 };
 
 /** What a caller of `bench ingest` gives; the flags may be left out (defaults). */

@@ -1,14 +1,14 @@
 import {
-  BATCH_SIZE,
   flag,
   names,
   parseFlags,
-  RUNS,
-  SAMPLES,
-  text,
   wholeNumber,
   wholeNumbers,
   type FlagInput,
+  samplesFlag,
+  runsFlag,
+  batchSizeFlag,
+  PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
 import {
   benchInputSettings,
@@ -54,15 +54,9 @@ const DEFAULT_TRAINER_SAMPLES_PER_SECOND = 1000;
 
 /** The flags of `bench latency` with their defaults (full; quick: about a minute). */
 export const LATENCY_FLAGS = {
-  samples: flag(
-    '--samples <n>',
-    'distinct ~100 kB JPEG samples in the dataset',
-    SAMPLES,
-    DEFAULT_SAMPLES,
-    300,
-  ),
-  runs: flag('--runs <k>', 'runs of every scenario, interleaved; medians reported', RUNS, 3, 1),
-  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, 64, 32),
+  samples: samplesFlag(DEFAULT_SAMPLES),
+  runs: runsFlag('scenario'),
+  batchSize: batchSizeFlag(64, 32),
   rttsMs: flag(
     '--rtts <list>',
     'injected round trips in ms',
@@ -72,7 +66,8 @@ export const LATENCY_FLAGS = {
   ),
   placements: flag(
     '--placements <list>',
-    'unpinned, pinned (database and toxiproxy on one core, loaders and trainers on the other) or both',
+    'unpinned, pinned (database and toxiproxy on one core, loaders and trainers on the ' +
+      'other) or both',
     names('--placements', PLACEMENTS, 'placement'),
     ['pinned', 'unpinned'] as Placement[],
     ['unpinned'] as Placement[],
@@ -83,16 +78,7 @@ export const LATENCY_FLAGS = {
     wholeNumber('--trainer-rate', 0, 1_000_000),
     DEFAULT_TRAINER_SAMPLES_PER_SECOND,
   ),
-  dataset: flag(
-    '--dataset <name>',
-    'dataset name (default that of bench stream for --samples)',
-    text,
-  ),
-  outDir: flag(
-    '--out-dir <dir>',
-    'folder of the JSON report and chart (default .state/bench)',
-    text,
-  ),
+  ...PHOTO_OUTPUT_FLAGS,
 };
 
 /** What a caller of `bench latency` gives; the flags may be left out (defaults). */

@@ -1,14 +1,15 @@
 import path from 'node:path';
 import type { DbConfig } from '../../src/core/index.js';
 import {
-  BATCH_SIZE,
   flag,
   parseFlags,
-  RUNS,
   text,
   wholeNumber,
   wholeNumbers,
   type FlagInput,
+  runsFlag,
+  batchSizeFlag,
+  PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
 import type { BenchInput, BenchProgressFactory } from '../stream/StreamBenchOptions.js';
 
@@ -65,15 +66,15 @@ export const SCALE_FLAGS = {
     FULL_SIZES,
     QUICK_SIZES,
   ),
-  runs: flag('--runs <k>', 'runs of each size, each in a fresh loader', RUNS, 3, 1),
-  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, 256),
+  runs: runsFlag('size (each in a fresh loader)'),
+  batchSize: batchSizeFlag(256),
   samplesPerRun: flag(
     '--samples-per-run <n>',
     'stop each run after this many samples (whole batches): splits compared at equal stream length',
     wholeNumber('--samples-per-run', 1, 100_000_000),
   ),
+  ...PHOTO_OUTPUT_FLAGS,
   dataset: flag('--dataset <name>', 'dataset name (default bench_scale_100b, or _n<N>)', text),
-  outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
 };
 
 /** What a caller of `bench scale` gives; the flags may be left out (defaults). */

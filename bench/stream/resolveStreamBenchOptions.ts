@@ -10,6 +10,10 @@ import {
   wholeNumber,
   wholeNumbers,
   type FlagInput,
+  samplesFlag,
+  runsFlag,
+  batchSizeFlag,
+  PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
 import {
   benchPaths,
@@ -25,26 +29,14 @@ export const DEFAULT_CONCURRENCIES = [32, 64, 128, 256];
 
 /** The flags of `bench stream` with their defaults (full; quick: about a minute). */
 export const STREAM_FLAGS = {
-  samples: flag(
-    '--samples <n>',
-    'distinct JPEGs cropped from real photos in the dataset',
-    wholeNumber('--samples', 1, 10_000_000),
-    DEFAULT_SAMPLES,
-    300,
-  ),
+  samples: samplesFlag(DEFAULT_SAMPLES),
   payload: flag(
     '--payload <preset>',
     'sample size: imagenet (~104 kB), small (224x224, ~15 kB) or tiny (32x32, ~500 B)',
     choice('--payload', PHOTO_PRESET_NAMES),
     'imagenet' as PhotoPresetName,
   ),
-  runs: flag(
-    '--runs <k>',
-    'timed runs of each scenario, interleaved',
-    wholeNumber('--runs', 1, 1000),
-    3,
-    1,
-  ),
+  runs: runsFlag('scenario'),
   concurrencies: flag(
     '--concurrency <list>',
     'tight-loop reads in flight to calibrate over, best kept',
@@ -52,17 +44,13 @@ export const STREAM_FLAGS = {
     DEFAULT_CONCURRENCIES,
     [128],
   ),
-  batchSize: flag(
-    '--batch-size <n>',
-    'samples per batch',
-    wholeNumber('--batch-size', 1, 8192),
-    128,
-  ),
+  batchSize: batchSizeFlag(128),
   placements: flag(
     '--placements <list>',
     'unpinned, pinned or unpinned,pinned (default both; quick unpinned unless --pin)',
     names('--placements', PLACEMENTS, 'placement'),
   ),
+  ...PHOTO_OUTPUT_FLAGS,
   dataset: flag('--dataset <name>', 'dataset name (default bench_photo_<payload>_n<N>)', text),
   layoutIterations: flag(
     '--layout-iterations <n>',

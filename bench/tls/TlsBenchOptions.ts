@@ -2,14 +2,16 @@ import { isIPv4 } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import {
-  BATCH_SIZE,
   flag,
   names,
   parseFlags,
-  SAMPLES,
   text,
   wholeNumber,
   type FlagInput,
+  samplesFlag,
+  runsFlag,
+  batchSizeFlag,
+  PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
 import {
   benchPaths,
@@ -83,31 +85,15 @@ const q = TLS_BENCH_QUICK;
 
 /** The flags of `bench tls` with their defaults (full; quick: CI-sized). */
 export const TLS_FLAGS = {
-  samples: flag(
-    '--samples <n>',
-    'distinct ~104 kB photo JPEGs in the dataset',
-    SAMPLES,
-    d.samples as number,
-    q.samples,
-  ),
-  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, d.batchSize as number),
-  runs: flag(
-    '--runs <k>',
-    'runs of every leg, interleaved; medians reported',
-    wholeNumber('--runs', 1, 100),
-    d.runs as number,
-    q.runs,
-  ),
+  samples: samplesFlag(d.samples, q.samples),
+  batchSize: batchSizeFlag(d.batchSize),
+  runs: runsFlag('leg', d.runs, q.runs, 100),
   legs: flag(
     '--legs <list>',
     `a subset of: ${TLS_LEG_NAMES.join(', ')} (default all; plaintext always runs)`,
     names('--legs', TLS_LEG_NAMES, 'leg'),
   ),
-  dataset: flag(
-    '--dataset <name>',
-    'dataset name (default that of bench stream for --samples)',
-    text,
-  ),
+
   nodeDir: flag(
     '--node-dir <dir>',
     "state folder of the benchmark's database node, kept running for the next run " +
@@ -126,7 +112,7 @@ export const TLS_FLAGS = {
     wholeNumber('--node-heap', 256, 65_536),
     d.nodeHeapMb as number,
   ),
-  outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
+  ...PHOTO_OUTPUT_FLAGS,
 };
 
 /** What `bench tls` is given; the flags may be left out (defaults). */

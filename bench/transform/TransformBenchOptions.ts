@@ -1,14 +1,15 @@
 import { invalidArgument } from '../../src/core/index.js';
 import {
-  BATCH_SIZE,
-  EPOCHS,
   flag,
   names,
   parseFlags,
-  SAMPLES,
-  text,
   wholeNumber,
   type FlagInput,
+  samplesFlag,
+  runsFlag,
+  batchSizeFlag,
+  epochsFlag,
+  PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
 import {
   benchInputSettings,
@@ -53,16 +54,10 @@ export const TRANSFORM_BENCH_DEFAULTS = {
 
 /** The flags of `bench transform` with their defaults (full; quick: CI-sized). */
 export const TRANSFORM_FLAGS = {
-  samples: flag('--samples <n>', 'distinct ~104 kB photo JPEGs in the dataset', SAMPLES, 2000, 300),
-  batchSize: flag('--batch-size <n>', 'samples per batch', BATCH_SIZE, 64),
-  epochs: flag('--epochs <n>', 'epochs each leg streams per run', EPOCHS, 1),
-  runs: flag(
-    '--runs <k>',
-    'runs of every leg, interleaved; medians reported',
-    wholeNumber('--runs', 1, 100),
-    3,
-    1,
-  ),
+  samples: samplesFlag(2000),
+  batchSize: batchSizeFlag(64),
+  epochs: epochsFlag('each leg', 1),
+  runs: runsFlag('leg', 3, 1, 100),
   rttMs: flag(
     '--rtt <ms>',
     'round trip injected in the latency leg',
@@ -74,12 +69,7 @@ export const TRANSFORM_FLAGS = {
     `a subset of: ${TRANSFORM_LEG_NAMES.join(', ')} (default all)`,
     names('--legs', TRANSFORM_LEG_NAMES, 'leg'),
   ),
-  dataset: flag(
-    '--dataset <name>',
-    'dataset name (default that of bench stream for --samples)',
-    text,
-  ),
-  outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
+  ...PHOTO_OUTPUT_FLAGS,
 };
 
 /** What `bench transform` is given; the flags may be left out (defaults). */
