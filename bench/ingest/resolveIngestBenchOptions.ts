@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type DbConfig, invalidArgument } from '../../src/core/index.js';
+import { invalidArgument } from '../../src/core/index.js';
 import {
   flag,
   onOff,
@@ -11,7 +11,7 @@ import {
   runsFlag,
   PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
-import { benchPaths, type BenchProgressFactory } from '../stream/StreamBenchOptions.js';
+import { benchPaths, type BenchInput } from '../stream/StreamBenchOptions.js';
 import type { IngestBenchOptions } from './IngestBenchOptions.js';
 
 /** The flags of `bench ingest` with their defaults (full; quick: well under a minute). */
@@ -59,17 +59,10 @@ export const INGEST_FLAGS = {
 };
 
 /** What a caller of `bench ingest` gives; the flags may be left out (defaults). */
-export interface IngestBenchInput extends FlagInput<typeof INGEST_FLAGS> {
-  db: DbConfig;
+export interface IngestBenchInput
+  extends Omit<BenchInput, 'dbPid'>, FlagInput<typeof INGEST_FLAGS> {
   /** State folder of the local cluster `db` points at; undefined for another cluster. */
   localStateDir: string | undefined;
-  /** The repository's `.state` folder (images, MNIST, reports go below it). */
-  stateRoot: string;
-  /** 200 images, one run, concurrency 128, MNIST limited to 500 per subset. */
-  quick?: boolean;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
 }
 
 /**

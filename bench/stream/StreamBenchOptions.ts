@@ -28,15 +28,9 @@ export function progressOrLog(
 }
 
 /** Settings of {@link runStreamBench}. */
-export interface StreamBenchOptions {
-  /** Database the loader, the tight loop and this process connect to. */
-  db: DbConfig;
-  /** Samples (distinct JPEGs cropped from real photographs) in the dataset. */
-  samples: number;
+export interface StreamBenchOptions extends PhotoBenchSettings {
   /** Size of the samples: `imagenet` (~104 kB), `small` (224x224, ~15 kB), `tiny` (~500 B). */
   payload: PhotoPresetName;
-  /** Dataset (keyspace) name. */
-  dataset: string;
   /** Measured runs of each scenario and placement, interleaved. */
   runs: number;
   /** Concurrencies the tight loop is calibrated over; the best is used for its timed runs. */
@@ -51,20 +45,6 @@ export interface StreamBenchOptions {
   groupReads?: number;
   /** Iterations of each layout in the encode/decode micro-benchmark. */
   layoutIterations: number;
-  /** Folder of the generated images (an ImageFolder tree). */
-  imageRoot: string;
-  /** Folder the JSON report is written to. */
-  outDir: string;
-  /**
-   * Pid of the database node, for its CPU seconds and for pinning; undefined when the
-   * database is not the local development node.
-   */
-  dbPid: number | undefined;
-  /** Progress displays; default: none. */
-  progress?: BenchProgressFactory;
-  /** Status lines (default: none). */
-  log?: (line: string) => void;
-  signal?: AbortSignal;
 }
 
 /** Default sample count of the benchmarks. @internal */
@@ -137,13 +117,14 @@ export function benchInputSettings(
   samples: number,
   dataset: string | undefined,
   outDir: string | undefined,
+  payload: PhotoPresetName = 'imagenet',
 ): PhotoBenchSettings {
-  const paths = benchPaths(input.stateRoot);
+  const paths = benchPaths(input.stateRoot, payload);
   return {
     db: input.db,
     dbPid: input.dbPid,
     samples,
-    dataset: dataset ?? defaultDatasetName(samples),
+    dataset: dataset ?? defaultDatasetName(samples, payload),
     imageRoot: paths.imageRoot,
     outDir: outDir === undefined ? paths.outDir : path.resolve(outDir),
     progress: input.progress,

@@ -1,5 +1,4 @@
 import { PHOTO_PRESET_NAMES, type PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
-import type { DbConfig } from '../../src/core/index.js';
 import {
   choice,
   flag,
@@ -16,12 +15,11 @@ import {
   PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
 import {
-  benchPaths,
+  benchInputSettings,
   DEFAULT_SAMPLES,
-  defaultDatasetName,
   PLACEMENTS,
-  type BenchProgressFactory,
   type StreamBenchOptions,
+  type BenchInput,
 } from './StreamBenchOptions.js';
 
 /** The tight loop's concurrencies tried by default; the best is kept. */
@@ -69,22 +67,7 @@ export const STREAM_FLAGS = {
 };
 
 /** What a caller of `bench stream` gives; the flags may be left out (defaults). */
-export interface StreamBenchInput extends FlagInput<typeof STREAM_FLAGS> {
-  db: DbConfig;
-  /** Pid of the local database node (CPU seconds, pinning); undefined for another cluster. */
-  dbPid: number | undefined;
-  /** The repository's `.state` folder. */
-  stateRoot: string;
-  /**
-   * About a minute: 300 samples, one run, one tight-loop concurrency (128), the unpinned
-   * placement only (unless `pin` or `placements` say otherwise), a short layout benchmark.
-   */
-  quick?: boolean;
-  outDir?: string;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
-}
+export interface StreamBenchInput extends BenchInput, FlagInput<typeof STREAM_FLAGS> {}
 
 /**
  * Fills in the defaults of `bench stream` (N=3000 imagenet-size photos, K=3, C in {32, 64,
@@ -93,23 +76,14 @@ export interface StreamBenchInput extends FlagInput<typeof STREAM_FLAGS> {
 export function resolveStreamBenchOptions(input: StreamBenchInput): StreamBenchOptions {
   const quick = input.quick ?? false;
   const f = parseFlags(STREAM_FLAGS, input, quick);
-  const paths = benchPaths(input.stateRoot, f.payload);
   return {
-    db: input.db,
-    dbPid: input.dbPid,
-    samples: f.samples,
+    ...benchInputSettings(input, f.samples, f.dataset, f.outDir, f.payload),
     payload: f.payload,
-    dataset: f.dataset ?? defaultDatasetName(f.samples, f.payload),
     runs: f.runs,
     concurrencies: f.concurrencies,
     batchSize: f.batchSize,
     placements: f.placements ?? (quick && !f.pin ? ['unpinned'] : ['unpinned', 'pinned']),
     layoutIterations: f.layoutIterations,
     ...(f.groupReads === undefined ? {} : { groupReads: f.groupReads }),
-    imageRoot: paths.imageRoot,
-    outDir: input.outDir ?? paths.outDir,
-    progress: input.progress,
-    log: input.log,
-    signal: input.signal,
   };
 }

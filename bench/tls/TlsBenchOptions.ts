@@ -17,6 +17,7 @@ import {
   benchPaths,
   defaultDatasetName,
   type BenchProgressFactory,
+  type BenchInput,
 } from '../stream/StreamBenchOptions.js';
 import { TLS_LEG_NAMES, type TlsLegName } from './tlsLegs.js';
 
@@ -116,15 +117,8 @@ export const TLS_FLAGS = {
 };
 
 /** What `bench tls` is given; the flags may be left out (defaults). */
-export interface TlsBenchInput extends FlagInput<typeof TLS_FLAGS> {
-  /** The repository's `.state` folder. */
-  stateRoot: string;
-  /** CI-sized: {@link TLS_BENCH_QUICK}. */
-  quick?: boolean;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
-}
+export interface TlsBenchInput
+  extends Omit<BenchInput, 'db' | 'dbPid'>, FlagInput<typeof TLS_FLAGS> {}
 
 /**
  * Fills in the defaults of `bench tls` (or of its quick mode) and checks them, with errors
