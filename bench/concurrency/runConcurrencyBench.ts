@@ -4,7 +4,6 @@ import path from 'node:path';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
-import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import { checkRanksFile } from './checkExactlyOnce.js';
 import type { ConcurrencyBenchOptions } from './ConcurrencyBenchOptions.js';
@@ -14,6 +13,7 @@ import type { RanksClientConfig, RanksClientResult } from './ranksClientChild.js
 import { summarizeConcurrencyRuns } from './summarizeConcurrencyRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { startBenchRun } from '../report/benchRun.js';
 
 /** The child script, relative to the folder `startBenchChild` runs scripts from. */
 const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
@@ -31,13 +31,7 @@ const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
 export async function runConcurrencyBench(
   options: ConcurrencyBenchOptions,
 ): Promise<ConcurrencyBenchReport> {
-  const log = options.log ?? (() => undefined);
-  const signal = options.signal;
-  const started = performance.now();
-  const startedAt = new Date();
-  const childPids: number[] = [];
-  const onSpawn = (pid: number): void => void childPids.push(pid);
-  const progress = progressOrLog(options.progress, log);
+  const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
 
   const { environment, dataset, datasetIds } = await preparePhotoBench({
     ...options,
@@ -91,7 +85,7 @@ export async function runConcurrencyBench(
   const { summary, scalingBase } = summarizeConcurrencyRuns(runs);
   const report: ConcurrencyBenchReport = {
     startedAt: startedAt.toISOString(),
-    seconds: (performance.now() - started) / 1000,
+    seconds: seconds(),
     environment,
     settings: {
       samples: options.samples,

@@ -7,12 +7,12 @@ import type { RanksClientConfig, RanksClientResult } from '../concurrency/ranksC
 import { cpuMeter, rssBytes } from '../measure/procfs.js';
 import { startServeProcess, type ServeProcess } from '../stream/serveProcess.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
-import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { type BenchChild, startBenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
 import type { CoresBenchOptions } from './CoresBenchOptions.js';
 import type { CoresBenchReport, CoresRun, CoresSummaryRow } from './CoresBenchReport.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { startBenchRun } from '../report/benchRun.js';
 
 /** The child script, relative to the folder `startBenchChild` runs scripts from. */
 const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
@@ -27,10 +27,7 @@ const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
  * an exactly-once check of the ranks' ids. Every child is ended whatever happens.
  */
 export async function runCoresBench(options: CoresBenchOptions): Promise<CoresBenchReport> {
-  const log = options.log ?? (() => undefined);
-  const started = performance.now();
-  const startedAt = new Date();
-  const progress = progressOrLog(options.progress, log);
+  const { log, progress, startedAt, seconds } = startBenchRun(options);
   const { environment, dataset, datasetIds } = await preparePhotoBench({
     ...options,
     ids: true,
@@ -65,7 +62,7 @@ export async function runCoresBench(options: CoresBenchOptions): Promise<CoresBe
 
   const report: CoresBenchReport = {
     startedAt: startedAt.toISOString(),
-    seconds: (performance.now() - started) / 1000,
+    seconds: seconds(),
     environment,
     settings: {
       samples: options.samples,

@@ -20,6 +20,7 @@ import { measureColdStarts } from './measureColdStarts.js';
 import { measureIngestRun } from './measureIngestRun.js';
 import { summarizeIngestRuns } from './summarizeIngestRuns.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { startBenchRun } from '../report/benchRun.js';
 
 /** Other processes busier than this during a run make the figures suspect. */
 const DISTURBED_CORES = 0.25;
@@ -34,10 +35,7 @@ const DISTURBED_CORES = 0.25;
  * Writes the whole report as JSON to `outDir/ingest-<timestamp>.json`.
  */
 export async function runIngestBench(options: IngestBenchOptions): Promise<IngestBenchReport> {
-  const log = options.log ?? (() => undefined);
-  const signal = options.signal;
-  const startedAt = new Date();
-  const started = performance.now();
+  const { log, signal, startedAt, seconds } = startBenchRun(options);
   const notes: string[] = [];
 
   const sources: Array<{ info: IngestSourceInfo; ingest: IngestSource }> = [];
@@ -142,7 +140,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
   const report: IngestBenchReport = {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
-    seconds: (performance.now() - started) / 1000,
+    seconds: seconds(),
     settings: {
       images: options.images,
       runs: options.runs,

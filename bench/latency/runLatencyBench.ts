@@ -15,13 +15,14 @@ import type {
 } from './LatencyBenchReport.js';
 import { pinProcess, resolvePlacements } from '../stream/pinning.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
-import { progressOrLog, type Placement } from '../stream/StreamBenchOptions.js';
+import { type Placement } from '../stream/StreamBenchOptions.js';
 import { latencyChartSvg } from './latencyChartSvg.js';
 import { congestedToxics, latencyToxics } from './routeToxics.js';
 import { latencyRatios, summarizeLatencyRuns } from './summarizeLatencyRuns.js';
 import { startToxiproxy } from './toxiproxy.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { startBenchRun } from '../report/benchRun.js';
 
 /** How the trainer asks for its stream in each scenario. */
 const SCENARIOS: Record<
@@ -46,13 +47,7 @@ const CLIENT_SCRIPT = 'sdkClientChild';
  * chart to `outDir`.
  */
 export async function runLatencyBench(options: LatencyBenchOptions): Promise<LatencyBenchReport> {
-  const log = options.log ?? (() => undefined);
-  const signal = options.signal;
-  const started = performance.now();
-  const startedAt = new Date();
-  const childPids: number[] = [];
-  const onSpawn = (pid: number): void => void childPids.push(pid);
-  const progress = progressOrLog(options.progress, log);
+  const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
 
   const { environment, dataset } = await preparePhotoBench({
     ...options,
@@ -173,7 +168,7 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
   const summary = summarizeLatencyRuns(runs);
   const report: LatencyBenchReport = {
     startedAt: startedAt.toISOString(),
-    seconds: (performance.now() - started) / 1000,
+    seconds: seconds(),
     environment: { ...environment, toxiproxy: toxiproxyVersion(options.toxiproxy) },
     settings: {
       samples: options.samples,

@@ -3,7 +3,6 @@ import { createDbClient } from '../../src/core/index.js';
 import { benchEnvironment } from '../stream/benchEnvironment.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { startServeProcess } from '../stream/serveProcess.js';
-import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import { ensureBenchDataset } from '../dataset/benchDataset.js';
 import { prepareScaleSplits, type ScaleSplit } from './prepareScaleSplits.js';
@@ -13,6 +12,7 @@ import { SCALE_CLASSES, SCALE_SAMPLE_BYTES, scaleIngestEntry } from './scaleSamp
 import { rssVerdict, summarizeScaleRuns } from './summarizeScaleRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { startBenchRun } from '../report/benchRun.js';
 
 /** The client child is `bench stream`'s trainer. */
 const CLIENT_SCRIPT = 'sdkClientChild';
@@ -29,13 +29,7 @@ const CLIENT_SCRIPT = 'sdkClientChild';
  * ended whatever happens; the JSON report is written to `outDir`.
  */
 export async function runScaleBench(options: ScaleBenchOptions): Promise<ScaleBenchReport> {
-  const log = options.log ?? (() => undefined);
-  const signal = options.signal;
-  const started = performance.now();
-  const startedAt = new Date();
-  const childPids: number[] = [];
-  const onSpawn = (pid: number): void => void childPids.push(pid);
-  const progress = progressOrLog(options.progress, log);
+  const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
   const sizes = [...options.sizes].sort((a, b) => a - b);
   const samples = sizes[sizes.length - 1]!;
   const warmupSamples = Math.min(options.warmupSamples, samples);
@@ -107,7 +101,7 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<ScaleBe
   const rss = rssVerdict(summary);
   const report: ScaleBenchReport = {
     startedAt: startedAt.toISOString(),
-    seconds: (performance.now() - started) / 1000,
+    seconds: seconds(),
     environment,
     settings: {
       sizes,

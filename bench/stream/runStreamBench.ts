@@ -7,11 +7,12 @@ import { cpuMeter } from '../measure/procfs.js';
 import type { SdkClientConfig, SdkClientResult } from './sdkClientChild.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from './serveProcess.js';
 import { startBenchChild, type BenchChild } from './startBenchChild.js';
-import { progressOrLog, type Placement, type StreamBenchOptions } from './StreamBenchOptions.js';
+import { type Placement, type StreamBenchOptions } from './StreamBenchOptions.js';
 import type { RunRecord, ScenarioName, StreamBenchReport } from './StreamBenchReport.js';
 import { summarizeRuns } from './summarizeRuns.js';
 import type { TightLoopConfig, TightLoopResult } from './tightLoopChild.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { startBenchRun } from '../report/benchRun.js';
 
 /** A service scenario: how the SDK client asks for the stream. */
 interface ServiceScenario {
@@ -40,16 +41,8 @@ const SERVICE_SCENARIOS: ServiceScenario[] = [
  * `outDir/stream-<timestamp>.json`.
  */
 export async function runStreamBench(options: StreamBenchOptions): Promise<StreamBenchReport> {
-  const log = options.log ?? (() => undefined);
-  const signal = options.signal;
-  const started = performance.now();
-  const startedAt = new Date();
+  const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
   const notes: string[] = [];
-  const childPids: number[] = [];
-  const onSpawn = (pid: number): void => {
-    childPids.push(pid);
-  };
-  const progress = progressOrLog(options.progress, log);
 
   const resolved = await resolvePlacements(options.placements, options.dbPid, log);
   const { placements, pinning } = resolved;
@@ -238,7 +231,7 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
 
   const report: StreamBenchReport = {
     startedAt: startedAt.toISOString(),
-    seconds: (performance.now() - started) / 1000,
+    seconds: seconds(),
     environment,
     settings: {
       samples: options.samples,

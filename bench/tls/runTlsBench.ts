@@ -10,7 +10,6 @@ import { preparePhotoBench } from '../dataset/benchDataset.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
-import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import { legOrder } from '../transform/transformLegs.js';
 import { startTlsBenchNode } from './startTlsBenchNode.js';
 import type { TlsBenchOptions } from './TlsBenchOptions.js';
@@ -18,6 +17,7 @@ import type { TlsBenchReport, TlsLegRun } from './TlsBenchReport.js';
 import { summarizeTlsRuns } from './summarizeTlsRuns.js';
 import { TLS_LEGS, type TlsLegSpec } from './tlsLegs.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { startBenchRun } from '../report/benchRun.js';
 
 /**
  * Security settings a `serve` child could inherit from the shell of whoever runs the benchmark;
@@ -63,11 +63,7 @@ interface LegLoader {
  * and (unless kept) the node are removed whatever happens. Writes the JSON report to `outDir`.
  */
 export async function runTlsBench(options: TlsBenchOptions): Promise<TlsBenchReport> {
-  const log = options.log ?? (() => undefined);
-  const signal = options.signal;
-  const started = performance.now();
-  const startedAt = new Date();
-  const progress = progressOrLog(options.progress, log);
+  const { log, signal, progress, startedAt, seconds } = startBenchRun(options);
   const legs = TLS_LEGS.filter((l) => options.legs.includes(l.name));
 
   log(
@@ -127,7 +123,7 @@ export async function runTlsBench(options: TlsBenchOptions): Promise<TlsBenchRep
 
     const report: TlsBenchReport = {
       startedAt: startedAt.toISOString(),
-      seconds: (performance.now() - started) / 1000,
+      seconds: seconds(),
       environment,
       settings: {
         samples: options.samples,

@@ -7,7 +7,6 @@ import { packageRoot } from '../stream/benchScripts.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
-import { progressOrLog } from '../stream/StreamBenchOptions.js';
 import type { TransformBenchOptions } from './TransformBenchOptions.js';
 import type {
   TransformBenchReport,
@@ -22,6 +21,7 @@ import {
   type TransformLegSpec,
 } from './transformLegs.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { startBenchRun } from '../report/benchRun.js';
 
 /** The Python side of every leg. */
 const LEG_SCRIPT = path.join(packageRoot, 'clients', 'python', 'bench', 'transform_legs.py');
@@ -41,11 +41,7 @@ const ID_BYTES = 16;
 export async function runTransformBench(
   options: TransformBenchOptions,
 ): Promise<TransformBenchReport> {
-  const log = options.log ?? (() => undefined);
-  const signal = options.signal;
-  const started = performance.now();
-  const startedAt = new Date();
-  const progress = progressOrLog(options.progress, log);
+  const { log, signal, progress, startedAt, seconds } = startBenchRun(options);
   const legs = transformLegs(options.rttMs).filter((l) => options.legs.includes(l.name));
 
   const { environment, dataset } = await preparePhotoBench({
@@ -112,7 +108,7 @@ export async function runTransformBench(
   const { summary, goals } = summarizeTransformRuns(legs, runs);
   const report: TransformBenchReport = {
     startedAt: startedAt.toISOString(),
-    seconds: (performance.now() - started) / 1000,
+    seconds: seconds(),
     environment: { ...environment, python: options.python },
     settings: {
       samples: options.samples,
