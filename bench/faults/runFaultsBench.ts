@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createDbClient, type DbConfig, invalidArgument } from '../../src/core/index.js';
@@ -20,6 +20,7 @@ import { prepareFaultDataset } from './prepareFaultDataset.js';
 import { rollingRestartScenario } from './rollingRestartScenario.js';
 import type { ScenarioResult } from './ScenarioResult.js';
 import type { ScenarioScale } from './ScenarioScale.js';
+import { writeReportJson } from '../report/reportJson.js';
 
 /** How `bench faults` runs. @internal */
 export interface FaultsBenchOptions {
@@ -42,7 +43,37 @@ export interface FaultsBenchOptions {
   signal?: AbortSignal;
 }
 
-type Scenario = [string, (bed: FaultBed) => Promise<ScenarioResult>];
+/** Where a scenario runs: the single node, the single node through toxiproxy, the ring. */
+type Bed = 'node' | 'network' | 'ring';
+
+/** One fault scenario of `bench faults`, as data: its name, its bed and how it runs. */
+interface FaultScenario {
+  name: string;
+  bed: Bed;
+  run: (bed: FaultBed, scale: ScenarioScale, mixedFaults: number) => Promise<ScenarioResult>;
+}
+
+/** Every scenario, in the order they run. */
+const FAULT_SCENARIOS: readonly FaultScenario[] = [
+  { name: 'loader SIGKILL', bed: 'node', run: (b, s) => loaderKillScenario(b, s, 'SIGKILL') },
+  { name: 'loader SIGTERM', bed: 'node', run: (b, s) => loaderKillScenario(b, s, 'SIGTERM') },
+  { name: 'loader hand-off', bed: 'node', run: (b, s) => loaderHandoffScenario(b, s) },
+  { name: 'admission', bed: 'node', run: (b, s) => admissionScenario(b, s) },
+  ...DB_TOXIC_KINDS.map((kind): FaultScenario => ({
+    name: `db ${kind}`,
+    bed: 'network',
+    run: (b, s) => dbToxicScenario(b, s, kind),
+  })),
+  { name: 'client reset', bed: 'network', run: (b, s) => clientResetScenario(b, s) },
+  {
+    name: 'mixed',
+    bed: 'network',
+    run: (b, s, faults) => mixedFaultsScenario(b, { faults, epochs: s === 'quick' ? 3 : 10 }),
+  },
+  { name: 'node SIGKILL', bed: 'ring', run: (b, s) => nodeKillScenario(b, s) },
+  { name: 'node SIGSTOP', bed: 'ring', run: (b, s) => nodeHangScenario(b, s) },
+  { name: 'rolling restart', bed: 'ring', run: (b, s) => rollingRestartScenario(b, s) },
+];
 
 /**
  * Runs every fault scenario (long forms, or quick ones) and writes the JSON report: the loader
@@ -66,29 +97,7 @@ export async function runFaultsBench(
     scenarios: [],
     skipped: [],
   };
-  const single: Scenario[] = [
-    ['loader SIGKILL', (bed) => loaderKillScenario(bed, scale, 'SIGKILL')],
-    ['loader SIGTERM', (bed) => loaderKillScenario(bed, scale, 'SIGTERM')],
-    ['loader hand-off', (bed) => loaderHandoffScenario(bed, scale)],
-    ['admission', (bed) => admissionScenario(bed, scale)],
-  ];
-  const network: Scenario[] = [
-    ...DB_TOXIC_KINDS.map((kind): Scenario => [
-      `db ${kind}`,
-      (bed) => dbToxicScenario(bed, scale, kind),
-    ]),
-    ['client reset', (bed) => clientResetScenario(bed, scale)],
-    [
-      'mixed',
-      (bed) => mixedFaultsScenario(bed, { faults: mixedFaults, epochs: options.quick ? 3 : 10 }),
-    ],
-  ];
-  const ring: Scenario[] = [
-    ['node SIGKILL', (bed) => nodeKillScenario(bed, scale)],
-    ['node SIGSTOP', (bed) => nodeHangScenario(bed, scale)],
-    ['rolling restart', (bed) => rollingRestartScenario(bed, scale)],
-  ];
-  const names = [...single, ...network, ...ring].map(([name]) => name);
+  const names = FAULT_SCENARIOS.map((f) => f.name);
   const unknown = (options.scenarios ?? []).filter((name) => !names.includes(name));
   if (unknown.length > 0) {
     throw invalidArgument(
@@ -96,13 +105,13 @@ export async function runFaultsBench(
         `the scenarios are ${names.map((n) => `'${n}'`).join(', ')}`,
     );
   }
-  const chosen = (list: Scenario[]): Scenario[] =>
-    options.scenarios ? list.filter(([name]) => options.scenarios?.includes(name)) : list;
-  single.splice(0, single.length, ...chosen(single));
-  network.splice(0, network.length, ...chosen(network));
-  ring.splice(0, ring.length, ...chosen(ring));
+  const on = (bed: Bed): FaultScenario[] =>
+    FAULT_SCENARIOS.filter(
+      (f) => f.bed === bed && (!options.scenarios || options.scenarios.includes(f.name)),
+    );
+  const [single, network, ring] = [on('node'), on('network'), on('ring')];
   if (!options.toxiproxy) {
-    for (const [name] of network) {
+    for (const { name } of network) {
       report.skipped.push({ scenario: name, reason: 'toxiproxy-server is not installed' });
     }
   }
@@ -111,11 +120,11 @@ export async function runFaultsBench(
   const progress = options.progress('faults', planned, 'scenarios');
   let done = 0;
   const pids = new Set<number>();
-  const run = async (bed: FaultBed, scenarios: Scenario[]): Promise<void> => {
-    for (const [name, scenario] of scenarios) {
+  const run = async (bed: FaultBed, scenarios: FaultScenario[]): Promise<void> => {
+    for (const scenario of scenarios) {
       options.signal?.throwIfAborted();
-      progress.log(`scenario ${done + 1}/${planned}: ${name}`);
-      const result = await scenario(bed);
+      progress.log(`scenario ${done + 1}/${planned}: ${scenario.name}`);
+      const result = await scenario.run(bed, scale, mixedFaults);
       report.scenarios.push(result);
       const v = result.verdict;
       progress.log(
@@ -159,9 +168,8 @@ export async function runFaultsBench(
     progress.stop();
   }
 
-  await mkdir(options.outDir, { recursive: true });
   const file = path.join(options.outDir, `faults-${Date.now()}.json`);
-  await writeFile(file, JSON.stringify(report, null, 2));
+  await writeReportJson(file, report);
   return { report, file };
 }
 
