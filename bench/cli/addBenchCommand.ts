@@ -11,6 +11,7 @@ import {
   parseFlags,
   type BenchFlags,
   type FlagInput,
+  type FlagValues,
 } from './benchOptions.js';
 
 /** What a bench command's body returns: its Markdown report and the docs table it feeds. */
@@ -33,9 +34,14 @@ export interface BenchCommandSpec<S extends BenchFlags> {
   database?: boolean;
   /** Changes the database settings the flags gave, before the context is made. */
   adjustDb?: (db: DbConfig, flags: Record<string, unknown>) => void;
+  /**
+   * The run: `input` is the flags as given (for a resolve function of the bench's own),
+   * `values` the same parsed with their defaults, `flags` every option commander parsed.
+   */
   run: (
     input: FlagInput<S> & { quick: boolean },
     context: BenchContext,
+    values: FlagValues<S>,
     flags: Record<string, unknown>,
   ) => Promise<BenchOutput>;
 }
@@ -56,11 +62,14 @@ export function addBenchCommand<S extends BenchFlags>(
     runAction(async (flags: DbFlags & { quick?: boolean }) => {
       const all = { ...flags } as Record<string, unknown>;
       const { docs } = parseFlags(DOCS_FLAG, flagInput(DOCS_FLAG, all));
-      const input = { ...flagInput(spec.flags, all), quick: flags.quick ?? false };
+      const quick = flags.quick ?? false;
+      const input = { ...flagInput(spec.flags, all), quick };
+      // Parsed before any database is started, so a wrong flag fails at once.
+      const values = parseFlags(spec.flags, input, quick);
       await withBenchContext(
         flags,
         async (context) => {
-          const out = await spec.run(input, context, all);
+          const out = await spec.run(input, context, values, all);
           await printReport(out.markdown, out.table ? docs : undefined, out.table ?? 'stream');
         },
         (db) => spec.adjustDb?.(db, all),

@@ -12,7 +12,7 @@ import { addBenchConcurrencyCommand } from './benchConcurrency.js';
 import { addBenchCoresCommand } from './benchCores.js';
 import { addBenchFaultsCommand } from './benchFaults.js';
 import { addBenchLatencyCommand } from './benchLatency.js';
-import { flag, parseFlags, wholeNumber } from './benchOptions.js';
+import { flag, wholeNumber } from './benchOptions.js';
 import { addBenchRobustnessCommands } from './benchRobustness.js';
 import { addBenchScaleCommand } from './benchScale.js';
 import { addBenchStreamCommand } from './benchStream.js';
@@ -42,8 +42,7 @@ export function registerBenchCommand(program: Command): Command {
       '1-500) 7:2:1, balanced, grouped: wall time, peak memory, worst deviation',
     flags: SPLITS_FLAGS,
     docs: true,
-    run: async (input, context) => {
-      const { rows, runs } = parseFlags(SPLITS_FLAGS, input);
+    run: async (_input, context, { rows, runs }) => {
       const client = await createDbClient(context.db);
       try {
         const result = await runSplitBench(client, {
@@ -71,7 +70,7 @@ export function registerBenchCommand(program: Command): Command {
     quick: 'well under a minute: 200 images, 1 run, C=128, MNIST 500+500',
     flags: INGEST_FLAGS,
     docs: true,
-    run: async (input, context, flags) => {
+    run: async (input, context, _values, flags) => {
       const ownCluster = !flags['contactPoints'] && !process.env.SCYLLA_LOADER_CONTACT_POINTS;
       const report = await runIngestBench(
         resolveIngestBenchOptions({

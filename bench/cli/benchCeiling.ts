@@ -2,14 +2,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { formatCeilingReport, runCeilingBench } from '../ceiling/runCeilingBench.js';
 import { addBenchCommand } from './addBenchCommand.js';
-import {
-  flag,
-  parseFlags,
-  positiveNumber,
-  text,
-  wholeNumber,
-  batchSizeFlag,
-} from './benchOptions.js';
+import { flag, positiveNumber, text, wholeNumber, batchSizeFlag } from './benchOptions.js';
 
 /** The flags of `bench ceiling`; the run's own defaults apply to those left out. */
 const CEILING_FLAGS = {
@@ -55,8 +48,7 @@ export function addBenchCeilingCommand(bench: Command): void {
     flags: CEILING_FLAGS,
     docs: true,
     // `createLoaderServer` connects to a database even though these batches never touch it.
-    run: async (input, context) => {
-      const f = parseFlags(CEILING_FLAGS, input);
+    run: async (input, context, f) => {
       const report = await runCeilingBench({
         db: context.db,
         quick: input.quick,

@@ -4,7 +4,7 @@ import { formatFaultsReport } from '../faults/formatFaultsReport.js';
 import { runFaultsBench } from '../faults/runFaultsBench.js';
 import { toxiproxyBinary } from '../latency/toxiproxyBinary.js';
 import { addBenchCommand } from './addBenchCommand.js';
-import { flag, onOff, parseFlags, text, wholeNumber, PHOTO_OUTPUT_FLAGS } from './benchOptions.js';
+import { flag, onOff, text, wholeNumber, PHOTO_OUTPUT_FLAGS } from './benchOptions.js';
 
 /** The flags of `bench faults`; the run's own defaults apply to those left out. */
 const FAULTS_FLAGS = {
@@ -41,8 +41,7 @@ export function addBenchFaultsCommand(bench: Command): void {
     quick: 'short forms (a few minutes): one fault per scenario, 12 mixed',
     flags: FAULTS_FLAGS,
     docs: true,
-    run: async (input, context) => {
-      const f = parseFlags(FAULTS_FLAGS, input);
+    run: async (input, context, f) => {
       const { report, file } = await runFaultsBench({
         db: context.db,
         quick: input.quick,

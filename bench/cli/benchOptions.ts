@@ -279,3 +279,33 @@ export const PHOTO_OUTPUT_FLAGS = {
   ),
   outDir: flag('--out-dir <dir>', 'folder of the JSON report (default .state/bench)', text),
 };
+
+/** The defaults of {@link photoBenchFlags}. */
+export interface PhotoBenchDefaults {
+  samples: number;
+  quickSamples?: number;
+  /** What a run measures once, e.g. `leg` ("runs of every leg"). */
+  runsOf: string;
+  runs?: number;
+  quickRuns?: number;
+  maxRuns?: number;
+  batchSize: number;
+  quickBatchSize?: number;
+}
+
+/**
+ * The flags every benchmark on `bench stream`'s photos has: `--samples`, `--runs`,
+ * `--batch-size`, `--dataset` and `--out-dir`, with the benchmark's defaults.
+ */
+export function photoBenchFlags(d: PhotoBenchDefaults): {
+  samples: BenchFlag<number>;
+  runs: BenchFlag<number>;
+  batchSize: BenchFlag<number>;
+} & typeof PHOTO_OUTPUT_FLAGS {
+  return {
+    samples: samplesFlag(d.samples, d.quickSamples),
+    runs: runsFlag(d.runsOf, d.runs, d.quickRuns, d.maxRuns),
+    batchSize: batchSizeFlag(d.batchSize, d.quickBatchSize),
+    ...PHOTO_OUTPUT_FLAGS,
+  };
+}

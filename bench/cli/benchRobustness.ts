@@ -6,7 +6,7 @@ import { runSoakBench } from '../faults/soak/runSoakBench.js';
 import { formatFuzzReport } from '../faults/fuzz/formatFuzzReport.js';
 import { runFuzzBench } from '../faults/fuzz/runFuzzBench.js';
 import { addBenchCommand } from './addBenchCommand.js';
-import { flag, parseFlags, wholeNumber } from './benchOptions.js';
+import { flag, wholeNumber } from './benchOptions.js';
 
 const FUZZ_FLAGS = {
   requests: flag('--requests <n>', 'generated requests', wholeNumber('--requests', 1, 1e9), 5000),
@@ -63,8 +63,7 @@ export function addBenchRobustnessCommands(bench: Command): void {
       'and hostile connections; statuses per kind of input, crashes, RSS and fds',
     flags: FUZZ_FLAGS,
     docs: true,
-    run: async (input, context) => {
-      const f = parseFlags(FUZZ_FLAGS, input);
+    run: async (_input, context, f) => {
       const report = await runFuzzBench({
         db: context.db,
         requests: f.requests,
@@ -85,8 +84,7 @@ export function addBenchRobustnessCommands(bench: Command): void {
       "window, a normal stream's rate beside them, keepalive closing a dead peer",
     flags: CONSUMERS_FLAGS,
     docs: true,
-    run: async (input, context) => {
-      const f = parseFlags(CONSUMERS_FLAGS, input);
+    run: async (_input, context, f) => {
       const report = await runConsumersBench({
         db: context.db,
         stuckStreams: f.stuck,
@@ -105,8 +103,7 @@ export function addBenchRobustnessCommands(bench: Command): void {
       'open file descriptors, event-loop delay p99 of every loader process',
     flags: SOAK_FLAGS,
     docs: true,
-    run: async (input, context) => {
-      const f = parseFlags(SOAK_FLAGS, input);
+    run: async (_input, context, f) => {
       const report = await runSoakBench({
         db: context.db,
         streams: f.streams,

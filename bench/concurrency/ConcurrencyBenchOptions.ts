@@ -6,11 +6,8 @@ import {
   text,
   wholeNumbers,
   type FlagInput,
-  samplesFlag,
-  runsFlag,
-  batchSizeFlag,
   epochsFlag,
-  PHOTO_OUTPUT_FLAGS,
+  photoBenchFlags,
 } from '../cli/benchOptions.js';
 import {
   benchInputSettings,
@@ -41,11 +38,8 @@ export const CONCURRENCY_FLAGS = {
     [1, 2, 4, 8, 16],
     [1, 4],
   ),
-  runs: runsFlag('k'),
-  batchSize: batchSizeFlag(32),
-  samples: samplesFlag(DEFAULT_SAMPLES),
+  ...photoBenchFlags({ samples: DEFAULT_SAMPLES, runsOf: 'k', batchSize: 32 }),
   epochs: epochsFlag('every rank', 2),
-  ...PHOTO_OUTPUT_FLAGS,
   cpuProfileDir: flag(
     '--cpu-prof <dir>',
     'write a CPU profile of the loader (node --cpu-prof) into dir',

@@ -6,11 +6,8 @@ import {
   wholeNumber,
   wholeNumbers,
   type FlagInput,
-  samplesFlag,
-  runsFlag,
-  batchSizeFlag,
   epochsFlag,
-  PHOTO_OUTPUT_FLAGS,
+  photoBenchFlags,
 } from '../cli/benchOptions.js';
 import {
   benchInputSettings,
@@ -44,11 +41,8 @@ export const CORES_FLAGS = {
   ),
   // Each worker admits 64 streams by default; more would measure RESOURCE_EXHAUSTED retries.
   streams: flag('--streams <k>', 'ranks streaming at once', wholeNumber('--streams', 1, 64), 8, 4),
-  runs: runsFlag('worker count'),
-  batchSize: batchSizeFlag(32),
-  samples: samplesFlag(DEFAULT_SAMPLES),
+  ...photoBenchFlags({ samples: DEFAULT_SAMPLES, runsOf: 'worker count', batchSize: 32 }),
   epochs: epochsFlag('every rank', 2, 1),
-  ...PHOTO_OUTPUT_FLAGS,
 };
 
 /** What a caller of `bench cores` gives; the flags may be left out (defaults). */

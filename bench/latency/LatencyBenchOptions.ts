@@ -5,10 +5,7 @@ import {
   wholeNumber,
   wholeNumbers,
   type FlagInput,
-  samplesFlag,
-  runsFlag,
-  batchSizeFlag,
-  PHOTO_OUTPUT_FLAGS,
+  photoBenchFlags,
 } from '../cli/benchOptions.js';
 import {
   benchInputSettings,
@@ -54,9 +51,12 @@ const DEFAULT_TRAINER_SAMPLES_PER_SECOND = 1000;
 
 /** The flags of `bench latency` with their defaults (full; quick: about a minute). */
 export const LATENCY_FLAGS = {
-  samples: samplesFlag(DEFAULT_SAMPLES),
-  runs: runsFlag('scenario'),
-  batchSize: batchSizeFlag(64, 32),
+  ...photoBenchFlags({
+    samples: DEFAULT_SAMPLES,
+    runsOf: 'scenario',
+    batchSize: 64,
+    quickBatchSize: 32,
+  }),
   rttsMs: flag(
     '--rtts <list>',
     'injected round trips in ms',
@@ -78,7 +78,6 @@ export const LATENCY_FLAGS = {
     wholeNumber('--trainer-rate', 0, 1_000_000),
     DEFAULT_TRAINER_SAMPLES_PER_SECOND,
   ),
-  ...PHOTO_OUTPUT_FLAGS,
 };
 
 /** What a caller of `bench latency` gives; the flags may be left out (defaults). */

@@ -8,10 +8,7 @@ import {
   text,
   wholeNumber,
   type FlagInput,
-  samplesFlag,
-  runsFlag,
-  batchSizeFlag,
-  PHOTO_OUTPUT_FLAGS,
+  photoBenchFlags,
 } from '../cli/benchOptions.js';
 import {
   benchPaths,
@@ -86,9 +83,15 @@ const q = TLS_BENCH_QUICK;
 
 /** The flags of `bench tls` with their defaults (full; quick: CI-sized). */
 export const TLS_FLAGS = {
-  samples: samplesFlag(d.samples, q.samples),
-  batchSize: batchSizeFlag(d.batchSize),
-  runs: runsFlag('leg', d.runs, q.runs, 100),
+  ...photoBenchFlags({
+    samples: d.samples,
+    quickSamples: q.samples,
+    runsOf: 'leg',
+    runs: d.runs,
+    quickRuns: q.runs,
+    maxRuns: 100,
+    batchSize: d.batchSize,
+  }),
   legs: flag(
     '--legs <list>',
     `a subset of: ${TLS_LEG_NAMES.join(', ')} (default all; plaintext always runs)`,
@@ -113,7 +116,6 @@ export const TLS_FLAGS = {
     wholeNumber('--node-heap', 256, 65_536),
     d.nodeHeapMb as number,
   ),
-  ...PHOTO_OUTPUT_FLAGS,
 };
 
 /** What `bench tls` is given; the flags may be left out (defaults). */

@@ -5,11 +5,8 @@ import {
   parseFlags,
   wholeNumber,
   type FlagInput,
-  samplesFlag,
-  runsFlag,
-  batchSizeFlag,
   epochsFlag,
-  PHOTO_OUTPUT_FLAGS,
+  photoBenchFlags,
 } from '../cli/benchOptions.js';
 import {
   benchInputSettings,
@@ -54,10 +51,8 @@ export const TRANSFORM_BENCH_DEFAULTS = {
 
 /** The flags of `bench transform` with their defaults (full; quick: CI-sized). */
 export const TRANSFORM_FLAGS = {
-  samples: samplesFlag(2000),
-  batchSize: batchSizeFlag(64),
+  ...photoBenchFlags({ samples: 2000, runsOf: 'leg', maxRuns: 100, batchSize: 64 }),
   epochs: epochsFlag('each leg', 1),
-  runs: runsFlag('leg', 3, 1, 100),
   rttMs: flag(
     '--rtt <ms>',
     'round trip injected in the latency leg',
@@ -69,7 +64,6 @@ export const TRANSFORM_FLAGS = {
     `a subset of: ${TRANSFORM_LEG_NAMES.join(', ')} (default all)`,
     names('--legs', TRANSFORM_LEG_NAMES, 'leg'),
   ),
-  ...PHOTO_OUTPUT_FLAGS,
 };
 
 /** What `bench transform` is given; the flags may be left out (defaults). */
