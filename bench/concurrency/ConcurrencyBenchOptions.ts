@@ -20,8 +20,6 @@ import {
 export interface ConcurrencyBenchOptions extends PhotoBenchSettings {
   /** Numbers of ranks streaming at once, each measured `runs` times, interleaved. */
   streams: number[];
-  runs: number;
-  batchSize: number;
   /** Epochs every rank streams per run. */
   epochs: number;
   /** Write a CPU profile of the loader (`--cpu-prof`) into this folder. */
@@ -66,10 +64,8 @@ export function resolveConcurrencyBenchOptions(
     throw invalidArgument(`--streams ${streams.at(-1)} exceeds the ${f.samples} samples`);
   }
   return {
-    ...benchInputSettings(input, f.samples, f.dataset, f.outDir),
+    ...benchInputSettings(input, f),
     streams,
-    runs: f.runs,
-    batchSize: f.batchSize,
     epochs: f.epochs,
     ...(f.cpuProfileDir ? { cpuProfileDir: path.resolve(f.cpuProfileDir) } : {}),
   };

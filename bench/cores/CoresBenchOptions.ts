@@ -22,8 +22,6 @@ export interface CoresBenchOptions extends PhotoBenchSettings {
   workers: number[];
   /** Ranks of one job streaming at once, the same for every worker count. */
   streams: number;
-  runs: number;
-  batchSize: number;
   epochs: number;
 }
 
@@ -63,11 +61,9 @@ export function resolveCoresBenchOptions(input: CoresBenchInput): CoresBenchOpti
     throw invalidArgument(`--streams ${f.streams} exceeds the ${f.samples} samples`);
   }
   return {
-    ...benchInputSettings(input, f.samples, f.dataset, f.outDir),
+    ...benchInputSettings(input, f),
     workers,
     streams: f.streams,
-    runs: f.runs,
-    batchSize: f.batchSize,
     epochs: f.epochs,
   };
 }

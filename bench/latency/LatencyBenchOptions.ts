@@ -21,9 +21,6 @@ import { DEFAULT_CONGESTED, type CongestedRoute } from './routeToxics.js';
 export interface LatencyBenchOptions extends PhotoBenchSettings {
   /** The `toxiproxy-server` binary. */
   toxiproxy: string;
-  /** Measured runs of every scenario, interleaved; the table shows medians. */
-  runs: number;
-  batchSize: number;
   /**
    * Pinned: the database node and toxiproxy on one core, loaders and trainers on the other;
    * unpinned: wherever the OS puts them. Pinned is skipped (with a note) where it cannot run.
@@ -95,10 +92,8 @@ export function resolveLatencyBenchOptions(input: LatencyBenchInput): LatencyBen
   const f = parseFlags(LATENCY_FLAGS, input, input.quick);
   const rttsMs = [...new Set(f.rttsMs)].sort((a, b) => a - b);
   return {
-    ...benchInputSettings(input, f.samples, f.dataset, f.outDir),
+    ...benchInputSettings(input, f),
     toxiproxy: input.toxiproxy,
-    runs: f.runs,
-    batchSize: f.batchSize,
     placements: f.placements,
     trainerSamplesPerSecond:
       f.trainerSamplesPerSecond === 0 ? undefined : f.trainerSamplesPerSecond,

@@ -31,11 +31,8 @@ export function progressOrLog(
 export interface StreamBenchOptions extends PhotoBenchSettings {
   /** Size of the samples: `imagenet` (~104 kB), `small` (224x224, ~15 kB), `tiny` (~500 B). */
   payload: PhotoPresetName;
-  /** Measured runs of each scenario and placement, interleaved. */
-  runs: number;
   /** Concurrencies the tight loop is calibrated over; the best is used for its timed runs. */
   concurrencies: number[];
-  batchSize: number;
   placements: Placement[];
   /**
    * Samples per query of the grouped scenarios (tight loop grouped, service grouped), run
@@ -103,20 +100,30 @@ export interface PhotoBenchSettings extends Pick<
   imageRoot: string;
   /** Folder the JSON report is written to. */
   outDir: string;
+  /** Measured runs of every case, interleaved; medians reported. */
+  runs: number;
+  batchSize: number;
+}
+
+/** The parsed flags every photo benchmark has (see `photoBenchFlags`). */
+export interface PhotoBenchFlagValues {
+  samples: number;
+  runs: number;
+  batchSize: number;
+  dataset: string | undefined;
+  outDir: string | undefined;
 }
 
 /**
  * The settings every photo benchmark derives alike from its input: the database, the
- * dataset of `bench stream` for the sample count (unless named), the shared image tree and
- * the report folder.
+ * dataset of `bench stream` for the sample count (unless named), the shared image tree, the
+ * report folder, runs and batch size.
  *
  * @internal
  */
 export function benchInputSettings(
   input: BenchInput,
-  samples: number,
-  dataset: string | undefined,
-  outDir: string | undefined,
+  { samples, runs, batchSize, dataset, outDir }: PhotoBenchFlagValues,
   payload: PhotoPresetName = 'imagenet',
 ): PhotoBenchSettings {
   const paths = benchPaths(input.stateRoot, payload);
@@ -124,6 +131,8 @@ export function benchInputSettings(
     db: input.db,
     dbPid: input.dbPid,
     samples,
+    runs,
+    batchSize,
     dataset: dataset ?? defaultDatasetName(samples, payload),
     imageRoot: paths.imageRoot,
     outDir: outDir === undefined ? paths.outDir : path.resolve(outDir),

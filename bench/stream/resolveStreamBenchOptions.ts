@@ -77,11 +77,9 @@ export function resolveStreamBenchOptions(input: StreamBenchInput): StreamBenchO
   const quick = input.quick ?? false;
   const f = parseFlags(STREAM_FLAGS, input, quick);
   return {
-    ...benchInputSettings(input, f.samples, f.dataset, f.outDir, f.payload),
+    ...benchInputSettings(input, f, f.payload),
     payload: f.payload,
-    runs: f.runs,
     concurrencies: f.concurrencies,
-    batchSize: f.batchSize,
     placements: f.placements ?? (quick && !f.pin ? ['unpinned'] : ['unpinned', 'pinned']),
     layoutIterations: f.layoutIterations,
     ...(f.groupReads === undefined ? {} : { groupReads: f.groupReads }),

@@ -21,12 +21,8 @@ export interface TransformBenchOptions extends PhotoBenchSettings {
   toxiproxy: string;
   /** Python interpreter with torch, torchvision, PIL, numpy and grpcio. */
   python: string;
-  /** Samples per batch, server-side and in the DataLoader alike. */
-  batchSize: number;
   /** Epochs every leg streams in one measured run. */
   epochs: number;
-  /** Measured runs of every leg, interleaved; medians reported. */
-  runs: number;
   /** The legs to run (default: all), in the table's order. */
   legs: TransformLegName[];
   /** DataLoader workers of the Python legs. */
@@ -88,12 +84,10 @@ export function resolveTransformBenchOptions(input: TransformBenchInput): Transf
     );
   }
   return {
-    ...benchInputSettings(input, f.samples, f.dataset, f.outDir),
+    ...benchInputSettings(input, f),
     toxiproxy: input.toxiproxy,
     python: input.python,
-    batchSize: f.batchSize,
     epochs: f.epochs,
-    runs: f.runs,
     legs: TRANSFORM_LEG_NAMES.filter((n) => f.legs === undefined || f.legs.includes(n)),
     rttMs: f.rttMs,
     ...d,
