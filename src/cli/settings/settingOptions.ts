@@ -72,6 +72,8 @@ export function rawFromFlags(
     if (setting.flag === undefined || setting.field === undefined) continue;
     const text = flags[flagAttribute(setting.flag)];
     if (typeof text !== 'string') continue;
+    // An empty variable (`SCYLLA_LOADER_DB_TLS_CA=`) unsets text; a blank number is refused.
+    if (text === '' && setting.type !== 'number') continue;
     setAt(raw, setting.field, parseText(setting, text));
   }
   return raw;
