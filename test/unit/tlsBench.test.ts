@@ -162,6 +162,7 @@ describe('formatTlsReport', () => {
       samples: 3000,
       totalBytes: 3000 * 103_900,
       meanBytes: 103_900,
+      classes: 1000,
       ingested: false,
       prepareSeconds: 0,
     },

@@ -232,6 +232,7 @@ describe('formatTransformReport', () => {
       samples: 1000,
       totalBytes: 101_616_000,
       meanBytes: 101_616,
+      classes: 1000,
       ingested: false,
       prepareSeconds: 0,
     },
