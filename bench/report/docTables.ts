@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { invalidArgument } from '../../src/core/index.js';
+import { replaceMarkedBlock } from '../../scripts/docs/markedBlock.js';
 
 /** The names of the tables the performance page takes from the benchmarks. */
 export const DOC_TABLES = [
@@ -75,28 +75,7 @@ export function docBlock(table: string, measured: Measured): string {
  * misordered markers are INVALID_ARGUMENT naming them.
  */
 export function replaceBetweenMarkers(markdown: string, name: string, block: string): string {
-  const begin = `<!-- bench:${name}:begin -->`;
-  const end = `<!-- bench:${name}:end -->`;
-  const lineAt = (marker: string): number => {
-    const hits = [...markdown.matchAll(new RegExp(`^${escape(marker)}[ \\t]*\\r?$`, 'gm'))];
-    if (hits.length !== 1) {
-      throw invalidArgument(
-        `${marker} must be on a line of its own exactly once, found ${hits.length} times`,
-      );
-    }
-    return hits[0]!.index;
-  };
-  const b = lineAt(begin);
-  const e = lineAt(end);
-  if (e < b) throw invalidArgument(`${end} comes before ${begin}`);
-  const afterBegin = markdown.indexOf('\n', b) + 1;
-  const eol = markdown.slice(b, afterBegin).endsWith('\r\n') ? '\r\n' : '\n';
-  const body = eol === '\n' ? block : block.replace(/\n/g, '\r\n');
-  return markdown.slice(0, afterBegin) + body + markdown.slice(e);
-}
-
-function escape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return replaceMarkedBlock(markdown, `bench:${name}`, block);
 }
 
 /**

@@ -1,14 +1,16 @@
+import { invalidArgument } from '../../src/core/index.js';
+
 /**
  * `markdown` with the lines between `<!-- KEY:begin -->` and `<!-- KEY:end -->` replaced by
  * `block`; everything else is kept byte for byte. Missing, repeated or misordered markers
- * throw, naming them. Generated parts of docs/ (settings, benchmark tables) go through here.
+ * are INVALID_ARGUMENT naming them. Generated parts of docs/ (settings, benchmark tables) go through here.
  */
 export function replaceMarkedBlock(markdown: string, key: string, block: string): string {
   const begin = `<!-- ${key}:begin -->`;
   const end = `<!-- ${key}:end -->`;
   const b = lineOf(markdown, begin);
   const e = lineOf(markdown, end);
-  if (e < b) throw new Error(`${end} comes before ${begin}`);
+  if (e < b) throw invalidArgument(`${end} comes before ${begin}`);
   const afterBegin = markdown.indexOf('\n', b) + 1;
   const eol = markdown.slice(b, afterBegin).endsWith('\r\n') ? '\r\n' : '\n';
   const body = eol === '\n' ? block : block.replace(/\n/g, '\r\n');
@@ -27,7 +29,9 @@ function lineOf(markdown: string, marker: string): number {
   const escaped = marker.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const hits = [...markdown.matchAll(new RegExp(`^${escaped}[ \\t]*\\r?$`, 'gm'))];
   if (hits.length !== 1) {
-    throw new Error(`${marker} must be on a line of its own exactly once, found ${hits.length}`);
+    throw invalidArgument(
+      `${marker} must be on a line of its own exactly once, found ${hits.length} times`,
+    );
   }
   return hits[0]!.index;
 }
