@@ -2,9 +2,7 @@ import { createServer } from 'node:net';
 
 /**
  * Name of a child script of this folder for `startBenchChild`, which resolves names against
- * `bench/stream/` (tsx from source, the build's `.js` otherwise).
- *
- * @internal
+ * `bench/stream/` (tsx from source, the build's `.js` otherwise). @internal
  */
 export function ceilingScript(name: string): string {
   return `../ceiling/${name}`;

@@ -1,8 +1,6 @@
 /**
  * Child process of `bench ceiling`: the SDK (`LoaderClient`) consuming the gRPC server child's
- * batches, touching each sample's length; a short untimed warm-up call first.
- *
- * @internal
+ * batches, touching each sample's length; a short untimed warm-up call first. @internal
  */
 import { LoaderClient } from '../../src/client/LoaderClient.js';
 import type { StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';

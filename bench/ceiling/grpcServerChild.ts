@@ -4,9 +4,7 @@
  * encoded once, from memory: `batches` times for a call on dataset `measured`,
  * `warmupBatches` times for any other, awaiting each write's callback (backpressure). The
  * database connection `createLoaderServer` opens is never read from. Reports once the
- * measured call has ended.
- *
- * @internal
+ * measured call has ended. @internal
  */
 import type * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';

@@ -1,9 +1,7 @@
 /**
  * Child process of `bench ceiling`: a bare Node HTTP/2 client reading the HTTP/2 server
  * child's stream and counting bytes, with the SDK's 64 MiB stream and connection windows; a
- * short untimed warm-up request first.
- *
- * @internal
+ * short untimed warm-up request first. @internal
  */
 import http2 from 'node:http2';
 import { once } from 'node:events';

@@ -3,9 +3,7 @@
  * `/measured` with the same encoded batch written `batches` times on one stream (any other
  * path: `warmupBatches` times), respecting backpressure (`write()` false waits for 'drain').
  * Its windows are those the loader asks for. Reports once the measured stream's client has
- * disconnected.
- *
- * @internal
+ * disconnected. @internal
  */
 import http2 from 'node:http2';
 import { once } from 'node:events';

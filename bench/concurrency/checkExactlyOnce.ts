@@ -17,9 +17,7 @@ export interface ExactlyOnceCheck {
 
 /**
  * Compares the ids the ranks of one epoch received with the dataset's ids: the union must be
- * the dataset, with no id received twice.
- *
- * @internal
+ * the dataset, with no id received twice. @internal
  */
 export function checkExactlyOnce(
   datasetIds: readonly string[],
@@ -51,11 +49,7 @@ export function checkExactlyOnce(
   };
 }
 
-/**
- * Adds up the checks of several epochs or runs; ok only when every one is.
- *
- * @internal
- */
+/** Adds up the checks of several epochs or runs; ok only when every one is. @internal */
 export function combineExactlyOnce(checks: readonly ExactlyOnceCheck[]): ExactlyOnceCheck {
   const sum = (f: (c: ExactlyOnceCheck) => number): number => checks.reduce((a, c) => a + f(c), 0);
   return {
@@ -70,9 +64,7 @@ export function combineExactlyOnce(checks: readonly ExactlyOnceCheck[]): Exactly
 
 /**
  * Reads (and removes) the ids file of a ranks client child and checks every epoch of it
- * against the dataset's ids; also the samples and bytes the ranks received together.
- *
- * @internal
+ * against the dataset's ids; also the samples and bytes the ranks received together. @internal
  */
 export async function checkRanksFile(
   idsFile: string,

@@ -1,9 +1,7 @@
 /**
  * The order of the measured runs: `runs` rounds, each measuring every k once, round r starting
  * at the r-th k (rotated), so that slow phases of a shared machine spread over all k and no k
- * always goes first after a pause.
- *
- * @internal
+ * always goes first after a pause. @internal
  */
 export function interleavedSchedule(
   streams: readonly number[],

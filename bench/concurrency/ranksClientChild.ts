@@ -13,9 +13,7 @@
  * machine k node processes (up to 16) would each cost a runtime, a heap and start-up time and
  * compete with the loader and the database for the same cores, so the figures would show the
  * scheduler rather than the loader. The price: the ranks' decoding shares one event loop, so
- * the report gives the client's CPU seconds to show when the client side is the limit.
- *
- * @internal
+ * the report gives the client's CPU seconds to show when the client side is the limit. @internal
  */
 import { writeFile } from 'node:fs/promises';
 import { LoaderClient } from '../../src/client/LoaderClient.js';

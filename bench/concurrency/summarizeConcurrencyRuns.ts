@@ -9,9 +9,7 @@ import type {
  * One row per k, in increasing k: the median over that k's runs of every figure (per-stream
  * figures: per run the slowest and the median rank, then their medians), and the aggregate
  * samples/s over that of the smallest k. A figure missing from some runs (e.g. peak RSS where
- * it cannot be reset) is the median of the runs that have it, absent when none has.
- *
- * @internal
+ * it cannot be reset) is the median of the runs that have it, absent when none has. @internal
  */
 export function summarizeConcurrencyRuns(runs: readonly ConcurrencyRun[]): {
   summary: ConcurrencySummaryRow[];

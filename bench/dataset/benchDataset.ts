@@ -59,9 +59,7 @@ const silent: BenchProgressFactory = () => ({
  * Makes sure dataset `name` holds exactly samples 0..samples-1 of `source`: nothing is done
  * when its counts already say so; otherwise the source goes through the real ingest, which
  * skips the samples already present, so an interrupted preparation resumes. A dataset with
- * more samples is refused. Every benchmark prepares its data through this.
- *
- * @internal
+ * more samples is refused. Every benchmark prepares its data through this. @internal
  */
 export async function ensureBenchDataset(
   client: cassandra.Client,
@@ -147,9 +145,7 @@ export interface PhotoBench {
  * Over one database session: describes the machine, and makes sure dataset `dataset` holds
  * images 0..samples-1 of the benchmarks' ImageFolder tree of photo crops (preset `payload`,
  * default `imagenet`; the images missing are written first), through the real ingest. With
- * `ids`, also reads the ids every epoch must deliver exactly once.
- *
- * @internal
+ * `ids`, also reads the ids every epoch must deliver exactly once. @internal
  */
 export async function preparePhotoBench(options: {
   db: DbConfig;
@@ -207,9 +203,7 @@ export async function preparePhotoBench(options: {
  * Makes sure dataset `name` holds `samples` generated samples (`sample-<i>-` padded with `x`
  * to `sampleBytes`, labels `i mod classes`, a text column `grp` of 7 values so CreateSplits
  * can group by it). The robustness benchmarks stream it; its bytes are not images, which a
- * fuzzed transform must meet as DATA_LOSS.
- *
- * @internal
+ * fuzzed transform must meet as DATA_LOSS. @internal
  */
 export async function ensureGeneratedDataset(
   db: DbConfig,
@@ -240,11 +234,7 @@ export async function ensureGeneratedDataset(
   );
 }
 
-/**
- * Drops a benchmark dataset (its keyspace); a dataset that does not exist is fine.
- *
- * @internal
- */
+/** Drops a benchmark dataset (its keyspace); a dataset that does not exist is fine. @internal */
 export async function dropBenchDataset(client: cassandra.Client, name: string): Promise<boolean> {
   validateIdentifier(name, 'dataset');
   const existed = await datasetExists(client, name);

@@ -3,7 +3,6 @@ import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
 /**
  * Pids of the running nodes of the local cluster in `stateDir` (empty when there is none).
  * Looked up before each run rather than once, since a cold start gives the node a new pid.
- *
  * @internal
  */
 export async function localDatabasePids(stateDir: string | undefined): Promise<number[]> {

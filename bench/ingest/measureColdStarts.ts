@@ -7,7 +7,6 @@ import type { ColdStartRecord } from './IngestBenchReport.js';
  * times. Jars are cached after the first start ever, so this is the JVM and Cassandra start
  * alone (a drained stop leaves no commit log to replay). Whatever happens, the cluster is
  * started again before returning: other tools and test runs expect the shared node to be up.
- *
  * @internal
  */
 export async function measureColdStarts(

@@ -32,9 +32,7 @@ const SIMPLE_1: Replication = { class: 'SimpleStrategy', replicationFactor: 1 };
  * the CPU seconds of this process, of the database and of the rest of the machine over exactly
  * that window; then the keyspace is dropped again. Schema changes take a second or two on
  * Cassandra whatever the data, so they are reported apart instead of diluting the rate.
- * Throws when a sample was not written: a rate over a partial ingest would mislead.
- *
- * @internal
+ * Throws when a sample was not written: a rate over a partial ingest would mislead. @internal
  */
 export async function measureIngestRun(
   client: cassandra.Client,

@@ -4,9 +4,7 @@ import type { CpuSplit, IngestRunRecord, IngestSummaryRow } from './IngestBenchR
 /**
  * Medians of the runs of each source and concurrency, in the order they first ran. Each figure
  * is its own median (the median rate need not come from the run with the median wall time); a
- * CPU figure missing from any run is null.
- *
- * @internal
+ * CPU figure missing from any run is null. @internal
  */
 export function summarizeIngestRuns(runs: readonly IngestRunRecord[]): IngestSummaryRow[] {
   const groups = new Map<string, IngestRunRecord[]>();

@@ -6,7 +6,6 @@ import { totalCpuSeconds } from '../measure/procfs.js';
  * or `maxMs` has passed. After a run Cassandra keeps flushing memtables and compacting for a
  * few seconds; measured straight away, the next run would pay for that work. Returns how long
  * it waited and whether the database did go quiet. Without pids there is nothing to watch.
- *
  * @internal
  */
 export async function waitForQuietDatabase(

@@ -10,9 +10,7 @@ const fixed = (x: number | undefined, digits: number): string =>
 
 /**
  * The summary as a Markdown table: throughput and waits at full speed, the paced trainer's
- * waits and stalled share, the loader's CPU per GB and peak RSS.
- *
- * @internal
+ * waits and stalled share, the loader's CPU per GB and peak RSS. @internal
  */
 export function latencyTable(rows: readonly LatencySummaryRow[]): string[] {
   return [
@@ -33,9 +31,7 @@ export function latencyTable(rows: readonly LatencySummaryRow[]): string[] {
 
 /**
  * The report as Markdown: a table of medians, the ratios the issue asks for per placement,
- * and where the JSON and the chart went.
- *
- * @internal
+ * and where the JSON and the chart went. @internal
  */
 export function formatLatencyReport(report: LatencyBenchReport): string {
   const { settings } = report;

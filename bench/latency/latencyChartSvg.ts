@@ -9,9 +9,7 @@ const COLORS = { B: '#1f77b4', C: '#d62728' } as const;
  * A line chart of samples/s versus injected round trip for B and C on the main route, with
  * the runs with the congested route added as hollow markers, as a standalone SVG document
  * (written by hand: a few lines do not need a charting library). The pinned placement's
- * lines are solid, the unpinned ones dashed.
- *
- * @internal
+ * lines are solid, the unpinned ones dashed. @internal
  */
 export function latencyChartSvg(rows: readonly LatencySummaryRow[], title: string): string {
   const rtts = rows.map((r) => r.rttMs);

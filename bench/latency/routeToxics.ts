@@ -3,9 +3,7 @@ import type { Toxic } from './toxiproxy.js';
 /**
  * Toxics that add a round trip of `rttMs` to a route: half of it on each direction, each with
  * a jitter of a tenth of that half (at most 5 ms). A round trip of 0 still gets (zero) latency
- * toxics, so every run pays the proxy's own cost alike.
- *
- * @internal
+ * toxics, so every run pays the proxy's own cost alike. @internal
  */
 export function latencyToxics(rttMs: number): Toxic[] {
   const half = rttMs / 2;
@@ -30,9 +28,7 @@ export const DEFAULT_CONGESTED: CongestedRoute = { rttMs: 300, megabytesPerSecon
 
 /**
  * Toxics of the congested route: its latency ({@link latencyToxics}) plus a bandwidth limit on
- * both directions (toxiproxy's `rate` is in KB/s).
- *
- * @internal
+ * both directions (toxiproxy's `rate` is in KB/s). @internal
  */
 export function congestedToxics(route: CongestedRoute): Toxic[] {
   const rate = Math.round(route.megabytesPerSecond * 1000);

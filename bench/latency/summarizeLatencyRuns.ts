@@ -20,9 +20,7 @@ const sameRow = (a: RowKey, b: RowKey): boolean =>
 /**
  * Medians of the runs per placement, route set, round trip and scenario (pinned first, main
  * route first, by round trip, B before C). Throughput and its waits come from the `max`
- * runs, the trainer's waits and stalled share from the `trainer` runs of the same row.
- *
- * @internal
+ * runs, the trainer's waits and stalled share from the `trainer` runs of the same row. @internal
  */
 export function summarizeLatencyRuns(runs: readonly LatencyRun[]): LatencySummaryRow[] {
   const keys = new Map<string, RowKey>();
@@ -78,9 +76,7 @@ export function summarizeLatencyRuns(runs: readonly LatencyRun[]): LatencySummar
 /**
  * The ratios of the issue for each placement, each the median over the rounds of the ratio
  * within a round (runs of one round ran minutes apart at most, so a drift of the shared
- * machine cancels out), and the paced trainer's p99 wait for C with the congested route.
- *
- * @internal
+ * machine cancels out), and the paced trainer's p99 wait for C with the congested route. @internal
  */
 export function latencyRatios(
   runs: readonly LatencyRun[],

@@ -37,9 +37,7 @@ export interface Toxiproxy {
 /**
  * Starts `toxiproxy-server` (the binary `scripts/tools/toxiproxy.sh` installs) with its API on
  * a free port of 127.0.0.1, and resolves once the API answers. The caller must {@link
- * Toxiproxy.stop} it, also on error.
- *
- * @internal
+ * Toxiproxy.stop} it, also on error. @internal
  */
 export async function startToxiproxy(
   binary: string,

@@ -6,9 +6,7 @@ import { LoaderError } from '../../src/core/index.js';
 /**
  * Path of `toxiproxy-server`: where `scripts/tools/toxiproxy.sh` installs it
  * (`${XDG_CACHE_HOME:-~/.cache}/scylla-loader/tools/bin`), or on PATH. Throws an error saying
- * how to install it when it is nowhere.
- *
- * @internal
+ * how to install it when it is nowhere. @internal
  */
 export function toxiproxyBinary(): string {
   const tools = path.join(

@@ -6,9 +6,7 @@ import type { CpuSplit } from '../ingest/IngestBenchReport.js';
  * Starts measuring CPU seconds of this process (all threads: libuv's file reads and the
  * driver's sockets included), of the database processes `dbPids`, and of the whole machine;
  * the returned function gives the split since the start. The database is null when no pid is
- * known or one of its processes is gone; the rest is null without `/proc/stat`.
- *
- * @internal
+ * known or one of its processes is gone; the rest is null without `/proc/stat`. @internal
  */
 export function startCpuWindow(dbPids: readonly number[]): () => CpuSplit {
   const loader0 = process.cpuUsage();

@@ -20,7 +20,6 @@ export interface LoaderRun<R> {
  * starts the CPU meters of loader and database, lets the child go, and reads them all when its
  * result arrives. The child is stopped whatever happens; an abort stops it at once and rethrows
  * the abort reason. Every loader benchmark (latency, concurrency, scale) measures through this.
- *
  * @internal
  */
 export async function measureLoaderRun<R>(

@@ -5,9 +5,7 @@ let ticks: number | undefined;
 
 /**
  * Clock ticks per second of `/proc/<pid>/stat` times (`getconf CLK_TCK`, 100 on Linux almost
- * everywhere, which is the fallback).
- *
- * @internal
+ * everywhere, which is the fallback). @internal
  */
 export function clockTicksPerSecond(): number {
   if (ticks === undefined) {
@@ -47,9 +45,7 @@ function statusBytes(pid: number, key: 'VmRSS' | 'VmHWM'): number | undefined {
 
 /**
  * State letter (`R`, `S`, `Z`, ...) and parent pid of `pid`, or undefined when there is no
- * such process (or no `/proc`).
- *
- * @internal
+ * such process (or no `/proc`). @internal
  */
 export function procStat(pid: number): { state: string; ppid: number } | undefined {
   const fields = statFields(pid);
@@ -59,7 +55,6 @@ export function procStat(pid: number): { state: string; ppid: number } | undefin
 /**
  * CPU seconds (user + system, all threads) a process has used so far (utime and stime,
  * fields 14 and 15 of proc(5)); undefined when the process is gone or there is no `/proc`.
- *
  * @internal
  */
 export function processCpuSeconds(pid: number): number | undefined {
@@ -83,9 +78,7 @@ export function totalCpuSeconds(pids: readonly number[]): number | undefined {
 
 /**
  * Samples the CPU seconds of several processes at once, and returns a function that gives each
- * one's seconds used since then (undefined for a process without a pid or gone).
- *
- * @internal
+ * one's seconds used since then (undefined for a process without a pid or gone). @internal
  */
 export function cpuMeter(
   pids: Readonly<Record<string, number | undefined>>,
@@ -105,9 +98,7 @@ export function cpuMeter(
 
 /**
  * Current resident set size of a process (`VmRSS`), in bytes; undefined when the process is
- * gone or there is no `/proc` (see {@link peakRssBytes} for the peak).
- *
- * @internal
+ * gone or there is no `/proc` (see {@link peakRssBytes} for the peak). @internal
  */
 export function rssBytes(pid: number): number | undefined {
   return statusBytes(pid, 'VmRSS');
@@ -115,9 +106,7 @@ export function rssBytes(pid: number): number | undefined {
 
 /**
  * Peak resident set size of a process (`VmHWM`), in bytes; undefined when the process is
- * gone or there is no `/proc`.
- *
- * @internal
+ * gone or there is no `/proc`. @internal
  */
 export function peakRssBytes(pid: number): number | undefined {
   return statusBytes(pid, 'VmHWM');
@@ -127,7 +116,6 @@ export function peakRssBytes(pid: number): number | undefined {
  * Resets a process's peak resident set size (`VmHWM`) to its current one by writing 5 to
  * `/proc/<pid>/clear_refs` (Linux 4.0+), so the next {@link peakRssBytes} is the peak of what
  * ran since. Returns false where that is not possible: the peak then spans the process's life.
- *
  * @internal
  */
 export function resetPeakRss(pid: number): boolean {

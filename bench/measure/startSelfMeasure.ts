@@ -8,9 +8,7 @@ export interface SelfMeasure {
 /**
  * Starts measuring this process: the returned function gives the wall and CPU seconds since
  * the call. Every benchmark child times its measured part with it, so the figures of different
- * benchmarks mean the same thing.
- *
- * @internal
+ * benchmarks mean the same thing. @internal
  */
 export function startSelfMeasure(): () => SelfMeasure {
   const cpu0 = process.cpuUsage();

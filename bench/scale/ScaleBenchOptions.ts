@@ -49,9 +49,7 @@ const QUICK_SIZES = [1_000, 10_000];
 
 /**
  * `bench_scale_100b` for the full run's 10^6 samples, `bench_scale_100b_n<N>` otherwise, so a
- * quick run never scans the large dataset to make its splits.
- *
- * @internal
+ * quick run never scans the large dataset to make its splits. @internal
  */
 function defaultScaleDatasetName(samples: number): string {
   return samples === 1_000_000 ? 'bench_scale_100b' : `bench_scale_100b_n${samples}`;

@@ -27,9 +27,7 @@ export function scaleSplitSetName(cap: number, prefix = 'scale'): string {
  * Makes sure the dataset has, for every cap, a split set `scale_n<cap>` with one part `train`
  * of at most `cap` samples, made by the real split creation (`createSplitSet`: natural class
  * proportions, seed 0); a stored one (latest version) is reused, since split sets never
- * change.
- *
- * @internal
+ * change. @internal
  */
 export async function prepareScaleSplits(
   client: cassandra.Client,

@@ -203,9 +203,7 @@ function mib(bytes: number | undefined): string {
 
 /**
  * Samples a run of a split of `size` delivers: the whole split, or with `samplesPerRun` the
- * whole batches that reach it (the trainer stops after the batch that gets there).
- *
- * @internal
+ * whole batches that reach it (the trainer stops after the batch that gets there). @internal
  */
 export function expectedSamples(
   size: number,

@@ -11,9 +11,7 @@ export const SCALE_CLASSES = 10;
  * Sample `index` of the scale benchmark's dataset: exactly {@link SCALE_SAMPLE_BYTES} bytes,
  * the index as 4 big-endian bytes (so no two samples are equal) followed by SHA-256 output
  * keyed by the index (so the bytes do not compress to nothing). A pure function of `index`:
- * a resumed or repeated preparation writes the same bytes.
- *
- * @internal
+ * a resumed or repeated preparation writes the same bytes. @internal
  */
 export function scaleSampleBytes(index: number): Buffer {
   if (!Number.isInteger(index) || index < 0 || index > 0xffff_ffff) {
@@ -31,7 +29,6 @@ export function scaleSampleBytes(index: number): Buffer {
 /**
  * The ingest entry of sample `index`: its bytes in memory (no file), key `s<index>` padded to
  * 7 digits (the id derives from it), label `index mod {@link SCALE_CLASSES}`, no metadata.
- *
  * @internal
  */
 export function scaleIngestEntry(index: number): IngestEntry {

@@ -8,9 +8,7 @@ export const RSS_FLAT_TARGET = 1.1;
 
 /**
  * Medians of the runs of each size, ascending by size; a figure some run lacks (no `/proc`)
- * is left out of its row.
- *
- * @internal
+ * is left out of its row. @internal
  */
 export function summarizeScaleRuns(runs: readonly ScaleRun[]): ScaleSummaryRow[] {
   const sizes = [...new Set(runs.map((r) => r.size))].sort((a, b) => a - b);
@@ -44,9 +42,7 @@ export function summarizeScaleRuns(runs: readonly ScaleRun[]): ScaleSummaryRow[]
 
 /**
  * The largest size's median peak RSS over the smallest's, against {@link RSS_FLAT_TARGET};
- * undefined with fewer than two sizes or without peak figures.
- *
- * @internal
+ * undefined with fewer than two sizes or without peak figures. @internal
  */
 export function rssVerdict(rows: readonly ScaleSummaryRow[]): ScaleRssVerdict | undefined {
   if (rows.length < 2) return undefined;

@@ -1,7 +1,6 @@
 /**
  * Child process of the split benchmark: creates one split set and prints its figures as one
- * JSON line, so its peak memory is the split's alone. Arguments come as JSON in argv[2].
- * @internal
+ * JSON line, so its peak memory is the split's alone. Arguments come as JSON in argv[2]. @internal
  */
 import {
   createDbClient,

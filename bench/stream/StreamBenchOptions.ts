@@ -12,11 +12,7 @@ export const PLACEMENTS = ['unpinned', 'pinned'] as const;
 /** Makes a progress display for `total` items (the CLI passes `createProgress`). */
 export type BenchProgressFactory = (label: string, total: number, unit: string) => Progress;
 
-/**
- * `progress` if given, else displays that show nothing but pass their lines to `log`.
- *
- * @internal
- */
+/** `progress` if given, else displays that show nothing but pass their lines to `log`. @internal */
 export function progressOrLog(
   progress: BenchProgressFactory | undefined,
   log: (line: string) => void,
@@ -50,9 +46,7 @@ export const DEFAULT_SAMPLES = 3000;
 /**
  * `bench_photo_<payload>_n<N>`: one dataset per payload and sample count, so a quick run
  * never streams the full dataset and never spoils it. The payload is `imagenet` for every
- * benchmark but `bench stream --payload small`.
- *
- * @internal
+ * benchmark but `bench stream --payload small`. @internal
  */
 export function defaultDatasetName(samples: number, payload: PhotoPresetName = 'imagenet'): string {
   return `bench_photo_${payload}_n${samples}`;
@@ -61,9 +55,7 @@ export function defaultDatasetName(samples: number, payload: PhotoPresetName = '
 /**
  * Everything the benchmarks keep under `<repo>/.state/bench`: the image tree of a payload,
  * `photos-<payload>` (shared by every sample count and benchmark: a dataset of N samples
- * takes images 0..N-1), and the JSON reports.
- *
- * @internal
+ * takes images 0..N-1), and the JSON reports. @internal
  */
 export function benchPaths(
   stateRoot: string,
@@ -117,9 +109,7 @@ export interface PhotoBenchFlagValues {
 /**
  * The settings every photo benchmark derives alike from its input: the database, the
  * dataset of `bench stream` for the sample count (unless named), the shared image tree, the
- * report folder, runs and batch size.
- *
- * @internal
+ * report folder, runs and batch size. @internal
  */
 export function benchInputSettings(
   input: BenchInput,

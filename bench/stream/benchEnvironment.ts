@@ -21,11 +21,7 @@ export interface BenchEnvironment {
   clockTicks: number;
 }
 
-/**
- * Describes this machine, the library versions in use and the database's version.
- *
- * @internal
- */
+/** Describes this machine, the library versions in use and the database's version. @internal */
 export async function benchEnvironment(client: cassandra.Client): Promise<BenchEnvironment> {
   const row = (await client.execute('SELECT release_version FROM system.local')).first();
   return {

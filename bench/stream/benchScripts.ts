@@ -9,17 +9,13 @@ const ext = path.extname(self);
 
 /**
  * The package's root folder (the nearest one with a `package.json` above this file): child
- * processes run there so `--import tsx` resolves.
- *
- * @internal
+ * processes run there so `--import tsx` resolves. @internal
  */
 export const packageRoot = path.resolve(defaultStateDir(here), '../..');
 
 /**
  * Node arguments that run a script of this folder (`tightLoopChild`, `sdkClientChild`): through
- * tsx from source, directly from the build.
- *
- * @internal
+ * tsx from source, directly from the build. @internal
  */
 export function childScriptArgs(name: string): string[] {
   return nodeArgsFor(path.join(here, `${name}${ext}`));
@@ -27,7 +23,6 @@ export function childScriptArgs(name: string): string[] {
 
 /**
  * Node arguments that run the CLI (`src/cli/main.ts` through tsx, or the built `main.js`).
- *
  * @internal
  */
 export function cliMainArgs(): string[] {

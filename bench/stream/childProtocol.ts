@@ -2,9 +2,7 @@
  * The child side of a benchmark child process (see `startBenchChild`): its settings arrive as
  * JSON in an environment variable; it says `ready` once connected and warmed up, waits for
  * `go` on stdin, does the measured work, and reports one `result`. Messages are stdout lines
- * with a prefix, so stray output of a library cannot be mistaken for one.
- *
- * @internal
+ * with a prefix, so stray output of a library cannot be mistaken for one. @internal
  */
 
 /** Environment variable holding a child's settings as JSON. @internal */
@@ -24,9 +22,7 @@ function send(message: ChildMessage): void {
 /**
  * Runs a child's work: `main` gets its settings and a `ready` function to call once set up,
  * which resolves when the parent says go. The child exits when stdin closes (its parent is
- * gone), so a crashed benchmark leaves no reader behind.
- *
- * @internal
+ * gone), so a crashed benchmark leaves no reader behind. @internal
  */
 export function runBenchChild<C, R>(
   main: (config: C, ready: () => Promise<void>) => Promise<R>,

@@ -9,9 +9,7 @@ export interface Pinning {
 
 /**
  * Why the pinned placement (the database node on one core, loader and clients on another)
- * cannot run here, or the CPUs it uses: the first two this process may run on.
- *
- * @internal
+ * cannot run here, or the CPUs it uses: the first two this process may run on. @internal
  */
 export async function pinnedSkipReason(
   dbPid: number | undefined,
@@ -31,9 +29,7 @@ export async function pinnedSkipReason(
 
 /**
  * Pins every thread of a process (the database node, toxiproxy) to `cpus`; returns what
- * restores its former affinity.
- *
- * @internal
+ * restores its former affinity. @internal
  */
 export async function pinProcess(pid: number, cpus: string): Promise<() => Promise<void>> {
   const original = await getAffinity(pid);
@@ -44,9 +40,7 @@ export async function pinProcess(pid: number, cpus: string): Promise<() => Promi
 /**
  * The placements of `wanted` that can run here (pinned needs the local node, taskset and two
  * CPUs), the CPUs of the pinned one, and a note for each one skipped. Unpinned is always kept
- * or, when nothing else is left, added.
- *
- * @internal
+ * or, when nothing else is left, added. @internal
  */
 export async function resolvePlacements(
   wanted: readonly Placement[],

@@ -1,9 +1,7 @@
 /**
  * Child process of `bench stream`: a trainer that streams one epoch of split `all` through the
  * client SDK, touching every sample, and reports what it received, how long it took, its own
- * CPU seconds, and the time between batches as the consumer sees it.
- *
- * @internal
+ * CPU seconds, and the time between batches as the consumer sees it. @internal
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientTlsOptions } from '../../src/client/ClientTlsOptions.js';

@@ -29,9 +29,7 @@ export interface ServeProcessOptions extends SpawnPinnedOptions {
 /**
  * Runs the real `serve` command (`node --import tsx src/cli/main.ts serve`) configured through
  * its environment variables, on 127.0.0.1 with free gRPC and metrics ports, and resolves once
- * its ready file says it serves.
- *
- * @internal
+ * its ready file says it serves. @internal
  */
 export async function startServeProcess(options: ServeProcessOptions): Promise<ServeProcess> {
   // One process unless told otherwise: the benchmarks measure a loader process's CPU and RSS
@@ -68,9 +66,7 @@ export async function startServeProcess(options: ServeProcessOptions): Promise<S
 
 /**
  * Streams one untimed epoch of split `all` through a fresh loader, so the measured runs find it
- * warmed up (JIT, heap sizes, the split's ids and a permutation cached).
- *
- * @internal
+ * warmed up (JIT, heap sizes, the split's ids and a permutation cached). @internal
  */
 export async function warmUpLoader(
   serve: Pick<ServeProcess, 'address'>,

@@ -16,9 +16,7 @@ export interface SpawnPinnedOptions {
 /**
  * Starts `node <args>` in the package root, under `taskset -c <cpus>` when asked (taskset
  * execs node, so the pid is node's own and its CPU times are the process's), with stdin,
- * stdout and stderr piped.
- *
- * @internal
+ * stdout and stderr piped. @internal
  */
 export function spawnPinned(nodeArgs: string[], options: SpawnPinnedOptions = {}): ChildProcess {
   const executable = options.executable ?? process.execPath;
@@ -37,9 +35,7 @@ export function spawnPinned(nodeArgs: string[], options: SpawnPinnedOptions = {}
 
 /**
  * Ends a child started by {@link spawnPinned}: after `patienceMs` for it to exit by itself,
- * SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited.
- *
- * @internal
+ * SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited. @internal
  */
 export async function endChild(
   child: ChildProcess,
@@ -60,11 +56,7 @@ export async function endChild(
   }
 }
 
-/**
- * The last `max` characters a stream produced, for error messages.
- *
- * @internal
- */
+/** The last `max` characters a stream produced, for error messages. @internal */
 export function tail(stream: NodeJS.ReadableStream | null, max = 4000): () => string {
   let text = '';
   stream?.on('data', (d: Buffer | string) => {

@@ -19,7 +19,6 @@ export interface BenchChild<R> {
  * Starts a child script of this folder with its settings, optionally pinned to CPUs and with
  * extra node flags (e.g. `--cpu-prof`). With `executable` and `args` it starts any program that
  * speaks the protocol instead (`bench transform`'s Python legs); `script` then only names it.
- *
  * @internal
  */
 export function startBenchChild<R>(

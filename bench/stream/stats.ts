@@ -1,7 +1,5 @@
 /**
- * The median of `values` (the mean of the middle two for an even count); NaN when empty.
- *
- * @internal
+ * The median of `values` (the mean of the middle two for an even count); NaN when empty. @internal
  */
 export function median(values: readonly number[]): number {
   return quantile(values, 0.5);
@@ -9,9 +7,7 @@ export function median(values: readonly number[]): number {
 
 /**
  * The `q`-quantile of `values` with linear interpolation between order statistics (as numpy's
- * default); NaN when empty.
- *
- * @internal
+ * default); NaN when empty. @internal
  */
 export function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) return Number.NaN;

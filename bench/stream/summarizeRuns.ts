@@ -12,9 +12,7 @@ const SCENARIOS: ScenarioName[] = [
 
 /**
  * Medians of the timed runs per placement and scenario, with each scenario's throughput
- * relative to the tight loop of the same placement.
- *
- * @internal
+ * relative to the tight loop of the same placement. @internal
  */
 export function summarizeRuns(runs: readonly RunRecord[], placements: Placement[]): SummaryRow[] {
   const rows: SummaryRow[] = [];

@@ -4,9 +4,7 @@
  * and reports what it read, how long it took and its own CPU seconds. With `groupReads` above
  * 1 it reads as a grouping loader does: the read order cut into slices, each slice's ids
  * grouped by replica set (at most `groupReads` per query), one `WHERE id IN ?` query per
- * group routed by its first id, `concurrency / groupReads` queries in flight.
- *
- * @internal
+ * group routed by its first id, `concurrency / groupReads` queries in flight. @internal
  */
 import cassandra from 'cassandra-driver';
 import pMap from 'p-map';

@@ -15,9 +15,7 @@ function figure(value: number | undefined): string {
 
 /**
  * The issue's targets as a Markdown table: the figure in each placement and whether the
- * pinned one (else the unpinned one) meets the target.
- *
- * @internal
+ * pinned one (else the unpinned one) meets the target. @internal
  */
 export function targetsTable(targets: readonly SuiteTarget[]): string[] {
   return [
@@ -33,9 +31,7 @@ export function targetsTable(targets: readonly SuiteTarget[]): string[] {
 
 /**
  * The suite's Markdown: the command, the environment, the targets, then every part's own
- * table under a heading.
- *
- * @internal
+ * table under a heading. @internal
  */
 export function formatSuiteReport(report: BenchSuiteReport): string {
   const env = report.environment;
@@ -86,9 +82,7 @@ export function formatSuiteReport(report: BenchSuiteReport): string {
 
 /**
  * Every part's tables under its name on the performance page (`bench suite --docs`): the
- * targets, A-C (each payload's tables in turn), D, F, E and G.
- *
- * @internal
+ * targets, A-C (each payload's tables in turn), D, F, E and G. @internal
  */
 export function suiteDocTables(report: BenchSuiteReport): Partial<Record<DocTableName, string>> {
   const streams = Object.values(report.stream).map((s) => markdownTables(formatStreamReport(s)));

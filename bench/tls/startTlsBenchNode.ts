@@ -23,9 +23,7 @@ export interface TlsBenchNode {
  * the same node and port serve the plaintext and the TLS legs and only the encryption
  * differs between them. Its certificates come from the folder's own keytool CA (`db start
  * --tls`). With `dir` the node is kept for the next run; without, it lives in a temporary
- * folder that {@link TlsBenchNode.release} stops and removes.
- *
- * @internal
+ * folder that {@link TlsBenchNode.release} stops and removes. @internal
  */
 export async function startTlsBenchNode(options: {
   dir: string | undefined;

@@ -12,9 +12,7 @@ const GB = 1e9;
  * Medians of each leg's runs, in the order of `legs` (legs without runs are left out). The
  * ratio to plaintext pairs runs: each run's rate over the plaintext rate of the same run
  * (legs interleaved, so the pair ran minutes apart at most), then the median of those, which
- * a machine whose load drifts between runs disturbs less than a ratio of medians would.
- *
- * @internal
+ * a machine whose load drifts between runs disturbs less than a ratio of medians would. @internal
  */
 export function summarizeTlsRuns(
   legs: readonly TlsLegSpec[],

@@ -16,9 +16,7 @@ export interface TlsLegSpec {
 /**
  * The legs: plaintext on both legs (the reference), TLS on the gRPC leg only, on the database
  * leg only, on both, and `full` (both, with mTLS and a bearer token checked on every call: the
- * production set-up).
- *
- * @internal
+ * production set-up). @internal
  */
 export const TLS_LEGS: readonly TlsLegSpec[] = [
   { name: 'plaintext', grpc: 'plain', db: 'plain' },

@@ -12,9 +12,7 @@ export const BENCH_PYTHON_ENV = 'SCYLLA_LOADER_BENCH_PYTHON';
  * (torch, torchvision, PIL, numpy, grpcio) as `scripts/python-env.sh --find` names it: the one
  * lookup that `scripts/setup.sh` and `scripts/python-tests.sh` use too, so the bench never
  * guesses a venv the set-up did not make. Throws FAILED_PRECONDITION saying how to get one when
- * there is none.
- *
- * @internal
+ * there is none. @internal
  */
 export function benchPython(
   explicit?: string,

@@ -17,9 +17,7 @@ export const LATENCY_RETENTION_GOAL = 0.9;
  * Medians of each leg's runs, in the order of `legs` (legs without runs are left out), and
  * the goal ratios from those medians. CPU per image counts the loader and the Python tree
  * (what the leg costs); the database's is reported beside it, not in the total, as every leg
- * reads the same rows.
- *
- * @internal
+ * reads the same rows. @internal
  */
 export function summarizeTransformRuns(
   legs: readonly TransformLegSpec[],

@@ -35,9 +35,7 @@ export interface TransformLegSpec {
  * (sharp decodes), (b) and (c) the same transform in Python on the stored bytes (PIL, then
  * torchvision.transforms.v2), (d) the server's transform re-encoded as JPEG (bytes on the
  * wire), and leg (a) on a loader behind toxiproxy at 0 ms and at `rttMs`, so the ratio of the
- * two is the latency's cost alone (the proxy's own is in both).
- *
- * @internal
+ * two is the latency's cost alone (the proxy's own is in both). @internal
  */
 export function transformLegs(rttMs: number): TransformLegSpec[] {
   return [
@@ -69,9 +67,7 @@ export function legLabel(leg: TransformLegSpec): string {
 
 /**
  * Run `run`'s order of the legs: rotated by one leg per run, so on a shared, noisy machine no
- * leg always runs first or right after the same neighbour.
- *
- * @internal
+ * leg always runs first or right after the same neighbour. @internal
  */
 export function legOrder<T>(legs: readonly T[], run: number): T[] {
   const k = legs.length === 0 ? 0 : run % legs.length;
@@ -83,9 +79,7 @@ export function legOrder<T>(legs: readonly T[], run: number): T[] {
  * camelCase, the shape proto-loader types it in): decode to RGB, RandomResizedCrop to
  * size x size (torchvision's default scale and ratio ranges), horizontal flip with probability
  * `flip`, bilinear (torchvision's default), RAW uint8 or JPEG of `quality`, and failing on a
- * bad image (the dataset has none).
- *
- * @internal
+ * bad image (the dataset has none). @internal
  */
 export function serverTransform(options: {
   size: number;

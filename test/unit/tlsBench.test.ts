@@ -1,15 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { tlsLegsFlag } from '../../bench/cli/benchTls.js';
+import { parseValue } from '../../bench/cli/benchOptions.js';
 import { formatTlsReport, type TlsReportView } from '../../bench/tls/formatTlsReport.js';
 import { summarizeTlsRuns } from '../../bench/tls/summarizeTlsRuns.js';
 import {
   resolveTlsBenchOptions,
   TLS_BENCH_DEFAULTS,
   TLS_BENCH_QUICK,
+  TLS_FLAGS,
 } from '../../bench/tls/TlsBenchOptions.js';
 import type { TlsLegRun } from '../../bench/tls/TlsBenchReport.js';
 import { TLS_LEG_NAMES, TLS_LEGS, tlsLegLabel } from '../../bench/tls/tlsLegs.js';
 import { LoaderError } from '../../src/core/index.js';
+
+const tlsLegs = (list: string): unknown => parseValue(TLS_FLAGS.legs.schema, list);
 import { renderCassandraYaml } from '../../src/devdb/cassandraYaml.js';
 import { clusterSpecSchema } from '../../src/devdb/clusterSpec.js';
 import { nodeLayouts } from '../../src/devdb/nodeLayout.js';
@@ -64,11 +67,11 @@ describe('bench tls options', () => {
   });
 
   it('parses --legs, naming the known legs for an unknown one', () => {
-    expect(tlsLegsFlag('db-tls, full,db-tls')).toEqual(['db-tls', 'full']);
-    expect(() => tlsLegsFlag('db-tls,quic')).toThrow(
+    expect(tlsLegs('db-tls, full,db-tls')).toEqual(['db-tls', 'full']);
+    expect(() => tlsLegs('db-tls,quic')).toThrow(
       /use a comma-separated subset of plaintext, grpc-tls, db-tls, both-tls, full/,
     );
-    expect(() => tlsLegsFlag(' , ')).toThrow(/--legs/);
+    expect(() => tlsLegs(' , ')).toThrow(/--legs/);
   });
 
   it('labels each leg by what is encrypted on which side', () => {

@@ -3,13 +3,14 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { legsFlag } from '../../bench/cli/benchTransform.js';
+import { parseValue } from '../../bench/cli/benchOptions.js';
 import { BENCH_PYTHON_ENV, benchPython } from '../../bench/transform/benchPython.js';
 import { formatTransformReport } from '../../bench/transform/formatTransformReport.js';
 import { summarizeTransformRuns } from '../../bench/transform/summarizeTransformRuns.js';
 import {
   resolveTransformBenchOptions,
   type TransformBenchInput,
+  TRANSFORM_FLAGS,
 } from '../../bench/transform/TransformBenchOptions.js';
 import type { TransformLegRun } from '../../bench/transform/TransformBenchReport.js';
 import {
@@ -20,6 +21,8 @@ import {
 } from '../../bench/transform/transformLegs.js';
 import { packageRoot } from '../../bench/stream/benchScripts.js';
 import { LoaderError } from '../../src/core/index.js';
+
+const legsFlag = (list: string): unknown => parseValue(TRANSFORM_FLAGS.legs.schema, list);
 
 const base: TransformBenchInput = {
   db: {
