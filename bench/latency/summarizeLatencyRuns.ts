@@ -1,4 +1,4 @@
-import { median } from '../stream/stats.js';
+import { median, medianOfAll } from '../stream/stats.js';
 import type { Placement } from '../stream/StreamBenchOptions.js';
 import type {
   LatencyRatios,
@@ -37,12 +37,8 @@ export function summarizeLatencyRuns(runs: readonly LatencyRun[]): LatencySummar
     const these = runs.filter((r) => sameRow(r, key) && r.pace === 'max');
     const paced = runs.filter((r) => sameRow(r, key) && r.pace === 'trainer');
     if (these.length === 0) continue;
-    const optional = (pick: (r: LatencyRun) => number | undefined): number | undefined => {
-      const values = these.map(pick).filter((v): v is number => v !== undefined);
-      return values.length === these.length ? median(values) : undefined;
-    };
-    const perGB = optional((r) => r.loaderCpuSecondsPerGB);
-    const rss = optional((r) => r.loaderPeakRssBytes);
+    const perGB = medianOfAll(these, (r) => r.loaderCpuSecondsPerGB);
+    const rss = medianOfAll(these, (r) => r.loaderPeakRssBytes);
     rows.push({
       placement: key.placement,
       scenario: key.scenario,

@@ -15,7 +15,7 @@ export interface LoaderRun<R> {
 }
 
 /**
- * Runs a started trainer child against a loader process and measures the loader around the
+ * Runs a started trainer child against a loader process (none: a tight loop) and measures the loader around the
  * child's measured part only: waits until the child is ready, resets the loader's peak RSS,
  * starts the CPU meters of loader and database, lets the child go, and reads them all when its
  * result arrives. The child is stopped whatever happens; an abort stops it at once and rethrows
@@ -24,7 +24,7 @@ export interface LoaderRun<R> {
  */
 export async function measureLoaderRun<R>(
   child: BenchChild<R>,
-  pids: { loader: number; db: number | undefined },
+  pids: { loader?: number | undefined; db: number | undefined },
   signal?: AbortSignal,
 ): Promise<LoaderRun<R>> {
   const onAbort = (): void => void child.stop();
@@ -32,18 +32,19 @@ export async function measureLoaderRun<R>(
   try {
     await child.ready;
     signal?.throwIfAborted();
-    const loaderRssBeforeBytes = rssBytes(pids.loader);
-    const reset = resetPeakRss(pids.loader);
-    const meter = cpuMeter({ loader: pids.loader, db: pids.db });
+    const { loader } = pids;
+    const loaderRssBeforeBytes = loader === undefined ? undefined : rssBytes(loader);
+    const reset = loader !== undefined && resetPeakRss(loader);
+    const meter = cpuMeter({ loader, db: pids.db });
     child.go();
     const result = await child.result;
     const cpu = meter();
     return {
       result,
       cpu: { loader: cpu['loader'], db: cpu['db'] },
-      loaderPeakRssBytes: reset ? peakRssBytes(pids.loader) : undefined,
+      loaderPeakRssBytes: reset ? peakRssBytes(loader!) : undefined,
       loaderRssBeforeBytes,
-      loaderRssAfterBytes: rssBytes(pids.loader),
+      loaderRssAfterBytes: loader === undefined ? undefined : rssBytes(loader),
     };
   } catch (err) {
     signal?.throwIfAborted();

@@ -1,4 +1,4 @@
-import { median } from '../stream/stats.js';
+import { median, medianOfAll } from '../stream/stats.js';
 import type { ScaleRssVerdict, ScaleRun, ScaleSummaryRow } from './ScaleBenchReport.js';
 
 const MIB = 2 ** 20;
@@ -14,18 +14,14 @@ export function summarizeScaleRuns(runs: readonly ScaleRun[]): ScaleSummaryRow[]
   const sizes = [...new Set(runs.map((r) => r.size))].sort((a, b) => a - b);
   return sizes.map((size) => {
     const these = runs.filter((r) => r.size === size);
-    const optional = (pick: (r: ScaleRun) => number | undefined): number | undefined => {
-      const values = these.map(pick).filter((v): v is number => v !== undefined);
-      return values.length === these.length ? median(values) : undefined;
-    };
-    const peak = optional((r) => r.loaderPeakRssBytes);
-    const before = optional((r) => r.loaderRssBeforeBytes);
-    const growth = optional((r) =>
+    const peak = medianOfAll(these, (r) => r.loaderPeakRssBytes);
+    const before = medianOfAll(these, (r) => r.loaderRssBeforeBytes);
+    const growth = medianOfAll(these, (r) =>
       r.loaderPeakRssBytes === undefined || r.loaderRssBeforeBytes === undefined
         ? undefined
         : r.loaderPeakRssBytes - r.loaderRssBeforeBytes,
     );
-    const cpu = optional((r) => r.loaderCpuMsPerBatch);
+    const cpu = medianOfAll(these, (r) => r.loaderCpuMsPerBatch);
     return {
       size,
       splitSamples: these[0]!.splitSamples,

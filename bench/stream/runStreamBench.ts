@@ -6,7 +6,8 @@ import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { cpuMeter } from '../measure/procfs.js';
 import type { SdkClientConfig, SdkClientResult } from './sdkClientChild.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from './serveProcess.js';
-import { startBenchChild, type BenchChild } from './startBenchChild.js';
+import { startBenchChild } from './startBenchChild.js';
+import { measureLoaderRun } from '../measure/measureLoaderRun.js';
 import { type Placement, type StreamBenchOptions } from './StreamBenchOptions.js';
 import type { RunRecord, ScenarioName, StreamBenchReport } from './StreamBenchReport.js';
 import { summarizeRuns } from './summarizeRuns.js';
@@ -25,6 +26,7 @@ const SERVICE_SCENARIOS: ServiceScenario[] = [
   { scenario: 'service', ordering: 'out-of-order' },
   { scenario: 'service-in-order-p2', ordering: 'in-order', prefetch: 2 },
 ];
+const GROUPED_SCENARIO: ServiceScenario = { scenario: 'service-grouped', ordering: 'out-of-order' };
 
 /**
  * The streaming benchmark of the issue: ~100 kB JPEG samples in batches of `batchSize`,
@@ -130,87 +132,57 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
 
         // With grouped scenarios, the plain loader reads one row per sample whatever the
         // dataset's size (its default, auto, would group small samples), and a second loader
-        // groups: each pair compares like with like.
-        const serve = await startServeProcess({
-          db: options.db,
-          ...(cpus === undefined ? {} : { cpus }),
-          env: {
-            // One loader process: its CPU is what the table reports (workers of a cluster
-            // primary are its children, whose CPU its own figures leave out).
-            SCYLLA_LOADER_WORKERS: '1',
-            ...(grouped === undefined ? {} : { SCYLLA_LOADER_GROUP_READS: 'off' }),
-          },
-          onSpawn,
-        });
+        // groups: each pair compares like with like. One loader process each: its CPU is what
+        // the table reports (workers of a cluster primary are its children, whose CPU its own
+        // figures leave out).
+        const startLoader = (env: Record<string, string>): Promise<ServeProcess> =>
+          startServeProcess({
+            db: options.db,
+            ...(cpus === undefined ? {} : { cpus }),
+            env: { SCYLLA_LOADER_WORKERS: '1', ...env },
+            onSpawn,
+          });
+        const serve = await startLoader(
+          grouped === undefined ? {} : { SCYLLA_LOADER_GROUP_READS: 'off' },
+        );
         loaderStreamEnds[placement] = serve.streamEnds;
         let groupedServe: ServeProcess | undefined;
         try {
           await warmUpLoader(serve, options);
           if (grouped !== undefined) {
-            groupedServe = await startServeProcess({
-              db: options.db,
-              ...(cpus === undefined ? {} : { cpus }),
-              env: {
-                SCYLLA_LOADER_WORKERS: '1',
-                SCYLLA_LOADER_GROUP_READS: 'on',
-                SCYLLA_LOADER_GROUP_READS_SIZE: String(grouped),
-              },
-              onSpawn,
+            groupedServe = await startLoader({
+              SCYLLA_LOADER_GROUP_READS: 'on',
+              SCYLLA_LOADER_GROUP_READS_SIZE: String(grouped),
             });
             await warmUpLoader(groupedServe, options);
           }
+          const loops: { concurrency: number; groupReads?: number }[] = [
+            { concurrency: best },
+            ...(grouped === undefined ? [] : [{ concurrency: bestGrouped, groupReads: grouped }]),
+          ];
+          const services: [ServeProcess, ServiceScenario][] = [
+            ...SERVICE_SCENARIOS.map((sc): [ServeProcess, ServiceScenario] => [serve, sc]),
+            ...(groupedServe === undefined
+              ? []
+              : [[groupedServe, GROUPED_SCENARIO] as [ServeProcess, ServiceScenario]]),
+          ];
           for (let run = 0; run < options.runs; run++) {
             signal?.throwIfAborted();
             const background = await backgroundCpuPerSecond(options.dbPid);
-            const round = (r: RunRecord): RunRecord => withBackground(r, background);
-            record(
-              round(
-                await runTightLoop(options, {
-                  placement,
-                  phase: 'timed',
-                  run,
-                  concurrency: best,
-                  seed: run,
-                  cpus,
-                  onSpawn,
-                }),
-              ),
-            );
-            if (grouped !== undefined) {
-              record(
-                round(
-                  await runTightLoop(options, {
-                    placement,
-                    phase: 'timed',
-                    run,
-                    concurrency: bestGrouped,
-                    seed: run,
-                    cpus,
-                    onSpawn,
-                    groupReads: grouped,
-                  }),
-                ),
-              );
+            const place = { placement, run, cpus, onSpawn };
+            for (const loop of loops) {
+              const r = await runTightLoop(options, {
+                ...place,
+                ...loop,
+                phase: 'timed',
+                seed: run,
+              });
+              record(withBackground(r, background));
             }
-            for (const scenario of SERVICE_SCENARIOS) {
+            for (const [loader, scenario] of services) {
               signal?.throwIfAborted();
               record(
-                round(
-                  await runService(options, serve, scenario, { placement, run, cpus, onSpawn }),
-                ),
-              );
-            }
-            if (groupedServe !== undefined) {
-              signal?.throwIfAborted();
-              record(
-                round(
-                  await runService(
-                    options,
-                    groupedServe,
-                    { scenario: 'service-grouped', ordering: 'out-of-order' },
-                    { placement, run, cpus, onSpawn },
-                  ),
-                ),
+                withBackground(await runService(options, loader, scenario, place), background),
               );
             }
           }
@@ -306,10 +278,10 @@ async function runTightLoop(
     warmupReads: options.samples,
     ...(place.groupReads === undefined ? {} : { groupReads: place.groupReads }),
   };
-  const r = await measure<TightLoopResult>(
+  const r = await measureLoaderRun(
     startBenchChild<TightLoopResult>('tightLoopChild', config, childOptions(place)),
     { db: options.dbPid },
-    options,
+    options.signal,
   );
   return {
     placement: place.placement,
@@ -320,7 +292,7 @@ async function runTightLoop(
     ...(place.groupReads === undefined ? {} : { groupReads: place.groupReads }),
     seed: place.seed,
     ...figures(r.result, options),
-    cpuSeconds: { ...defined('db', r.cpu['db']), client: r.result.cpuSeconds },
+    cpuSeconds: { ...defined('db', r.cpu.db), client: r.result.cpuSeconds },
   };
 }
 
@@ -339,10 +311,10 @@ async function runService(
     ...(scenario.prefetch === undefined ? {} : { prefetch: scenario.prefetch }),
     warmupWorldSize: 1,
   };
-  const r = await measure<SdkClientResult>(
+  const r = await measureLoaderRun(
     startBenchChild<SdkClientResult>('sdkClientChild', config, childOptions(place)),
     { db: options.dbPid, loader: serve.pid },
-    options,
+    options.signal,
   );
   return {
     placement: place.placement,
@@ -357,8 +329,8 @@ async function runService(
     seed: place.run,
     ...figures(r.result, options),
     cpuSeconds: {
-      ...defined('db', r.cpu['db']),
-      ...defined('loader', r.cpu['loader']),
+      ...defined('db', r.cpu.db),
+      ...defined('loader', r.cpu.loader),
       client: r.result.cpuSeconds,
     },
     waitMs: r.result.waitMs,
@@ -367,34 +339,6 @@ async function runService(
 
 function childOptions(place: RunPlace): { cpus?: string; onSpawn: (pid: number) => void } {
   return { ...(place.cpus === undefined ? {} : { cpus: place.cpus }), onSpawn: place.onSpawn };
-}
-
-/**
- * Waits until the child is set up, samples the CPU times of the other processes, lets the
- * child go, and samples them again when it reports; the child is ended whatever happens.
- */
-async function measure<R>(
-  child: BenchChild<R>,
-  pids: Record<string, number | undefined>,
-  options: StreamBenchOptions,
-): Promise<{ result: R; cpu: Record<string, number | undefined> }> {
-  const onAbort = (): void => void child.stop();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    await child.ready;
-    options.signal?.throwIfAborted();
-    const meter = cpuMeter(pids);
-    child.go();
-    const result = await child.result;
-    return { result, cpu: meter() };
-  } catch (err) {
-    // A child killed by the interrupt that aborted the run: report the interrupt.
-    options.signal?.throwIfAborted();
-    throw err;
-  } finally {
-    options.signal?.removeEventListener('abort', onAbort);
-    await child.stop();
-  }
 }
 
 function figures(

@@ -17,3 +17,12 @@ export function quantile(values: readonly number[], q: number): number {
   const hi = Math.ceil(at);
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo);
 }
+
+/** The median of `pick` over `items`; undefined when some item lacks the figure. @internal */
+export function medianOfAll<T>(
+  items: readonly T[],
+  pick: (item: T) => number | undefined,
+): number | undefined {
+  const values = items.map(pick);
+  return values.some((v) => v === undefined) ? undefined : median(values as number[]);
+}

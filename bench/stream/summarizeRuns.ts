@@ -1,4 +1,4 @@
-import { median } from './stats.js';
+import { median, medianOfAll } from './stats.js';
 import type { Placement } from './StreamBenchOptions.js';
 import type { RunRecord, ScenarioName, SummaryRow } from './StreamBenchReport.js';
 
@@ -28,22 +28,18 @@ export function summarizeRuns(runs: readonly RunRecord[], placements: Placement[
         const base = tight.find((t) => t.run === r.run);
         return base ? [r.samplesPerSecond / base.samplesPerSecond] : [];
       });
-      const optional = (pick: (r: RunRecord) => number | undefined): number | undefined => {
-        const values = these.map(pick).filter((v): v is number => v !== undefined);
-        return values.length === these.length ? median(values) : undefined;
-      };
-      const db = optional((r) => r.cpuSeconds.db);
-      const dbNet = optional((r) => r.cpuSeconds.dbNet);
-      const background = optional((r) => r.dbBackgroundCpuPerSecond);
-      const loader = optional((r) => r.cpuSeconds.loader);
-      const perGB = optional((r) =>
+      const db = medianOfAll(these, (r) => r.cpuSeconds.db);
+      const dbNet = medianOfAll(these, (r) => r.cpuSeconds.dbNet);
+      const background = medianOfAll(these, (r) => r.dbBackgroundCpuPerSecond);
+      const loader = medianOfAll(these, (r) => r.cpuSeconds.loader);
+      const perGB = medianOfAll(these, (r) =>
         r.cpuSeconds.loader === undefined ? undefined : r.cpuSeconds.loader / (r.bytes / 1e9),
       );
       const readerCpu = (r: RunRecord): number => r.cpuSeconds.loader ?? r.cpuSeconds.client;
-      const perGBReader = optional((r) => readerCpu(r) / (r.bytes / 1e9));
-      const perSample = optional((r) => (readerCpu(r) / r.samples) * 1e6);
-      const p50 = optional((r) => r.waitMs?.p50);
-      const p99 = optional((r) => r.waitMs?.p99);
+      const perGBReader = medianOfAll(these, (r) => readerCpu(r) / (r.bytes / 1e9));
+      const perSample = medianOfAll(these, (r) => (readerCpu(r) / r.samples) * 1e6);
+      const p50 = medianOfAll(these, (r) => r.waitMs?.p50);
+      const p99 = medianOfAll(these, (r) => r.waitMs?.p99);
       rows.push({
         placement,
         scenario,
