@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
-import os from 'node:os';
 import { DEFAULT_FLOW_CONTROL_WINDOW } from '../../src/client/channelOptions.js';
 import type { DbConfig } from '../../src/core/index.js';
 import { cpuMeter } from '../measure/procfs.js';
 import { startBenchChild, type BenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
+import { machineEnvironment } from '../stream/benchEnvironment.js';
 import { ceilingScript, freePort } from './ceilingScripts.js';
 import type { CeilingClientResult, GrpcClientChildConfig } from './grpcClientChild.js';
 import type { GrpcServerChildConfig, GrpcServerChildResult } from './grpcServerChild.js';
@@ -75,14 +75,7 @@ export interface CeilingSummaryRow {
 /** What {@link runCeilingBench} returns and writes. */
 export interface CeilingBenchReport {
   startedAt: string;
-  environment: {
-    cores: number;
-    cpuModel: string;
-    memoryGiB: number;
-    loadAverage: number[];
-    kernel: string;
-    node: string;
-  };
+  environment: ReturnType<typeof machineEnvironment>;
   settings: {
     batchSize: number;
     sampleBytes: number;
@@ -210,14 +203,7 @@ export async function runCeilingBench(options: CeilingBenchOptions): Promise<Cei
   const jsonPath = reportPath(options.outDir, 'ceiling', startedAt);
   const report: CeilingBenchReport = {
     startedAt: startedAt.toISOString(),
-    environment: {
-      cores: os.availableParallelism(),
-      cpuModel: os.cpus()[0]?.model ?? 'unknown',
-      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-      loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
-      kernel: `${os.type()} ${os.release()}`,
-      node: process.version,
-    },
+    environment: machineEnvironment(),
     settings: {
       batchSize,
       sampleBytes,

@@ -5,14 +5,20 @@ import path from 'node:path';
 import type cassandra from 'cassandra-driver';
 import { clockTicksPerSecond } from '../measure/procfs.js';
 
+/** This machine: cores, CPU model, memory, load average, kernel and Node. @internal */
+export function machineEnvironment() {
+  return {
+    cores: os.availableParallelism(),
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
+    kernel: `${os.type()} ${os.release()}`,
+    node: process.version,
+  };
+}
+
 /** The machine and software a benchmark ran on. */
-export interface BenchEnvironment {
-  cores: number;
-  cpuModel: string;
-  memoryGiB: number;
-  loadAverage: number[];
-  kernel: string;
-  node: string;
+export interface BenchEnvironment extends ReturnType<typeof machineEnvironment> {
   cassandraDriver: string;
   grpcJs: string;
   protobufjs: string;
@@ -25,12 +31,7 @@ export interface BenchEnvironment {
 export async function benchEnvironment(client: cassandra.Client): Promise<BenchEnvironment> {
   const row = (await client.execute('SELECT release_version FROM system.local')).first();
   return {
-    cores: os.availableParallelism(),
-    cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
-    kernel: `${os.type()} ${os.release()}`,
-    node: process.version,
+    ...machineEnvironment(),
     cassandraDriver: packageVersion('cassandra-driver'),
     grpcJs: packageVersion('@grpc/grpc-js'),
     protobufjs: packageVersion('protobufjs', '@grpc/proto-loader'),

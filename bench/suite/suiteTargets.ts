@@ -36,81 +36,61 @@ const PLACEMENTS: Placement[] = ['pinned', 'unpinned'];
  * A pure function of the reports.
  */
 export function suiteTargets(reports: SuiteReports): SuiteTarget[] {
-  const out: SuiteTarget[] = [];
-  const perPlacement = (
-    name: string,
-    target: string,
-    source: string,
-    pick: (placement: Placement) => number | undefined,
-    meets: (value: number) => boolean,
-  ): void => {
+  const streamC = (p: Placement) =>
+    reports.stream?.summary.find((r) => r.placement === p && r.scenario === 'service');
+  const ratios = (p: Placement) => reports.latency?.ratios[p];
+  const rss = reports.scale?.rss;
+  // Name, target (`>=` or `<=` a bound), source, and the figure in a placement.
+  const targets: [string, string, string, (p: Placement) => number | undefined][] = [
+    [
+      'C / A at 0 ms (out-of-order service over the tight loop)',
+      '>= 0.9',
+      'bench stream',
+      (p) => streamC(p)?.pairedRatioToTightLoop,
+    ],
+    [
+      'C at 150 ms / C at 0 ms',
+      '>= 0.9',
+      'bench latency',
+      (p) => {
+        const r = ratios(p)?.cHighOverC0;
+        return r && r.highRttMs === 150 ? r.ratio : undefined;
+      },
+    ],
+    ['C / B with the congested route', '>= 2', 'bench latency', (p) => ratios(p)?.cOverBCongested],
+    [
+      "C's batch wait p99 with the congested route (paced trainer), ms",
+      '<= 30',
+      'bench latency',
+      (p) => ratios(p)?.cCongestedTrainerP99Ms,
+    ],
+    [
+      `loader peak RSS, largest split / smallest${rss ? ` (${rss.largest} / ${rss.smallest} samples)` : ''}`,
+      '<= 1.10',
+      'bench scale',
+      (p) => (p === 'unpinned' ? rss?.ratio : undefined),
+    ],
+    [
+      'MB delivered per loader CPU second (C at 0 ms)',
+      '>= 500',
+      'bench stream',
+      (p) => {
+        const perGB = streamC(p)?.loaderCpuSecondsPerGB;
+        return perGB === undefined || perGB <= 0 ? undefined : 1000 / perGB;
+      },
+    ],
+  ];
+  return targets.map(([name, target, source, pick]) => {
     const measured: Partial<Record<Placement, number>> = {};
     for (const p of PLACEMENTS) {
       const v = pick(p);
       if (v !== undefined && Number.isFinite(v)) measured[p] = v;
     }
     const primary = measured.pinned ?? measured.unpinned;
-    out.push({
-      name,
-      target,
-      source,
-      measured,
-      met: primary === undefined ? undefined : meets(primary),
-    });
-  };
-  const streamC = (p: Placement) =>
-    reports.stream?.summary.find((r) => r.placement === p && r.scenario === 'service');
-  perPlacement(
-    'C / A at 0 ms (out-of-order service over the tight loop)',
-    '>= 0.9',
-    'bench stream',
-    (p) => streamC(p)?.pairedRatioToTightLoop,
-    (v) => v >= 0.9,
-  );
-  const ratios = (p: Placement) => reports.latency?.ratios[p];
-  perPlacement(
-    'C at 150 ms / C at 0 ms',
-    '>= 0.9',
-    'bench latency',
-    (p) => {
-      const r = ratios(p)?.cHighOverC0;
-      return r && r.highRttMs === 150 ? r.ratio : undefined;
-    },
-    (v) => v >= 0.9,
-  );
-  perPlacement(
-    'C / B with the congested route',
-    '>= 2',
-    'bench latency',
-    (p) => ratios(p)?.cOverBCongested,
-    (v) => v >= 2,
-  );
-  perPlacement(
-    "C's batch wait p99 with the congested route (paced trainer), ms",
-    '<= 30',
-    'bench latency',
-    (p) => ratios(p)?.cCongestedTrainerP99Ms,
-    (v) => v <= 30,
-  );
-  const rss = reports.scale?.rss;
-  out.push({
-    name: `loader peak RSS, largest split / smallest${rss ? ` (${rss.largest} / ${rss.smallest} samples)` : ''}`,
-    target: '<= 1.10',
-    source: 'bench scale',
-    measured: rss ? { unpinned: rss.ratio } : {},
-    met: rss ? rss.ratio <= 1.1 : undefined,
+    const bound = Number(target.slice(3));
+    const met = target.startsWith('>=') ? primary! >= bound : primary! <= bound;
+    return { name, target, source, measured, met: primary === undefined ? undefined : met };
   });
-  perPlacement(
-    'MB delivered per loader CPU second (C at 0 ms)',
-    '>= 500',
-    'bench stream',
-    (p) => {
-      const perGB = streamC(p)?.loaderCpuSecondsPerGB;
-      return perGB === undefined || perGB <= 0 ? undefined : 1000 / perGB;
-    },
-    (v) => v >= 500,
-  );
-  return out;
 }
 
 /** A row of scenario D next to A of the same placement. */
