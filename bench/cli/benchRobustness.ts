@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { formatConsumersReport } from '../faults/consumers/formatConsumersReport.js';
+import { formatConsumersReport } from '../faults/consumers/runConsumersBench.js';
 import { runConsumersBench } from '../faults/consumers/runConsumersBench.js';
-import { formatSoakReport } from '../faults/soak/formatSoakReport.js';
+import { formatSoakReport } from '../faults/soak/runSoakBench.js';
 import { runSoakBench } from '../faults/soak/runSoakBench.js';
-import { formatFuzzReport } from '../faults/fuzz/formatFuzzReport.js';
+import { formatFuzzReport } from '../faults/fuzz/runFuzzBench.js';
 import { runFuzzBench } from '../faults/fuzz/runFuzzBench.js';
 import { addBenchCommand } from './addBenchCommand.js';
 import { flag, wholeNumber } from './benchOptions.js';

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { procStat } from '../measure/procfs.js';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
@@ -6,8 +8,37 @@ import type { DbConfig } from '../../src/core/index.js';
 import { serveChildEnv, waitUntilServing } from '../../src/cli/serveChild.js';
 import { cliMainArgs } from '../stream/benchScripts.js';
 import { endChild, spawnPinned, tail } from '../stream/spawnPinned.js';
-import { clusterWorkerPids } from './clusterWorkerPids.js';
-import { procStat } from '../measure/procfs.js';
+
+/**
+ * The pids of the live node:cluster workers forked by `pid` (a `serve --workers N` primary):
+ * its children whose environment holds `NODE_UNIQUE_ID`, which node:cluster sets in every
+ * worker (other children, such as a TypeScript loader's build service, have none). Empty
+ * where `/proc` cannot be read.
+ */
+function clusterWorkerPids(pid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const workers: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procStat(Number(entry));
+    if (!stat || stat.ppid !== pid || stat.state === 'Z') continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    if (environ.split('\0').some((v) => v.startsWith('NODE_UNIQUE_ID='))) {
+      workers.push(Number(entry));
+    }
+  }
+  return workers;
+}
 
 /** One `serve` process of a {@link LoaderFleet}. @internal */
 export interface FleetLoader {
@@ -30,7 +61,6 @@ export interface LoaderFleetOptions {
   db: DbConfig;
   /** Extra environment of every loader (limits, grace period). */
   env?: NodeJS.ProcessEnv;
-  onSpawn?: (pid: number) => void;
   log?: (line: string) => void;
 }
 
@@ -79,7 +109,6 @@ export class LoaderFleet {
         SCYLLA_LOADER_RESUME_KEY: this.resumeKey,
         ...this.options.env,
       },
-      ...(this.options.onSpawn ? { onSpawn: this.options.onSpawn } : {}),
     });
     const stderr = tail(child.stderr);
     const stdout = tail(child.stdout, 8000);

@@ -1,7 +1,81 @@
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connectivityState, status } from '@grpc/grpc-js';
-import { type CheckerBatch, checkerClient, type CheckerRequest } from './checkerClient.js';
-import { emptyHistory, type FaultHistory } from './FaultHistory.js';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { emptyHistory, type FaultHistory } from './checkHistory.js';
+
+/**
+ * A `StreamBatchesRequest` as the checker sends it: field names as in `proto/` (the checker
+ * loads the proto with `keepCase`, so it shares no naming or decoding choice with the SDK).
+ *
+ * @internal
+ */
+export interface CheckerRequest {
+  dataset: string;
+  split: string;
+  batch_size: number;
+  seed: string;
+  first_epoch: number;
+  epochs: number;
+  rank: number;
+  world_size: number;
+  shard_rule: 'SHARD_RULE_UNEVEN';
+  resume_token?: Buffer;
+}
+
+/** The fields of a `Batch` the checker reads. @internal */
+export interface CheckerBatch {
+  epoch: number;
+  ids: Buffer;
+  resume_token: Buffer;
+}
+
+/** A `LoaderService` client made from `proto/` by proto-loader, for one call. @internal */
+export interface CheckerServiceClient extends grpc.Client {
+  StreamBatches(
+    request: CheckerRequest,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<{ batch: CheckerBatch | null }>;
+}
+
+let constructor:
+  | (new (
+      address: string,
+      creds: grpc.ChannelCredentials,
+      options?: object,
+    ) => CheckerServiceClient)
+  | undefined;
+
+/**
+ * Opens a client of `scylla_loader.v1.LoaderService` at `address`, built from the `.proto`
+ * files by proto-loader: the fault checker's own client, independent of the SDK in
+ * `src/client` (whose reconnect and resume logic is what is under test). Each call gets its
+ * own subchannel, so a new client after a fault never waits on a broken connection's backoff.
+ */
+function checkerClient(address: string): CheckerServiceClient {
+  if (!constructor) {
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../proto');
+    const definition = protoLoader.loadSync('scylla_loader/v1/loader.proto', {
+      keepCase: true,
+      longs: String,
+      enums: String,
+      bytes: Buffer,
+      defaults: true,
+      includeDirs: [root],
+    });
+    const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+      scylla_loader: { v1: { LoaderService: NonNullable<typeof constructor> } };
+    };
+    constructor = loaded.scylla_loader.v1.LoaderService;
+  }
+  return new constructor(address, grpc.credentials.createInsecure(), {
+    'grpc.use_local_subchannel_pool': 1,
+    'grpc.max_receive_message_length': 256 * 1024 * 1024,
+    'grpc.initial_reconnect_backoff_ms': 100,
+    'grpc.max_reconnect_backoff_ms': 1000,
+  });
+}
 
 /** What {@link runCheckedStreams} streams and how it copes. @internal */
 export interface CheckedStreamsOptions {
@@ -11,27 +85,17 @@ export interface CheckedStreamsOptions {
   split: string;
   batchSize: number;
   seed: number;
-  firstEpoch: number;
   epochs: number;
   worldSize: number;
-  prefetch?: number;
   /**
    * The trainer's step after each batch, ms (a function, so a scenario can slow training
    * while it injects faults and let it run free afterwards). Default 0.
    */
   stepMs?: () => number;
-  /** A call that delivers nothing for this long is cancelled and resumed (default 30 s). */
-  idleTimeoutMs?: number;
-  /** The whole run gives up after this long (default 10 min); ranks still going fail. */
-  deadlineMs?: number;
-  /** Reconnects per rank before it gives up (default 1000). */
-  maxReconnects?: number;
+  /** The whole run gives up after this long; ranks still going fail. */
+  deadlineMs: number;
   /** Ends every rank (each records an `ABORTED` failure): the run was given up. */
   signal?: AbortSignal;
-  /** Called after every batch is recorded (progress, fault triggers). */
-  onBatch?: (rank: number, epoch: number, samples: number) => void;
-  /** Called on every reconnect, before the backoff. */
-  onReconnect?: (rank: number, code: string, details: string) => void;
 }
 
 /** A running {@link runCheckedStreams}. @internal */
@@ -46,18 +110,22 @@ export interface CheckedStreams {
 
 /** A call whose connection is not up after this long is given up and tried afresh. */
 const CONNECT_TIMEOUT_MS = 1000;
+/** A call that delivers nothing for this long is cancelled and resumed. */
+const IDLE_MS = 30_000;
+/** Reconnects per rank before it gives up. */
+const MAX_RECONNECTS = 1000;
 
 /** Statuses a trainer gives up on: retrying cannot change the answer. */
 const FINAL = new Set<number>([
-  status.INVALID_ARGUMENT,
-  status.NOT_FOUND,
-  status.ALREADY_EXISTS,
-  status.PERMISSION_DENIED,
-  status.UNAUTHENTICATED,
-  status.FAILED_PRECONDITION,
-  status.OUT_OF_RANGE,
-  status.UNIMPLEMENTED,
-  status.DATA_LOSS,
+  grpc.status.INVALID_ARGUMENT,
+  grpc.status.NOT_FOUND,
+  grpc.status.ALREADY_EXISTS,
+  grpc.status.PERMISSION_DENIED,
+  grpc.status.UNAUTHENTICATED,
+  grpc.status.FAILED_PRECONDITION,
+  grpc.status.OUT_OF_RANGE,
+  grpc.status.UNIMPLEMENTED,
+  grpc.status.DATA_LOSS,
 ]);
 
 /**
@@ -72,7 +140,7 @@ const FINAL = new Set<number>([
 export function runCheckedStreams(options: CheckedStreamsOptions): CheckedStreams {
   const history = emptyHistory();
   const started = performance.now();
-  const deadline = started + (options.deadlineMs ?? 600_000);
+  const deadline = started + options.deadlineMs;
   let delivered = 0;
 
   const runRank = async (rank: number): Promise<void> => {
@@ -95,24 +163,22 @@ export function runCheckedStreams(options: CheckedStreamsOptions): CheckedStream
         split: options.split,
         batch_size: options.batchSize,
         seed: String(options.seed),
-        first_epoch: options.firstEpoch,
+        first_epoch: 0,
         epochs: options.epochs,
         rank,
         world_size: options.worldSize,
         shard_rule: 'SHARD_RULE_UNEVEN',
-        ...(options.prefetch === undefined ? {} : { prefetch: options.prefetch }),
         ...(token ? { resume_token: token } : {}),
       };
       const client = checkerClient(options.address());
       const call = client.StreamBatches(request);
       let idle = false;
       let unconnected = false;
-      const idleMs = options.idleTimeoutMs ?? 30_000;
-      let watchdog = setTimeout(() => ((idle = true), call.cancel()), idleMs);
+      let watchdog = setTimeout(() => ((idle = true), call.cancel()), IDLE_MS);
       // grpc-js keeps a call waiting for ~10 s when its connection attempt is reset (seen
       // with a reset while reconnecting): a trainer would rather try a new connection.
       const connectCheck = setTimeout(() => {
-        if (client.getChannel().getConnectivityState(false) !== connectivityState.READY) {
+        if (client.getChannel().getConnectivityState(false) !== grpc.connectivityState.READY) {
           unconnected = true;
           call.cancel();
         }
@@ -141,15 +207,13 @@ export function runCheckedStreams(options: CheckedStreamsOptions): CheckedStream
           for (let o = 0; o + 16 <= batch.ids.length; o += 16) {
             ids.push(batch.ids.toString('hex', o, o + 16));
           }
-          const samples = batch.ids.length / 16;
-          delivered += samples;
+          delivered += batch.ids.length / 16;
           token = Buffer.from(batch.resume_token);
           failuresInARow = 0;
-          options.onBatch?.(rank, batch.epoch, samples);
           const step = options.stepMs?.() ?? 0;
           if (step > 0) await sleep(step);
           lastStepEnd = performance.now();
-          watchdog = setTimeout(() => ((idle = true), call.cancel()), idleMs);
+          watchdog = setTimeout(() => ((idle = true), call.cancel()), IDLE_MS);
         }
         return;
       } catch (err) {
@@ -160,9 +224,9 @@ export function runCheckedStreams(options: CheckedStreamsOptions): CheckedStream
             ? 'CONNECT'
             : e.code === undefined
               ? 'CLIENT'
-              : (status[e.code] ?? String(e.code));
+              : (grpc.status[e.code] ?? String(e.code));
         const details = idle
-          ? `no batch for ${idleMs} ms`
+          ? `no batch for ${IDLE_MS} ms`
           : unconnected
             ? `not connected after ${CONNECT_TIMEOUT_MS} ms`
             : (e.details ?? e.message ?? '');
@@ -171,8 +235,7 @@ export function runCheckedStreams(options: CheckedStreamsOptions): CheckedStream
           return;
         }
         history.reconnects.push({ rank, code, atMs: performance.now() - started, details });
-        options.onReconnect?.(rank, code, details);
-        if (++reconnects > (options.maxReconnects ?? 1000)) {
+        if (++reconnects > MAX_RECONNECTS) {
           history.failures.push({ rank, code: 'RECONNECTS', details: 'too many reconnects' });
           return;
         }

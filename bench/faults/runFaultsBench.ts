@@ -5,21 +5,14 @@ import { createDbClient, type DbConfig, invalidArgument } from '../../src/core/i
 import { startLocalCluster } from '../../src/devdb/localCluster.js';
 import { stopLocalCluster } from '../../src/devdb/stopLocalCluster.js';
 import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';
-import { admissionScenario } from './admissionScenario.js';
-import { clientResetScenario } from './clientResetScenario.js';
-import { dbToxicScenario } from './dbToxicScenario.js';
-import { DB_TOXIC_KINDS } from './dbToxics.js';
-import type { FaultBed } from './FaultBed.js';
-import type { FaultsBenchReport } from './FaultsBenchReport.js';
-import { loaderHandoffScenario } from './loaderHandoffScenario.js';
-import { loaderKillScenario } from './loaderKillScenario.js';
-import { mixedFaultsScenario } from './mixedFaultsScenario.js';
-import { nodeHangScenario } from './nodeHangScenario.js';
-import { nodeKillScenario } from './nodeKillScenario.js';
+import { FAULT_SCENARIOS } from './faultScenarios.js';
 import { prepareFaultDataset } from './prepareFaultDataset.js';
-import { rollingRestartScenario } from './rollingRestartScenario.js';
-import type { ScenarioResult } from './ScenarioResult.js';
-import type { ScenarioScale } from './ScenarioScale.js';
+import {
+  type FaultBed,
+  runScenario,
+  type ScenarioResult,
+  type ScenarioScale,
+} from './runScenario.js';
 import { writeReportJson } from '../report/reportJson.js';
 
 /** How `bench faults` runs. @internal */
@@ -43,37 +36,18 @@ export interface FaultsBenchOptions {
   signal?: AbortSignal;
 }
 
-/** Where a scenario runs: the single node, the single node through toxiproxy, the ring. */
-type Bed = 'node' | 'network' | 'ring';
-
-/** One fault scenario of `bench faults`, as data: its name, its bed and how it runs. */
-interface FaultScenario {
-  name: string;
-  bed: Bed;
-  run: (bed: FaultBed, scale: ScenarioScale, mixedFaults: number) => Promise<ScenarioResult>;
+/** What `bench faults` measured. @internal */
+export interface FaultsBenchReport {
+  quick: boolean;
+  startedAt: string;
+  cores: number;
+  node: string;
+  scenarios: ScenarioResult[];
+  /** Scenarios that could not run (e.g. toxiproxy missing), with why. */
+  skipped: { scenario: string; reason: string }[];
 }
 
-/** Every scenario, in the order they run. */
-const FAULT_SCENARIOS: readonly FaultScenario[] = [
-  { name: 'loader SIGKILL', bed: 'node', run: (b, s) => loaderKillScenario(b, s, 'SIGKILL') },
-  { name: 'loader SIGTERM', bed: 'node', run: (b, s) => loaderKillScenario(b, s, 'SIGTERM') },
-  { name: 'loader hand-off', bed: 'node', run: (b, s) => loaderHandoffScenario(b, s) },
-  { name: 'admission', bed: 'node', run: (b, s) => admissionScenario(b, s) },
-  ...DB_TOXIC_KINDS.map((kind): FaultScenario => ({
-    name: `db ${kind}`,
-    bed: 'network',
-    run: (b, s) => dbToxicScenario(b, s, kind),
-  })),
-  { name: 'client reset', bed: 'network', run: (b, s) => clientResetScenario(b, s) },
-  {
-    name: 'mixed',
-    bed: 'network',
-    run: (b, s, faults) => mixedFaultsScenario(b, { faults, epochs: s === 'quick' ? 3 : 10 }),
-  },
-  { name: 'node SIGKILL', bed: 'ring', run: (b, s) => nodeKillScenario(b, s) },
-  { name: 'node SIGSTOP', bed: 'ring', run: (b, s) => nodeHangScenario(b, s) },
-  { name: 'rolling restart', bed: 'ring', run: (b, s) => rollingRestartScenario(b, s) },
-];
+type FaultScenario = (typeof FAULT_SCENARIOS)[number];
 
 /**
  * Runs every fault scenario (long forms, or quick ones) and writes the JSON report: the loader
@@ -88,7 +62,7 @@ export async function runFaultsBench(
   options: FaultsBenchOptions,
 ): Promise<{ report: FaultsBenchReport; file: string }> {
   const scale: ScenarioScale = options.quick ? 'quick' : 'long';
-  const mixedFaults = options.mixedFaults ?? (options.quick ? 12 : 50);
+  const mixed = options.mixedFaults === undefined ? {} : { faults: options.mixedFaults };
   const report: FaultsBenchReport = {
     quick: options.quick,
     startedAt: new Date().toISOString(),
@@ -105,7 +79,7 @@ export async function runFaultsBench(
         `the scenarios are ${names.map((n) => `'${n}'`).join(', ')}`,
     );
   }
-  const on = (bed: Bed): FaultScenario[] =>
+  const on = (bed: FaultScenario['bed']): FaultScenario[] =>
     FAULT_SCENARIOS.filter(
       (f) => f.bed === bed && (!options.scenarios || options.scenarios.includes(f.name)),
     );
@@ -119,12 +93,11 @@ export async function runFaultsBench(
     single.length + (options.toxiproxy ? network.length : 0) + (options.skipRing ? 0 : ring.length);
   const progress = options.progress('faults', planned, 'scenarios');
   let done = 0;
-  const pids = new Set<number>();
   const run = async (bed: FaultBed, scenarios: FaultScenario[]): Promise<void> => {
     for (const scenario of scenarios) {
       options.signal?.throwIfAborted();
       progress.log(`scenario ${done + 1}/${planned}: ${scenario.name}`);
-      const result = await scenario.run(bed, scale, mixedFaults);
+      const result = await runScenario(bed, scenario.spec(scale, bed, mixed));
       report.scenarios.push(result);
       const v = result.verdict;
       progress.log(
@@ -154,7 +127,6 @@ export async function runFaultsBench(
         client,
         data,
         ...(options.toxiproxy ? { toxiproxy: options.toxiproxy } : {}),
-        onSpawn: (pid) => pids.add(pid),
         log,
       };
       await run(bed, single);
@@ -213,4 +185,39 @@ async function runOnRing(
     await stopLocalCluster(stateDir).catch(() => undefined);
     await rm(stateDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The table of `bench faults`, Markdown: one row per scenario with the faults injected, the
+ * samples delivered and the checker's verdict (lost, duplicated, foreign), the longest wait of
+ * a trainer between two batches, the reconnects, and the loader exits nobody caused.
+ *
+ * @internal
+ */
+export function formatFaultsReport(report: FaultsBenchReport): string {
+  const lines = [
+    '| scenario | faults injected | samples delivered | lost | duplicated | foreign | longest stall | reconnects | loader crashes |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  const total = { faults: 0, delivered: 0, lost: 0, duplicated: 0, foreign: 0, crashes: 0 };
+  for (const s of report.scenarios) {
+    const v = s.verdict;
+    total.faults += s.faultCount;
+    total.delivered += v.delivered;
+    total.lost += v.lost;
+    total.duplicated += v.duplicated;
+    total.foreign += v.foreign;
+    total.crashes += s.loaderCrashes;
+    const failed = v.failedRanks > 0 ? ` (${v.failedRanks} ranks gave up)` : '';
+    lines.push(
+      `| ${s.scenario} | ${s.faultCount} | ${v.delivered} | ${v.lost}${failed} | ${v.duplicated} | ` +
+        `${v.foreign} | ${(v.longestStallMs / 1000).toFixed(2)} s | ${v.reconnects} | ${s.loaderCrashes} |`,
+    );
+  }
+  lines.push(
+    `| **all** | **${total.faults}** | **${total.delivered}** | **${total.lost}** | ` +
+      `**${total.duplicated}** | **${total.foreign}** | | | **${total.crashes}** |`,
+  );
+  for (const s of report.skipped) lines.push('', `skipped ${s.scenario}: ${s.reason}`);
+  return `${lines.join('\n')}\n`;
 }

@@ -1,16 +1,69 @@
+import type cassandra from 'cassandra-driver';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DbConfig } from '../../src/core/index.js';
-import { checkHistory } from './checkHistory.js';
-import type { FaultBed } from './FaultBed.js';
+import { startToxiproxy, type Toxiproxy } from '../latency/toxiproxy.js';
+import { checkHistory, type Verdict } from './checkHistory.js';
 import { LoaderFleet } from './LoaderFleet.js';
+import type { FaultDataset } from './prepareFaultDataset.js';
 import { readSplitIds } from './readSplitIds.js';
 import { type CheckedStreams, runCheckedStreams } from './runCheckedStreams.js';
-import type { ScenarioResult } from './ScenarioResult.js';
+
+/**
+ * How long a scenario runs: `quick` for the integration tests and `bench faults --quick`
+ * (each well under a minute), `long` for the benchmark's figures.
+ *
+ * @internal
+ */
+export type ScenarioScale = 'quick' | 'long';
+
+/**
+ * Where fault scenarios run: the database the loaders read from, the checker's own driver
+ * client to it (for the ground truth), the dataset, and for the node faults the local ring's
+ * state folder.
+ *
+ * @internal
+ */
+export interface FaultBed {
+  db: DbConfig;
+  /** The checker's client of the same database (reads the split's ids). */
+  client: cassandra.Client;
+  data: FaultDataset;
+  /** State folder of the local ring whose nodes the node scenarios stop and hang. */
+  ringStateDir?: string;
+  /** Path of `toxiproxy-server`, for the network scenarios. */
+  toxiproxy?: string;
+  log: (line: string) => void;
+}
+
+/** What a fault scenario did and what the checker made of it. @internal */
+export interface ScenarioResult {
+  scenario: string;
+  /** Faults injected, by kind (e.g. `node SIGKILL`, `db reset_peer`). */
+  faults: Record<string, number>;
+  faultCount: number;
+  verdict: Verdict;
+  /** Loader exits that were not injected, and why they exited. */
+  loaderCrashes: number;
+  crashDetails: string[];
+  /** Distinct loader processes the run used. */
+  loaders: number;
+  /** Worker processes of each loader (`serve --workers N`; 1 when it serves alone). */
+  workersPerLoader: number;
+  /** Workers (or ports) that outlived their loader's exit; see `LoaderFleet.orphans`. */
+  orphans: number;
+  orphanDetails: string[];
+  /** The three longest waits between batches (when, which rank): where the stalls were. */
+  longestWaits: { rank: number; epoch: number; atMs: number; ms: number }[];
+  seconds: number;
+}
 
 /** What a scenario's injector may do while the ranks stream. @internal */
 export interface FaultContext {
+  bed: FaultBed;
   fleet: LoaderFleet;
   streams: CheckedStreams;
+  /** The scenario's toxiproxy (proxies `db` and, with `proxyFront`, `front`). */
+  toxiproxy: Toxiproxy | undefined;
   /**
    * Resolves true once this share (0..1) of all the samples the run will deliver has arrived,
    * false if the run ended first (then the fault would not be mid-epoch: skip it).
@@ -36,16 +89,12 @@ export interface ScenarioSpec {
   stepMs: number | ((deliveredShare: number) => number);
   /** Environment of every loader (limits, grace period). */
   loaderEnv?: NodeJS.ProcessEnv;
-  /** The database as the loaders see it (default the bed's; e.g. a proxy in front of it). */
-  loaderDb?: DbConfig;
   /** Loaders started before streaming (default 1; more are standby replicas). */
   loaders?: number;
-  /** Where the trainers call (default the fleet's active loader; e.g. a proxy before it). */
-  address?: (fleet: LoaderFleet) => () => string;
-  /** A call that delivers nothing for this long is resumed by the checker (default 30 s). */
-  idleTimeoutMs?: number;
-  /** Runs once the loaders serve, before any rank streams (e.g. to put a proxy before one). */
-  beforeStreams?: (fleet: LoaderFleet) => Promise<void>;
+  /** The loaders reach the database through toxiproxy's `db` proxy. */
+  proxyDb?: boolean;
+  /** The trainers reach the loader through toxiproxy's `front` proxy. */
+  proxyFront?: boolean;
   inject(ctx: FaultContext): Promise<void>;
 }
 
@@ -60,26 +109,28 @@ export interface ScenarioSpec {
 export async function runScenario(bed: FaultBed, spec: ScenarioSpec): Promise<ScenarioResult> {
   const started = performance.now();
   const splitIds = await readSplitIds(bed.client, bed.data.dataset, bed.data.split);
+  const proxy = spec.proxyDb || spec.proxyFront ? await startDbProxy(bed) : undefined;
+  const log = (line: string): void => bed.log(`[${spec.name}] ${line}`);
   const fleet = new LoaderFleet({
-    db: spec.loaderDb ?? bed.db,
+    db: spec.proxyDb ? proxy!.db : bed.db,
     env: { SCYLLA_LOADER_LOG_LEVEL: 'info', ...spec.loaderEnv },
-    ...(bed.onSpawn ? { onSpawn: bed.onSpawn } : {}),
-    log: (line) => bed.log(`[${spec.name}] ${line}`),
+    log,
   });
   const faults: Record<string, number> = {};
   try {
     for (let i = 0; i < (spec.loaders ?? 1); i++) await fleet.start({ standby: i > 0 });
-    await spec.beforeStreams?.(fleet);
+    const front = spec.proxyFront
+      ? `127.0.0.1:${await proxy!.toxiproxy.createProxy('front', fleet.address())}`
+      : undefined;
     let injecting = true;
     const abort = new AbortController();
     const total = splitIds.size * spec.epochs;
     const streams = runCheckedStreams({
-      address: spec.address ? spec.address(fleet) : () => fleet.address(),
+      address: front ? () => front : () => fleet.address(),
       dataset: bed.data.dataset,
       split: bed.data.split,
       batchSize: spec.batchSize,
       seed: 42,
-      firstEpoch: 0,
       epochs: spec.epochs,
       worldSize: spec.worldSize,
       stepMs: () => {
@@ -87,25 +138,26 @@ export async function runScenario(bed: FaultBed, spec: ScenarioSpec): Promise<Sc
         const step = spec.stepMs;
         return typeof step === 'number' ? step : step(streams.delivered() / total);
       },
-      ...(spec.idleTimeoutMs ? { idleTimeoutMs: spec.idleTimeoutMs } : {}),
       deadlineMs: 300_000,
       signal: abort.signal,
     });
     let finished = false;
     void streams.done.then(() => (finished = true));
     const ctx: FaultContext = {
+      bed,
       fleet,
       streams,
+      toxiproxy: proxy?.toxiproxy,
       untilDelivered: async (share) => {
         while (!finished && streams.delivered() < share * total) await sleep(20);
         return !finished;
       },
       fault: (kind) => {
         faults[kind] = (faults[kind] ?? 0) + 1;
-        bed.log(`[${spec.name}] fault ${kind} at ${streams.delivered()}/${total} samples`);
+        log(`fault ${kind} at ${streams.delivered()}/${total} samples`);
       },
       finished: () => finished,
-      log: (line) => bed.log(`[${spec.name}] ${line}`),
+      log,
     };
     try {
       await spec.inject(ctx);
@@ -137,5 +189,24 @@ export async function runScenario(bed: FaultBed, spec: ScenarioSpec): Promise<Sc
     };
   } finally {
     await fleet.stopAll();
+    await proxy?.toxiproxy.stop();
+  }
+}
+
+/**
+ * Starts toxiproxy with a `db` proxy to the bed's (single) database node. One node only: the
+ * driver would find a ring's other nodes through `system.peers` and connect to them directly,
+ * around the proxy.
+ */
+async function startDbProxy(bed: FaultBed): Promise<{ toxiproxy: Toxiproxy; db: DbConfig }> {
+  if (!bed.toxiproxy) throw new Error('network scenarios need toxiproxy-server (bed.toxiproxy)');
+  const toxiproxy = await startToxiproxy(bed.toxiproxy);
+  try {
+    const upstream = `${bed.db.contactPoints[0] ?? '127.0.0.1'}:${bed.db.port}`;
+    const port = await toxiproxy.createProxy('db', upstream);
+    return { toxiproxy, db: { ...bed.db, contactPoints: ['127.0.0.1'], port } };
+  } catch (err) {
+    await toxiproxy.stop();
+    throw err;
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatConsumersReport } from '../../bench/faults/consumers/formatConsumersReport.js';
+import { formatConsumersReport } from '../../bench/faults/consumers/runConsumersBench.js';
 import { runConsumersBench } from '../../bench/faults/consumers/runConsumersBench.js';
 import { testDbConfig } from './dbHelpers.js';
 

@@ -1,11 +1,8 @@
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admissionScenario } from '../../bench/faults/admissionScenario.js';
-import type { FaultBed } from '../../bench/faults/FaultBed.js';
-import { loaderHandoffScenario } from '../../bench/faults/loaderHandoffScenario.js';
-import { loaderKillScenario } from '../../bench/faults/loaderKillScenario.js';
+import { runFaultScenario } from '../../bench/faults/faultScenarios.js';
 import { prepareFaultDataset } from '../../bench/faults/prepareFaultDataset.js';
-import type { ScenarioResult } from '../../bench/faults/ScenarioResult.js';
+import type { FaultBed, ScenarioResult } from '../../bench/faults/runScenario.js';
 import { createDbClient } from '../../src/core/index.js';
 import { resolveWorkerCount } from '../../src/server/cluster/resolveWorkerCount.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
@@ -44,7 +41,7 @@ function expectExactlyOnce(result: ScenarioResult): void {
 
 describe('loader faults, 4 ranks, checked by the fault checker', () => {
   it('SIGKILL of the loader mid-epoch, restarted: the ranks resume by token', async () => {
-    const result = await loaderKillScenario(bed, 'quick', 'SIGKILL');
+    const result = await runFaultScenario(bed, 'loader SIGKILL', 'quick');
     expectExactlyOnce(result);
     expect(result.faults).toEqual({ 'loader SIGKILL': 1 });
     // The kill reached every rank mid-stream: each reconnected at least once.
@@ -55,19 +52,19 @@ describe('loader faults, 4 ranks, checked by the fault checker', () => {
   });
 
   it('SIGTERM of the loader mid-epoch (1 s grace), restarted', async () => {
-    const result = await loaderKillScenario(bed, 'quick', 'SIGTERM');
+    const result = await runFaultScenario(bed, 'loader SIGTERM', 'quick');
     expectExactlyOnce(result);
     expect(result.verdict.reconnects).toBeGreaterThanOrEqual(4);
   });
 
   it('a second loader sharing the resume key takes over from a killed one', async () => {
-    const result = await loaderHandoffScenario(bed, 'quick');
+    const result = await runFaultScenario(bed, 'loader hand-off', 'quick');
     expectExactlyOnce(result);
     expect(result.verdict.reconnects).toBeGreaterThanOrEqual(4);
   });
 
   it('the admission limit turns ranks away with RESOURCE_EXHAUSTED until a slot frees', async () => {
-    const result = await admissionScenario(bed, 'quick');
+    const result = await runFaultScenario(bed, 'admission', 'quick');
     expectExactlyOnce(result);
     expect(result.verdict.reconnectsByCode['RESOURCE_EXHAUSTED']).toBeGreaterThan(0);
     expect(result.workersPerLoader).toBe(1);

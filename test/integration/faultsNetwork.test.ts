@@ -1,12 +1,8 @@
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientResetScenario } from '../../bench/faults/clientResetScenario.js';
-import { dbToxicScenario } from '../../bench/faults/dbToxicScenario.js';
-import { DB_TOXIC_KINDS } from '../../bench/faults/dbToxics.js';
-import type { FaultBed } from '../../bench/faults/FaultBed.js';
-import { mixedFaultsScenario } from '../../bench/faults/mixedFaultsScenario.js';
+import { DB_TOXIC_KINDS, runFaultScenario } from '../../bench/faults/faultScenarios.js';
 import { prepareFaultDataset } from '../../bench/faults/prepareFaultDataset.js';
-import type { ScenarioResult } from '../../bench/faults/ScenarioResult.js';
+import type { FaultBed, ScenarioResult } from '../../bench/faults/runScenario.js';
 import { createDbClient } from '../../src/core/index.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 import { toolPath } from '../support/toolPath.js';
@@ -52,14 +48,14 @@ function expectExactlyOnce(result: ScenarioResult): void {
 describe('network faults through toxiproxy, 4 ranks, checked by the fault checker', () => {
   for (const kind of DB_TOXIC_KINDS) {
     it(`loader to database: ${kind} for 2 s`, async () => {
-      const result = await dbToxicScenario(bed, 'quick', kind);
+      const result = await runFaultScenario(bed, `db ${kind}`, 'quick');
       expectExactlyOnce(result);
       expect(result.faults).toEqual({ [`db ${kind}`]: 1 });
     });
   }
 
   it('trainer to loader: connections reset while a batch crosses them', async () => {
-    const result = await clientResetScenario(bed, 'quick');
+    const result = await runFaultScenario(bed, 'client reset', 'quick');
     expectExactlyOnce(result);
     expect(result.faults).toEqual({ 'client reset mid-batch': 2 });
     // Each reset broke the ranks' calls: they came back by token.
@@ -67,7 +63,11 @@ describe('network faults through toxiproxy, 4 ranks, checked by the fault checke
   });
 
   it('a run of 12 mixed faults over 4 epochs', async () => {
-    const result = await mixedFaultsScenario(bed, { faults: 12, epochs: 4, seed: 16 });
+    const result = await runFaultScenario(bed, 'mixed', 'quick', {
+      faults: 12,
+      epochs: 4,
+      seed: 16,
+    });
     expectExactlyOnce(result);
     expect(result.faultCount).toBe(12);
     // Loader restarts take 10-30 s on a loaded 2-core machine; with 3 epochs the run ended

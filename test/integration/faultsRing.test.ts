@@ -4,12 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FaultBed } from '../../bench/faults/FaultBed.js';
-import { nodeHangScenario } from '../../bench/faults/nodeHangScenario.js';
-import { nodeKillScenario } from '../../bench/faults/nodeKillScenario.js';
+import { runFaultScenario } from '../../bench/faults/faultScenarios.js';
 import { prepareFaultDataset } from '../../bench/faults/prepareFaultDataset.js';
-import { rollingRestartScenario } from '../../bench/faults/rollingRestartScenario.js';
-import type { ScenarioResult } from '../../bench/faults/ScenarioResult.js';
+import type { FaultBed, ScenarioResult } from '../../bench/faults/runScenario.js';
 import { createDbClient, type DbConfig } from '../../src/core/index.js';
 import { startLocalCluster } from '../../src/devdb/localCluster.js';
 import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
@@ -80,7 +77,7 @@ function expectExactlyOnce(result: ScenarioResult): void {
 
 describe('database node faults on a 3-node ring (replication 2), checked by the fault checker', () => {
   it('SIGKILL of a node mid-epoch, then its restart: nothing lost, the stall bounded', async () => {
-    const result = await nodeKillScenario(bed, 'quick');
+    const result = await runFaultScenario(bed, 'node SIGKILL', 'quick');
     expectExactlyOnce(result);
     expect(result.faults).toEqual({ 'node SIGKILL': 1 });
     expect(result.verdict.longestStallMs).toBeLessThan(NODE_LOSS_STALL_BOUND_MS);
@@ -89,7 +86,7 @@ describe('database node faults on a 3-node ring (replication 2), checked by the 
   });
 
   it('SIGSTOP of a node for 6 s, then SIGCONT: the hedged reads carry the epoch', async () => {
-    const result = await nodeHangScenario(bed, 'quick');
+    const result = await runFaultScenario(bed, 'node SIGSTOP', 'quick');
     expectExactlyOnce(result);
     expect(result.faults).toEqual({ 'node SIGSTOP': 1 });
     // Well short of the hang: the trainers did not wait for the node to come back. Before the
@@ -101,7 +98,7 @@ describe('database node faults on a 3-node ring (replication 2), checked by the 
   });
 
   it('a rolling restart of all three nodes during one epoch', async () => {
-    const result = await rollingRestartScenario(bed, 'quick');
+    const result = await runFaultScenario(bed, 'rolling restart', 'quick');
     expectExactlyOnce(result);
     expect(result.faults).toEqual({ 'node restart': 3 });
   }, 400_000);

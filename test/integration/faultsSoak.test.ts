@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSoakReport } from '../../bench/faults/soak/formatSoakReport.js';
+import { formatSoakReport } from '../../bench/faults/soak/runSoakBench.js';
 import { runSoakBench } from '../../bench/faults/soak/runSoakBench.js';
 import { testDbConfig } from './dbHelpers.js';
 

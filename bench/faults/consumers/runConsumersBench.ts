@@ -5,9 +5,79 @@ import { ensureGeneratedDataset } from '../../dataset/benchDataset.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';
 import { startProbedServe } from '../probe/startProbedServe.js';
 import { treeUsage } from '../probe/treeUsage.js';
-import type { ConsumersReport } from './ConsumersReport.js';
 import { startFreezingProxy } from './freezingProxy.js';
 import { openStuckStream, type StuckStream } from './stuckStream.js';
+
+/** Figures of one `runConsumersBench`. @internal */
+export interface ConsumersReport {
+  stuckStreams: number;
+  slowStreams: number;
+  /** Samples per batch, prefetch and sample bytes of the stuck and slow streams. */
+  batchSize: number;
+  prefetch: number;
+  sampleBytes: number;
+  /**
+   * The documented most a stream holds: its window (prefetch x batch size samples) plus the
+   * batch being written, in bytes.
+   */
+  windowBytesPerStream: number;
+  /** RSS of all loader processes with one normal stream only, and at its peak with all held. */
+  rssBaselineBytes: number;
+  rssPeakHeldBytes: number;
+  /** V8 heap used (all workers, from /metrics) likewise. */
+  heapBaselineBytes: number;
+  heapPeakHeldBytes: number;
+  /** Memory outside the V8 heap (Buffers: samples, encoded batches), likewise. */
+  externalBaselineBytes: number;
+  externalPeakHeldBytes: number;
+  /** Samples/s of one normal stream alone, and while the stuck and slow ones are held. */
+  normalRateAlone: number;
+  normalRateWithHeld: number;
+  /** Batches per second the slow consumers received, each (they ask for one a second). */
+  slowBatchesPerSecond: number;
+  /** Stuck (alive, not reading) streams still open at the end: keepalive must spare them. */
+  stuckStillOpen: number;
+  /** Keepalive settings the loader ran with. */
+  keepaliveTimeMs: number;
+  keepaliveTimeoutMs: number;
+  /** Ms from freezing a dead peer's connection until the loader closed it; -1: it never did. */
+  deadClosedAfterMs: number;
+  /** Active streams by the loader's gauge: with everything held, after the dead one went. */
+  activeStreamsHeld: number;
+  activeStreamsAfterDead: number;
+  crash: string | undefined;
+  seconds: number;
+}
+
+const MIB = 2 ** 20;
+
+/**
+ * A `bench consumers` report as Markdown: the memory the held streams cost against the
+ * documented window, the normal stream's rate alone and beside them, and keepalive's verdict.
+ *
+ * @internal
+ */
+export function formatConsumersReport(r: ConsumersReport): string {
+  const held = r.stuckStreams + r.slowStreams;
+  const mib = (b: number): string => (b / MIB).toFixed(0);
+  const lines = [
+    `consumers: ${r.stuckStreams} stuck + ${r.slowStreams} slow streams (batch ${r.batchSize}, prefetch ${r.prefetch}, ${r.sampleBytes / 1000} kB samples), ${r.seconds.toFixed(0)} s`,
+    '',
+    '| figure | value |',
+    '|---|---|',
+    `| documented most held per stream (window + the batch being written) | ${mib(r.windowBytesPerStream)} MiB; x ${held} = ${mib(r.windowBytesPerStream * held)} MiB |`,
+    `| loader RSS, one normal stream / peak with all held (MiB) | ${mib(r.rssBaselineBytes)} / ${mib(r.rssPeakHeldBytes)} (+${mib(r.rssPeakHeldBytes - r.rssBaselineBytes)}) |`,
+    `| loader V8 heap used, likewise (MiB) | ${mib(r.heapBaselineBytes)} / ${mib(r.heapPeakHeldBytes)} (+${mib(r.heapPeakHeldBytes - r.heapBaselineBytes)}) |`,
+    `| loader external memory (Buffers), likewise (MiB) | ${mib(r.externalBaselineBytes)} / ${mib(r.externalPeakHeldBytes)} (+${mib(r.externalPeakHeldBytes - r.externalBaselineBytes)}) |`,
+    `| normal stream alone / beside them (samples/s) | ${r.normalRateAlone.toFixed(0)} / ${r.normalRateWithHeld.toFixed(0)} (${((100 * r.normalRateWithHeld) / r.normalRateAlone).toFixed(0)}%) |`,
+    `| slow consumers' rate (batches/s each, asked 1) | ${r.slowBatchesPerSecond.toFixed(2)} |`,
+    `| active streams with all held / after the dead peer | ${r.activeStreamsHeld} / ${r.activeStreamsAfterDead} |`,
+    `| dead peer closed by keepalive (${r.keepaliveTimeMs} + ${r.keepaliveTimeoutMs} ms) after | ${r.deadClosedAfterMs < 0 ? 'never' : `${(r.deadClosedAfterMs / 1000).toFixed(1)} s`} |`,
+    `| stuck (alive) streams still open at the end | ${r.stuckStillOpen} of ${r.stuckStreams} |`,
+    `| loader crashes | ${r.crash ? `1 (${r.crash})` : 0} |`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
 
 /** Options of {@link runConsumersBench}. @internal */
 export interface ConsumersBenchOptions {

@@ -1,5 +1,15 @@
 import * as grpc from '@grpc/grpc-js';
-import type { RawCallResult } from './RawCallResult.js';
+
+/** How one raw call ended, as the client saw it. @internal */
+export interface RawCallResult {
+  /** gRPC status name (`OK`, `INVALID_ARGUMENT`, ...). */
+  status: string;
+  details: string;
+  /** Response messages received before the end (a stream is cancelled after its first). */
+  messages: number;
+  /** The first response's bytes (a stream's first batch carries a resume token). */
+  first?: Buffer;
+}
 
 const identity = (b: Buffer): Buffer => b;
 const SERVICE = '/scylla_loader.v1.LoaderService';

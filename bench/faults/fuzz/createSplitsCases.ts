@@ -1,9 +1,7 @@
 import fc from 'fast-check';
-import type { FuzzCase } from './FuzzCase.js';
-import type { FuzzTargets } from './FuzzTargets.js';
+import type { FuzzCase, FuzzTargets } from './FuzzCase.js';
 import { loaderCodec } from './loaderCodec.js';
-import { nastyString } from './nastyStrings.js';
-import { enumNumber, uint32Extreme, uint64Extreme } from './numberExtremes.js';
+import { nastyString, enumNumber, uint32Extreme, uint64Extreme } from './fuzzValues.js';
 
 const NAME = /^[a-z][a-z0-9_-]{0,47}$/;
 const IDENTIFIER = /^[a-z][a-z0-9_]{0,47}$/;

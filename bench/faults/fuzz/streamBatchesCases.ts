@@ -1,11 +1,8 @@
 import fc from 'fast-check';
-import type { FuzzCase } from './FuzzCase.js';
-import type { FuzzTargets } from './FuzzTargets.js';
+import type { FuzzCase, FuzzTargets } from './FuzzCase.js';
 import { loaderCodec } from './loaderCodec.js';
-import { damagedJobCheckpoint } from './damagedJobCheckpoint.js';
-import { mutatedToken } from './mutatedToken.js';
-import { nastyString } from './nastyStrings.js';
-import { enumNumber, uint32Extreme, uint64Extreme } from './numberExtremes.js';
+import { damagedJobCheckpoint, mutatedToken } from './damagedTokens.js';
+import { nastyString, enumNumber, uint32Extreme, uint64Extreme } from './fuzzValues.js';
 
 const IDENTIFIER = /^[a-z][a-z0-9_]{0,47}$/;
 const U32 = 2 ** 32 - 1;

@@ -2,18 +2,32 @@ import type { DbConfig } from '../../../src/core/index.js';
 import { serveChildEnv, waitUntilReady } from '../../../src/cli/serveChild.js';
 import { cliMainArgs } from '../../stream/benchScripts.js';
 import { endChild, spawnPinned, tail } from '../../stream/spawnPinned.js';
-import type { ProbedServe } from './ProbedServe.js';
 
-/** How to start {@link startProbedServe}. @internal */
-export interface ProbedServeOptions {
-  db: DbConfig;
-  /** `serve` flags, e.g. `['--keepalive-time-ms', '2000']`. */
-  args?: string[];
-  /** Extra environment on top of the one `serveChildEnv` makes. */
-  env?: NodeJS.ProcessEnv;
-  /** Called with the child's pid as soon as it exists, so a caller can reap it on failure. */
-  onSpawn?: (pid: number) => void;
-  startTimeoutMs?: number;
+/**
+ * A `serve` child started by `startProbedServe`, with what the fault benchmarks watch: its
+ * pid (RSS and file descriptors from `/proc`), both ports, its JSON log records and whether it
+ * exited on its own (a crash).
+ *
+ * @internal
+ */
+export interface ProbedServe {
+  pid: number;
+  /** `127.0.0.1:<port>` of its gRPC server. */
+  address: string;
+  /** `127.0.0.1:<port>` of its `/metrics` and `/healthz` server. */
+  metricsAddress: string;
+  /**
+   * How it exited when it did so before `stop()` was called (a crash: a signal or an exit
+   * code), or the first worker death its primary logged (`serve --workers N` replaces a dead
+   * worker, which is a crash all the same); undefined while nothing died.
+   */
+  crash(): string | undefined;
+  /** Workers its primary logged as dead (replaced or not). */
+  workerDeaths(): number;
+  /** The end of its stderr and stdout, for error messages. */
+  output(): string;
+  /** SIGTERM (graceful shutdown), SIGKILL if it is still there after a while. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -24,11 +38,13 @@ export interface ProbedServeOptions {
  *
  * @internal
  */
-export async function startProbedServe(options: ProbedServeOptions): Promise<ProbedServe> {
+export async function startProbedServe(options: {
+  db: DbConfig;
+  args?: string[];
+}): Promise<ProbedServe> {
   const childEnv = serveChildEnv(options.db);
   const child = spawnPinned([...cliMainArgs(), 'serve', ...(options.args ?? [])], {
-    env: { ...childEnv, ...options.env },
-    ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+    env: childEnv,
   });
   const stderr = tail(child.stderr, 16_000);
   const stdout = tail(child.stdout, 16_000);
@@ -41,7 +57,7 @@ export async function startProbedServe(options: ProbedServeOptions): Promise<Pro
     if (!stopping) exited = signal !== null ? `killed by ${signal}` : `exited with code ${code}`;
   });
   const { port, metricsPort } = await waitUntilReady(child, {
-    timeoutMs: options.startTimeoutMs ?? 180_000,
+    timeoutMs: 180_000,
     output,
     readyFile: childEnv.SCYLLA_LOADER_READY_FILE,
     onRecord: (record) => {
@@ -57,7 +73,6 @@ export async function startProbedServe(options: ProbedServeOptions): Promise<Pro
     pid: child.pid ?? -1,
     address: `127.0.0.1:${port}`,
     metricsAddress: `127.0.0.1:${metricsPort}`,
-    records,
     crash: () => {
       if (exited) return exited;
       const died = records.find((r) => String(r['msg']).startsWith('loader worker died'));

@@ -5,7 +5,76 @@ import { ensureGeneratedDataset } from '../../dataset/benchDataset.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';
 import { startProbedServe } from '../probe/startProbedServe.js';
 import { treeUsage } from '../probe/treeUsage.js';
-import type { SoakReport, SoakSample } from './SoakReport.js';
+
+/** One sample of a soak, taken every few seconds. @internal */
+export interface SoakSample {
+  /** Seconds since the streams started. */
+  at: number;
+  rssBytes: number;
+  fds: number;
+  processes: number;
+  /** Samples delivered to the clients so far. */
+  delivered: number;
+}
+
+/** Figures of one `runSoakBench`. @internal */
+export interface SoakReport {
+  streams: number;
+  seconds: number;
+  /** Seconds of warm-up excluded from growth figures. */
+  warmupSeconds: number;
+  samplesDelivered: number;
+  samplesPerSecond: number;
+  /** Streams that ended with an error (each is retried by the SDK; counted, not hidden). */
+  streamErrors: number;
+  /** RSS of all loader processes just after warm-up, at the end, and the growth between. */
+  rssAfterWarmupBytes: number;
+  rssEndBytes: number;
+  rssGrowthPercent: number;
+  rssPeakBytes: number;
+  /** Open file descriptors of all loader processes after warm-up and at the end. */
+  fdsAfterWarmup: number;
+  fdsEnd: number;
+  fdsMax: number;
+  /**
+   * Event-loop delay of the loader from its /metrics (prom-client, between scrapes): the
+   * largest p99 seen (the mean of the workers' p99s) and the largest max.
+   */
+  eventLoopP99Seconds: number;
+  eventLoopMaxSeconds: number;
+  processes: number;
+  /** Scrapes of /metrics that failed (a worker too busy to answer the primary in time). */
+  failedScrapes: number;
+  crash: string | undefined;
+  samples: SoakSample[];
+}
+
+const MIB = 2 ** 20;
+
+/**
+ * A `bench soak` report as Markdown: throughput, RSS and file descriptors after warm-up and
+ * at the end, the loader's event-loop delay.
+ *
+ * @internal
+ */
+export function formatSoakReport(r: SoakReport): string {
+  const mib = (b: number): string => (b / MIB).toFixed(0);
+  const lines = [
+    `soak: ${r.streams} streams for ${r.seconds.toFixed(0)} s (warm-up ${r.warmupSeconds} s), ${r.processes} loader processes`,
+    '',
+    '| figure | value |',
+    '|---|---|',
+    `| samples delivered (samples/s) | ${r.samplesDelivered} (${r.samplesPerSecond.toFixed(0)}) |`,
+    `| stream errors | ${r.streamErrors} |`,
+    `| RSS after warm-up / end / peak (MiB, all processes) | ${mib(r.rssAfterWarmupBytes)} / ${mib(r.rssEndBytes)} / ${mib(r.rssPeakBytes)} |`,
+    `| RSS growth after warm-up | ${r.rssGrowthPercent.toFixed(2)}% |`,
+    `| open fds after warm-up / end / max | ${r.fdsAfterWarmup} / ${r.fdsEnd} / ${r.fdsMax} |`,
+    `| event-loop delay p99 / max (worst scrape after warm-up) | ${(r.eventLoopP99Seconds * 1000).toFixed(0)} ms / ${(r.eventLoopMaxSeconds * 1000).toFixed(0)} ms |`,
+    `| /metrics scrapes that failed (a worker too busy to answer its primary) | ${r.failedScrapes} |`,
+    `| loader crashes | ${r.crash ? `1 (${r.crash})` : 0} |`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
 
 /** Options of {@link runSoakBench}. @internal */
 export interface SoakBenchOptions {
