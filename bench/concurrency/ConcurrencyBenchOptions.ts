@@ -13,18 +13,7 @@ import {
   benchInputSettings,
   DEFAULT_SAMPLES,
   type BenchInput,
-  type PhotoBenchSettings,
 } from '../stream/StreamBenchOptions.js';
-
-/** Settings of {@link runConcurrencyBench}. */
-export interface ConcurrencyBenchOptions extends PhotoBenchSettings {
-  /** Numbers of ranks streaming at once, each measured `runs` times, interleaved. */
-  streams: number[];
-  /** Epochs every rank streams per run. */
-  epochs: number;
-  /** Write a CPU profile of the loader (`--cpu-prof`) into this folder. */
-  cpuProfileDir?: string;
-}
 
 /** The flags of `bench concurrency` with their defaults (full; quick: well under a minute). */
 export const CONCURRENCY_FLAGS = {
@@ -55,9 +44,7 @@ export interface ConcurrencyBenchInput extends BenchInput, FlagInput<typeof CONC
  * (~188 samples per epoch) still gets about 12 batches: enough for its waits to mean
  * something and for the run to last long enough (6,000 samples) that start-up is a small part.
  */
-export function resolveConcurrencyBenchOptions(
-  input: ConcurrencyBenchInput,
-): ConcurrencyBenchOptions {
+export function resolveConcurrencyBenchOptions(input: ConcurrencyBenchInput) {
   const f = parseFlags(CONCURRENCY_FLAGS, input, input.quick);
   const streams = [...new Set(f.streams)].sort((a, b) => a - b);
   if (streams.at(-1)! > f.samples) {
@@ -70,3 +57,6 @@ export function resolveConcurrencyBenchOptions(
     ...(f.cpuProfileDir ? { cpuProfileDir: path.resolve(f.cpuProfileDir) } : {}),
   };
 }
+
+/** Settings of `runConcurrencyBench`, as {@link resolveConcurrencyBenchOptions} fills them in. */
+export type ConcurrencyBenchOptions = ReturnType<typeof resolveConcurrencyBenchOptions>;

@@ -13,17 +13,7 @@ import {
   benchInputSettings,
   DEFAULT_SAMPLES,
   type BenchInput,
-  type PhotoBenchSettings,
 } from '../stream/StreamBenchOptions.js';
-
-/** Settings of {@link runCoresBench}. */
-export interface CoresBenchOptions extends PhotoBenchSettings {
-  /** Loader worker counts (`serve --workers`), each measured `runs` times, interleaved. */
-  workers: number[];
-  /** Ranks of one job streaming at once, the same for every worker count. */
-  streams: number;
-  epochs: number;
-}
 
 /** Worker counts of the full mode: 1 up to the cores of this machine, at least 1 and 2. */
 function allCores(): number[] {
@@ -52,7 +42,7 @@ export interface CoresBenchInput extends BenchInput, FlagInput<typeof CORES_FLAG
  * primary's round robin to give every worker several), three interleaved runs, batches of
  * 32, two epochs per run; or of its quick mode. Checks the flags.
  */
-export function resolveCoresBenchOptions(input: CoresBenchInput): CoresBenchOptions {
+export function resolveCoresBenchOptions(input: CoresBenchInput) {
   const f = parseFlags(CORES_FLAGS, input, input.quick);
   const workers = [...new Set(f.workers ?? (input.quick ? [1, 2] : allCores()))].sort(
     (a, b) => a - b,
@@ -67,3 +57,6 @@ export function resolveCoresBenchOptions(input: CoresBenchInput): CoresBenchOpti
     epochs: f.epochs,
   };
 }
+
+/** Settings of `runCoresBench`, as {@link resolveCoresBenchOptions} fills them in. */
+export type CoresBenchOptions = ReturnType<typeof resolveCoresBenchOptions>;

@@ -12,7 +12,6 @@ import {
   PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
 import { benchPaths, type BenchInput } from '../stream/StreamBenchOptions.js';
-import type { IngestBenchOptions } from './IngestBenchOptions.js';
 
 /** The flags of `bench ingest` with their defaults (full; quick: well under a minute). */
 export const INGEST_FLAGS = {
@@ -70,7 +69,7 @@ export interface IngestBenchInput
  * 128, all of MNIST) or of its quick mode, and checks the flags. Explicit values win over
  * the quick ones.
  */
-export function resolveIngestBenchOptions(input: IngestBenchInput): IngestBenchOptions {
+export function resolveIngestBenchOptions(input: IngestBenchInput) {
   const quick = input.quick ?? false;
   const f = parseFlags(INGEST_FLAGS, input, quick);
   const mnistLimit = f.mnistLimit ?? (quick ? 500 : undefined);
@@ -104,9 +103,14 @@ export function resolveIngestBenchOptions(input: IngestBenchInput): IngestBenchO
     // The full set is the one `prepare mnist --out .state/mnist` makes, so both share it.
     mnistDir: path.join(input.stateRoot, mnistLimit ? `mnist-${mnistLimit}` : 'mnist'),
     outDir: f.outDir === undefined ? paths.outDir : path.resolve(f.outDir),
+    // Longest wait before each run for the database to go quiet (compaction, flushes of the
+    // previous run), so one run's aftermath is not billed to the next.
     settleMaxMs: quick ? 3000 : 15_000,
     progress: input.progress,
     log: input.log,
     signal: input.signal,
   };
 }
+
+/** Settings of `runIngestBench`, as {@link resolveIngestBenchOptions} fills them in. */
+export type IngestBenchOptions = ReturnType<typeof resolveIngestBenchOptions>;

@@ -8,7 +8,7 @@ import { prepareMnist } from '../../src/datasets/prepareMnist.js';
 import { createDbClient, type IngestSource, readManifest } from '../../src/core/index.js';
 import { benchEnvironment } from '../stream/benchEnvironment.js';
 import { median } from '../stream/stats.js';
-import type { IngestBenchOptions } from './IngestBenchOptions.js';
+import type { IngestBenchOptions } from './resolveIngestBenchOptions.js';
 import type {
   IngestBenchReport,
   IngestBenchSource,

@@ -13,32 +13,8 @@ import {
   PLACEMENTS,
   type BenchInput,
   type Placement,
-  type PhotoBenchSettings,
 } from '../stream/StreamBenchOptions.js';
-import { DEFAULT_CONGESTED, type CongestedRoute } from './routeToxics.js';
-
-/** Settings of {@link runLatencyBench}. */
-export interface LatencyBenchOptions extends PhotoBenchSettings {
-  /** The `toxiproxy-server` binary. */
-  toxiproxy: string;
-  /**
-   * Pinned: the database node and toxiproxy on one core, loaders and trainers on the other;
-   * unpinned: wherever the OS puts them. Pinned is skipped (with a note) where it cannot run.
-   */
-  placements: Placement[];
-  /**
-   * Rate of the paced trainer (a simulated training step of batch / rate per batch) whose
-   * waits are the stalls reported next to the full-speed figures; absent: no paced runs.
-   */
-  trainerSamplesPerSecond: number | undefined;
-  /** Round trips injected on the main route, ms. */
-  rttsMs: number[];
-  /** Main route's round trip when the congested route is added (absent: not run). */
-  congestedAtRttMs: number | undefined;
-  congested: CongestedRoute;
-  /** Share of each stream's first batches left out of the batch-wait figures. */
-  warmupFraction: number;
-}
+import { DEFAULT_CONGESTED } from './routeToxics.js';
 
 /**
  * Default rate of the paced trainer, samples/s: below what the loader streams here at 0 ms
@@ -88,7 +64,7 @@ export interface LatencyBenchInput extends BenchInput, FlagInput<typeof LATENCY_
  * and checks the flags. Batches are smaller than `bench stream`'s so that an epoch has
  * enough of them for a batch-wait p99.
  */
-export function resolveLatencyBenchOptions(input: LatencyBenchInput): LatencyBenchOptions {
+export function resolveLatencyBenchOptions(input: LatencyBenchInput) {
   const f = parseFlags(LATENCY_FLAGS, input, input.quick);
   const rttsMs = [...new Set(f.rttsMs)].sort((a, b) => a - b);
   return {
@@ -103,3 +79,6 @@ export function resolveLatencyBenchOptions(input: LatencyBenchInput): LatencyBen
     warmupFraction: 0.1,
   };
 }
+
+/** Settings of `runLatencyBench`, as {@link resolveLatencyBenchOptions} fills them in. */
+export type LatencyBenchOptions = ReturnType<typeof resolveLatencyBenchOptions>;

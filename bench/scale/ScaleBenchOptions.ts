@@ -1,5 +1,4 @@
 import path from 'node:path';
-import type { DbConfig } from '../../src/core/index.js';
 import {
   flag,
   parseFlags,
@@ -11,36 +10,7 @@ import {
   batchSizeFlag,
   PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
-import type { BenchInput, BenchProgressFactory } from '../stream/StreamBenchOptions.js';
-
-/** Settings of `runScaleBench`. */
-export interface ScaleBenchOptions {
-  /** Database the loader and this process connect to. */
-  db: DbConfig;
-  /** Pid of the local database node, for its CPU seconds; undefined for another cluster. */
-  dbPid?: number | undefined;
-  /** Split sizes (caps) to stream, ascending; the dataset holds the largest. */
-  sizes: number[];
-  /** Dataset (keyspace) name. */
-  dataset: string;
-  /** Measured runs of each size, each in a fresh loader. */
-  runs: number;
-  batchSize: number;
-  /**
-   * Samples each run streams before it stops (whole batches; absent: the whole epoch), so that
-   * splits of every size are compared at the same stream length.
-   */
-  samplesPerRun: number | undefined;
-  /** Samples of the warm-up split streamed before each measured stream. */
-  warmupSamples: number;
-  /** Folder the JSON report is written to. */
-  outDir: string;
-  /** Progress displays; default: none. */
-  progress?: BenchProgressFactory;
-  /** Status lines (default: none). */
-  log?: (line: string) => void;
-  signal?: AbortSignal;
-}
+import type { BenchInput } from '../stream/StreamBenchOptions.js';
 
 /** Sizes of the full run: splits of 10^4, 10^5 and 10^6 samples. @internal */
 export const FULL_SIZES = [10_000, 100_000, 1_000_000];
@@ -84,7 +54,7 @@ export interface ScaleBenchInput extends Omit<BenchInput, 'dbPid'>, FlagInput<ty
  * Fills in the defaults of `bench scale` (sizes 10^4, 10^5, 10^6, 3 runs, batch 256, a warm-up
  * split of 5,000) or of its quick mode, and checks the flags.
  */
-export function resolveScaleBenchOptions(input: ScaleBenchInput): ScaleBenchOptions {
+export function resolveScaleBenchOptions(input: ScaleBenchInput) {
   const f = parseFlags(SCALE_FLAGS, input, input.quick);
   const sizes = [...new Set(f.sizes)].sort((a, b) => a - b);
   return {
@@ -102,3 +72,6 @@ export function resolveScaleBenchOptions(input: ScaleBenchInput): ScaleBenchOpti
     signal: input.signal,
   };
 }
+
+/** Settings of `runScaleBench`, as {@link resolveScaleBenchOptions} fills them in. */
+export type ScaleBenchOptions = ReturnType<typeof resolveScaleBenchOptions>;

@@ -23,23 +23,6 @@ export function progressOrLog(
   );
 }
 
-/** Settings of {@link runStreamBench}. */
-export interface StreamBenchOptions extends PhotoBenchSettings {
-  /** Size of the samples: `imagenet` (~104 kB), `small` (224x224, ~15 kB), `tiny` (~500 B). */
-  payload: PhotoPresetName;
-  /** Concurrencies the tight loop is calibrated over; the best is used for its timed runs. */
-  concurrencies: number[];
-  placements: Placement[];
-  /**
-   * Samples per query of the grouped scenarios (tight loop grouped, service grouped), run
-   * beside the single-row ones; absent: not run. The plain service scenarios then run with
-   * grouping off, so each pair compares like with like.
-   */
-  groupReads?: number;
-  /** Iterations of each layout in the encode/decode micro-benchmark. */
-  layoutIterations: number;
-}
-
 /** Default sample count of the benchmarks. @internal */
 export const DEFAULT_SAMPLES = 3000;
 
@@ -79,24 +62,6 @@ export interface BenchInput {
   signal?: AbortSignal | undefined;
 }
 
-/** The settings every photo benchmark has (see {@link benchInputSettings}). */
-export interface PhotoBenchSettings extends Pick<
-  BenchInput,
-  'db' | 'dbPid' | 'progress' | 'log' | 'signal'
-> {
-  /** Distinct photo JPEGs in the dataset. */
-  samples: number;
-  /** Dataset (keyspace) name. */
-  dataset: string;
-  /** Folder of the generated images (an ImageFolder tree shared by the benchmarks). */
-  imageRoot: string;
-  /** Folder the JSON report is written to. */
-  outDir: string;
-  /** Measured runs of every case, interleaved; medians reported. */
-  runs: number;
-  batchSize: number;
-}
-
 /** The parsed flags every photo benchmark has (see `photoBenchFlags`). */
 export interface PhotoBenchFlagValues {
   samples: number;
@@ -115,7 +80,7 @@ export function benchInputSettings(
   input: BenchInput,
   { samples, runs, batchSize, dataset, outDir }: PhotoBenchFlagValues,
   payload: PhotoPresetName = 'imagenet',
-): PhotoBenchSettings {
+) {
   const paths = benchPaths(input.stateRoot, payload);
   return {
     db: input.db,

@@ -18,7 +18,6 @@ import {
   benchInputSettings,
   DEFAULT_SAMPLES,
   PLACEMENTS,
-  type StreamBenchOptions,
   type BenchInput,
 } from './StreamBenchOptions.js';
 
@@ -73,7 +72,7 @@ export interface StreamBenchInput extends BenchInput, FlagInput<typeof STREAM_FL
  * Fills in the defaults of `bench stream` (N=3000 imagenet-size photos, K=3, C in {32, 64,
  * 128, 256}, batch 128, both placements) or of its quick mode, and checks the flags.
  */
-export function resolveStreamBenchOptions(input: StreamBenchInput): StreamBenchOptions {
+export function resolveStreamBenchOptions(input: StreamBenchInput) {
   const quick = input.quick ?? false;
   const f = parseFlags(STREAM_FLAGS, input, quick);
   return {
@@ -85,3 +84,6 @@ export function resolveStreamBenchOptions(input: StreamBenchInput): StreamBenchO
     ...(f.groupReads === undefined ? {} : { groupReads: f.groupReads }),
   };
 }
+
+/** Settings of `runStreamBench`, as {@link resolveStreamBenchOptions} fills them in. */
+export type StreamBenchOptions = ReturnType<typeof resolveStreamBenchOptions>;

@@ -10,13 +10,8 @@ import {
   type FlagInput,
   photoBenchFlags,
 } from '../cli/benchOptions.js';
-import {
-  benchPaths,
-  defaultDatasetName,
-  type BenchProgressFactory,
-  type BenchInput,
-} from '../stream/StreamBenchOptions.js';
-import { TLS_LEG_NAMES, type TlsLegName } from './tlsLegs.js';
+import { benchPaths, defaultDatasetName, type BenchInput } from '../stream/StreamBenchOptions.js';
+import { TLS_LEG_NAMES } from './tlsLegs.js';
 
 /** A loopback IPv4 address other than the shared development node's 127.0.0.1. */
 const loopbackAddress = z.string().transform((address, ctx) => {
@@ -37,34 +32,6 @@ const loopbackAddress = z.string().transform((address, ctx) => {
   }
   return address;
 });
-
-/** Settings of {@link runTlsBench} (see {@link resolveTlsBenchOptions}). */
-export interface TlsBenchOptions {
-  /** Distinct ~104 kB photo JPEGs in the dataset (`bench stream`'s imagenet payload). */
-  samples: number;
-  dataset: string;
-  batchSize: number;
-  /** Measured runs of every leg, interleaved (the order rotates each run); medians reported. */
-  runs: number;
-  /** The legs to run, in the table's order; always starts with `plaintext` (the reference). */
-  legs: TlsLegName[];
-  /**
-   * State folder of the benchmark's own database node: kept (and reused by the next run) when
-   * given; absent: a temporary folder, the node stopped and the folder removed at the end.
-   */
-  nodeDir: string | undefined;
-  /** Address of that node (its CQL port is 9042), other than the shared node's 127.0.0.1. */
-  nodeAddress: string;
-  /** Heap of that node, MiB. */
-  nodeHeapMb: number;
-  /** Folder of the generated images (an ImageFolder tree, shared with the other benchmarks). */
-  imageRoot: string;
-  /** Folder the JSON report is written to. */
-  outDir: string;
-  progress?: BenchProgressFactory;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
-}
 
 /** Defaults of the full run; `--quick` takes {@link TLS_BENCH_QUICK} over them. */
 export const TLS_BENCH_DEFAULTS = {
@@ -127,7 +94,7 @@ export interface TlsBenchInput
  * naming the flag. `plaintext` is added to a subset of legs that lacks it: every ratio is to
  * it.
  */
-export function resolveTlsBenchOptions(input: TlsBenchInput): TlsBenchOptions {
+export function resolveTlsBenchOptions(input: TlsBenchInput) {
   const f = parseFlags(TLS_FLAGS, input, input.quick);
   const paths = benchPaths(input.stateRoot);
   return {
@@ -148,3 +115,6 @@ export function resolveTlsBenchOptions(input: TlsBenchInput): TlsBenchOptions {
     signal: input.signal,
   };
 }
+
+/** Settings of `runTlsBench`, as {@link resolveTlsBenchOptions} fills them in. */
+export type TlsBenchOptions = ReturnType<typeof resolveTlsBenchOptions>;

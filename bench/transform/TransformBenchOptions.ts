@@ -8,34 +8,8 @@ import {
   epochsFlag,
   photoBenchFlags,
 } from '../cli/benchOptions.js';
-import {
-  benchInputSettings,
-  type BenchInput,
-  type PhotoBenchSettings,
-} from '../stream/StreamBenchOptions.js';
-import { TRANSFORM_LEG_NAMES, type TransformLegName } from './transformLegs.js';
-
-/** Settings of {@link runTransformBench} (see {@link resolveTransformBenchOptions}). */
-export interface TransformBenchOptions extends PhotoBenchSettings {
-  /** `toxiproxy-server`, which injects the round trip of the proxied legs. */
-  toxiproxy: string;
-  /** Python interpreter with torch, torchvision, PIL, numpy and grpcio. */
-  python: string;
-  /** Epochs every leg streams in one measured run. */
-  epochs: number;
-  /** The legs to run (default: all), in the table's order. */
-  legs: TransformLegName[];
-  /** DataLoader workers of the Python legs. */
-  workers: number;
-  /** Round trip injected between the proxied loader and the database in the last leg, ms. */
-  rttMs: number;
-  /** Side of the square RandomResizedCrop, px. */
-  size: number;
-  /** Probability of the horizontal flip. */
-  flip: number;
-  /** Quality of the JPEG leg. */
-  jpegQuality: number;
-}
+import { benchInputSettings, type BenchInput } from '../stream/StreamBenchOptions.js';
+import { TRANSFORM_LEG_NAMES } from './transformLegs.js';
 
 /** Fixed settings of the transform and the Python legs (not flags). */
 export const TRANSFORM_BENCH_DEFAULTS = {
@@ -72,7 +46,7 @@ export interface TransformBenchInput extends BenchInput, FlagInput<typeof TRANSF
  * Fills in the defaults of `bench transform` (or of its quick mode) and checks the flags. The
  * dataset is `bench stream`'s for the sample count, so the benchmarks share their photos.
  */
-export function resolveTransformBenchOptions(input: TransformBenchInput): TransformBenchOptions {
+export function resolveTransformBenchOptions(input: TransformBenchInput) {
   const d = TRANSFORM_BENCH_DEFAULTS;
   const f = parseFlags(TRANSFORM_FLAGS, input, input.quick);
   if (f.samples < f.batchSize * d.workers) {
@@ -93,3 +67,6 @@ export function resolveTransformBenchOptions(input: TransformBenchInput): Transf
     ...d,
   };
 }
+
+/** Settings of `runTransformBench`, as {@link resolveTransformBenchOptions} fills them in. */
+export type TransformBenchOptions = ReturnType<typeof resolveTransformBenchOptions>;
