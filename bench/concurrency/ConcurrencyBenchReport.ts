@@ -1,5 +1,3 @@
-import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-import type { BenchDataset } from '../dataset/benchDataset.js';
 import type { ExactlyOnceCheck } from './checkExactlyOnce.js';
 
 /** CPU seconds of the processes involved in a run (absent: not measurable here). */
@@ -53,37 +51,4 @@ export interface ConcurrencySummaryRow {
   scaling: number;
   /** True when every epoch of every run delivered the dataset exactly once across the ranks. */
   exactlyOnce: boolean;
-}
-
-/** Everything `bench concurrency` measured, as written to its JSON file. */
-export interface ConcurrencyBenchReport {
-  startedAt: string;
-  seconds: number;
-  environment: BenchEnvironment;
-  settings: {
-    samples: number;
-    streams: number[];
-    runs: number;
-    batchSize: number;
-    epochs: number;
-    /** How the ranks are hosted (see `ranksClientChild.ts`). */
-    clients: string;
-    /** The loader's defaults the streams run with. */
-    serverDefaultPrefetch: number;
-    serverMaxInFlightPerStream: number;
-    serverMaxConcurrentStreams: number;
-    connectionsPerHost: number;
-    peakRssPerRun: boolean;
-    /** Folder of the loader's CPU profile, when asked for. */
-    cpuProfileDir?: string;
-  };
-  dataset: BenchDataset;
-  runs: ConcurrencyRun[];
-  summary: ConcurrencySummaryRow[];
-  /** The k the scaling ratios are relative to. */
-  scalingBase: number;
-  servePid: number;
-  /** Every process started (the loader and one client per run), all ended. */
-  childPids: number[];
-  jsonPath: string;
 }

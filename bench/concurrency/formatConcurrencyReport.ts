@@ -1,4 +1,4 @@
-import type { ConcurrencyBenchReport } from './ConcurrencyBenchReport.js';
+import type { ConcurrencyBenchReport } from './runConcurrencyBench.js';
 
 /**
  * The report of `bench concurrency` as Markdown: one row per k with medians over the runs,

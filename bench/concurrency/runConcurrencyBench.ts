@@ -7,7 +7,7 @@ import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import { checkRanksFile } from './checkExactlyOnce.js';
 import type { ConcurrencyBenchOptions } from './ConcurrencyBenchOptions.js';
-import type { ConcurrencyBenchReport, ConcurrencyRun } from './ConcurrencyBenchReport.js';
+import type { ConcurrencyRun } from './ConcurrencyBenchReport.js';
 import { interleavedSchedule } from './interleavedSchedule.js';
 import type { RanksClientConfig, RanksClientResult } from './ranksClientChild.js';
 import { summarizeConcurrencyRuns } from './summarizeConcurrencyRuns.js';
@@ -28,9 +28,7 @@ const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
  * thrown, so the figures still come out). Every child is ended whatever happens. Writes the
  * JSON report to `outDir`.
  */
-export async function runConcurrencyBench(
-  options: ConcurrencyBenchOptions,
-): Promise<ConcurrencyBenchReport> {
+export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
   const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
 
   const { environment, dataset, datasetIds } = await preparePhotoBench({
@@ -83,7 +81,7 @@ export async function runConcurrencyBench(
 
   const serverDefaults = serverConfigSchema.parse({ db: {} });
   const { summary, scalingBase } = summarizeConcurrencyRuns(runs);
-  const report: ConcurrencyBenchReport = {
+  const report = {
     startedAt: startedAt.toISOString(),
     seconds: seconds(),
     environment,
@@ -171,3 +169,6 @@ async function measureRun(
     exactlyOnce,
   };
 }
+
+/** Everything `bench concurrency` measured, as written to its JSON file. */
+export type ConcurrencyBenchReport = Awaited<ReturnType<typeof runConcurrencyBench>>;

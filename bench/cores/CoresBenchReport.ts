@@ -1,6 +1,4 @@
 import type { ExactlyOnceCheck } from '../concurrency/checkExactlyOnce.js';
-import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-import type { BenchDataset } from '../dataset/benchDataset.js';
 
 /** One measured run: k ranks of one job against a loader of `workers` processes. */
 export interface CoresRun {
@@ -38,23 +36,4 @@ export interface CoresSummaryRow {
   loaderCoresBusy: number;
   workerRssMiB: number;
   exactlyOnce: boolean;
-}
-
-/** Everything `bench cores` measured, as written to its JSON file. */
-export interface CoresBenchReport {
-  startedAt: string;
-  seconds: number;
-  environment: BenchEnvironment;
-  settings: {
-    samples: number;
-    workers: number[];
-    streams: number;
-    runs: number;
-    batchSize: number;
-    epochs: number;
-  };
-  dataset: BenchDataset;
-  runs: CoresRun[];
-  summary: CoresSummaryRow[];
-  jsonPath: string;
 }

@@ -1,4 +1,4 @@
-import type { CoresBenchReport } from './CoresBenchReport.js';
+import type { CoresBenchReport } from './runCoresBench.js';
 
 /**
  * The report of `bench cores` as Markdown: one row per worker count with medians over the

@@ -10,7 +10,7 @@ import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { type BenchChild, startBenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
 import type { CoresBenchOptions } from './CoresBenchOptions.js';
-import type { CoresBenchReport, CoresRun, CoresSummaryRow } from './CoresBenchReport.js';
+import type { CoresRun, CoresSummaryRow } from './CoresBenchReport.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
 import { startBenchRun } from '../report/benchRun.js';
 
@@ -26,7 +26,7 @@ const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
  * (primary and workers) per GB, each worker's RSS, how many streams each worker served, and
  * an exactly-once check of the ranks' ids. Every child is ended whatever happens.
  */
-export async function runCoresBench(options: CoresBenchOptions): Promise<CoresBenchReport> {
+export async function runCoresBench(options: CoresBenchOptions) {
   const { log, progress, startedAt, seconds } = startBenchRun(options);
   const { environment, dataset, datasetIds } = await preparePhotoBench({
     ...options,
@@ -60,7 +60,7 @@ export async function runCoresBench(options: CoresBenchOptions): Promise<CoresBe
     await rm(idsDir, { recursive: true, force: true });
   }
 
-  const report: CoresBenchReport = {
+  const report = {
     startedAt: startedAt.toISOString(),
     seconds: seconds(),
     environment,
@@ -186,3 +186,6 @@ function summarize(runs: readonly CoresRun[]): CoresSummaryRow[] {
   for (const row of rows) row.scaling = row.samplesPerSecond / base;
   return rows;
 }
+
+/** Everything `bench cores` measured, as written to its JSON file. */
+export type CoresBenchReport = Awaited<ReturnType<typeof runCoresBench>>;

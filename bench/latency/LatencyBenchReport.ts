@@ -1,8 +1,4 @@
-import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-import type { Pinning } from '../stream/pinning.js';
-import type { BenchDataset } from '../dataset/benchDataset.js';
 import type { Placement } from '../stream/StreamBenchOptions.js';
-import type { CongestedRoute } from './routeToxics.js';
 
 /** B: the classic loader (IN_ORDER, prefetch 2); C: the service's defaults (OUT_OF_ORDER). */
 export type LatencyScenario = 'B' | 'C';
@@ -74,44 +70,4 @@ export interface LatencyRatios {
   cOverBCongested?: number;
   /** C's batch-wait p99 with the congested route, as the paced trainer saw it, ms. */
   cCongestedTrainerP99Ms?: number;
-}
-
-/** Everything `bench latency` measured, as written to its JSON file. */
-export interface LatencyBenchReport {
-  startedAt: string;
-  seconds: number;
-  environment: BenchEnvironment & { toxiproxy: string };
-  settings: {
-    samples: number;
-    runs: number;
-    batchSize: number;
-    placements: Placement[];
-    /** CPUs of the pinned placement (toxiproxy runs with the database). */
-    pinning?: Pinning;
-    /** The paced trainer's rate and the step that gives it (absent: no paced runs). */
-    trainer?: { samplesPerSecond: number; stepMs: number };
-    rttsMs: number[];
-    congestedAtRttMs: number | undefined;
-    congested: CongestedRoute;
-    jitter: string;
-    warmupFraction: number;
-    connectionsPerHost: number;
-    serverDefaultPrefetch: number;
-    serverMaxInFlightPerStream: number;
-    /** Whether the loader's peak RSS could be reset before each run. */
-    peakRssPerRun: boolean;
-    /** How the congested route was given to the loader. */
-    extraPath?: string;
-  };
-  dataset: BenchDataset;
-  runs: LatencyRun[];
-  summary: LatencySummaryRow[];
-  ratios: Partial<Record<Placement, LatencyRatios>>;
-  /** What could not run as asked (e.g. pinning without taskset). */
-  notes: string[];
-  /** Every process started (loaders, clients, toxiproxy), all ended by the time this returns. */
-  childPids: number[];
-  toxiproxyPid: number;
-  jsonPath: string;
-  svgPath: string;
 }

@@ -1,4 +1,5 @@
-import type { LatencyBenchReport, LatencySummaryRow } from './LatencyBenchReport.js';
+import type { LatencySummaryRow } from './LatencyBenchReport.js';
+import type { LatencyBenchReport } from './runLatencyBench.js';
 
 /** Name of a scenario in the table. @internal */
 export function latencyScenarioLabel(row: Pick<LatencySummaryRow, 'scenario'>): string {

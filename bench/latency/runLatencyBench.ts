@@ -6,13 +6,7 @@ import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import type { LatencyBenchOptions } from './LatencyBenchOptions.js';
-import type {
-  LatencyBenchReport,
-  LatencyPace,
-  LatencyRun,
-  LatencyScenario,
-  RouteSet,
-} from './LatencyBenchReport.js';
+import type { LatencyPace, LatencyRun, LatencyScenario, RouteSet } from './LatencyBenchReport.js';
 import { pinProcess, resolvePlacements } from '../stream/pinning.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { type Placement } from '../stream/StreamBenchOptions.js';
@@ -46,7 +40,7 @@ const CLIENT_SCRIPT = 'sdkClientChild';
  * Toxiproxy and every child are ended whatever happens. Writes the JSON report and an SVG
  * chart to `outDir`.
  */
-export async function runLatencyBench(options: LatencyBenchOptions): Promise<LatencyBenchReport> {
+export async function runLatencyBench(options: LatencyBenchOptions) {
   const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
 
   const { environment, dataset } = await preparePhotoBench({
@@ -166,7 +160,7 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Lat
 
   const serverDefaults = serverConfigSchema.parse({ db: {} });
   const summary = summarizeLatencyRuns(runs);
-  const report: LatencyBenchReport = {
+  const report = {
     startedAt: startedAt.toISOString(),
     seconds: seconds(),
     environment: { ...environment, toxiproxy: toxiproxyVersion(options.toxiproxy) },
@@ -289,3 +283,6 @@ function toxiproxyVersion(binary: string): string {
     return 'unknown';
   }
 }
+
+/** Everything `bench latency` measured, as written to its JSON file. */
+export type LatencyBenchReport = Awaited<ReturnType<typeof runLatencyBench>>;

@@ -1,7 +1,3 @@
-import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-import type { BenchDataset } from '../dataset/benchDataset.js';
-import type { ScaleSplit } from './prepareScaleSplits.js';
-
 /** One stream of one split size, through a fresh loader. */
 export interface ScaleRun {
   /** The split's cap (10^4, ...). */
@@ -60,30 +56,4 @@ export interface ScaleRssVerdict {
   /** The target: at most 1.10 (flat within 10%). */
   target: number;
   met: boolean;
-}
-
-/** Everything `bench scale` measured. */
-export interface ScaleBenchReport {
-  startedAt: string;
-  seconds: number;
-  environment: BenchEnvironment;
-  settings: {
-    sizes: number[];
-    runs: number;
-    batchSize: number;
-    ordering: 'out-of-order';
-    warmupSplit: string;
-    warmupSamples: number;
-    sampleBytes: number;
-    /** Samples each run streamed before stopping (absent: whole epochs). */
-    samplesPerRun?: number;
-  };
-  dataset: BenchDataset;
-  splits: ScaleSplit[];
-  runs: ScaleRun[];
-  summary: ScaleSummaryRow[];
-  rss?: ScaleRssVerdict;
-  /** Pids of every child started (serve, clients), all ended before the report. */
-  childPids: number[];
-  jsonPath: string;
 }

@@ -1,4 +1,4 @@
-import type { ScaleBenchReport } from './ScaleBenchReport.js';
+import type { ScaleBenchReport } from './runScaleBench.js';
 
 /**
  * The scale benchmark's figures as Markdown: one row per split size (medians), the RSS ratio

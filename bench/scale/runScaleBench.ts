@@ -7,7 +7,7 @@ import { startBenchChild } from '../stream/startBenchChild.js';
 import { ensureBenchDataset } from '../dataset/benchDataset.js';
 import { prepareScaleSplits, type ScaleSplit } from './prepareScaleSplits.js';
 import type { ScaleBenchOptions } from './ScaleBenchOptions.js';
-import type { ScaleBenchReport, ScaleRun } from './ScaleBenchReport.js';
+import type { ScaleRun } from './ScaleBenchReport.js';
 import { SCALE_CLASSES, SCALE_SAMPLE_BYTES, scaleIngestEntry } from './scaleSample.js';
 import { rssVerdict, summarizeScaleRuns } from './summarizeScaleRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
@@ -28,7 +28,7 @@ const CLIENT_SCRIPT = 'sdkClientChild';
  * alternating, so slow drift of a shared machine falls on every size alike. Every child is
  * ended whatever happens; the JSON report is written to `outDir`.
  */
-export async function runScaleBench(options: ScaleBenchOptions): Promise<ScaleBenchReport> {
+export async function runScaleBench(options: ScaleBenchOptions) {
   const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
   const sizes = [...options.sizes].sort((a, b) => a - b);
   const samples = sizes[sizes.length - 1]!;
@@ -99,7 +99,7 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<ScaleBe
 
   const summary = summarizeScaleRuns(runs);
   const rss = rssVerdict(summary);
-  const report: ScaleBenchReport = {
+  const report = {
     startedAt: startedAt.toISOString(),
     seconds: seconds(),
     environment,
@@ -213,3 +213,6 @@ export function expectedSamples(
   const batches = Math.ceil(options.samplesPerRun / options.batchSize);
   return Math.min(size, batches * options.batchSize);
 }
+
+/** Everything `bench scale` measured, as written to its JSON file. */
+export type ScaleBenchReport = Awaited<ReturnType<typeof runScaleBench>>;

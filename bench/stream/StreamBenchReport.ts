@@ -1,6 +1,3 @@
-import type { BenchEnvironment } from './benchEnvironment.js';
-import type { LayoutReport } from './layoutBench.js';
-import type { BenchDataset } from '../dataset/benchDataset.js';
 import type { Placement } from './StreamBenchOptions.js';
 
 /** The scenarios compared in each placement. */
@@ -68,41 +65,4 @@ export interface SummaryRow {
   /** Grouped scenarios: samples per query at most. */
   groupReads?: number;
   waitMs?: { p50: number; p99: number };
-}
-
-/** Everything `bench stream` measured, as written to its JSON file. */
-export interface StreamBenchReport {
-  startedAt: string;
-  seconds: number;
-  environment: BenchEnvironment;
-  settings: {
-    samples: number;
-    runs: number;
-    batchSize: number;
-    concurrencies: number[];
-    placements: Placement[];
-    connectionsPerHost: number;
-    serverDefaultPrefetch: number;
-    serverMaxInFlightPerStream: number;
-    /** Samples per grouped query of the grouped scenarios (absent: not run). */
-    groupReads?: number;
-    /** CPUs of the database and of the loader and client in the pinned placement. */
-    pinning?: { database: string; loaderAndClient: string };
-  };
-  dataset: BenchDataset;
-  /** Tight-loop concurrency kept for each placement. */
-  bestConcurrency: Partial<Record<Placement, number>>;
-  /** Grouped tight loop's samples in flight kept for each placement (grouped runs only). */
-  bestGroupedConcurrency?: Partial<Record<Placement, number>>;
-  runs: RunRecord[];
-  summary: SummaryRow[];
-  layout: LayoutReport;
-  /** `stream end` log lines of the loader, per placement. */
-  loaderStreamEnds: Partial<Record<Placement, Record<string, unknown>[]>>;
-  /** Every process the benchmark started (all ended when it returns). */
-  childPids: number[];
-  /** Placements skipped and other things a reader should know. */
-  notes: string[];
-  /** Where the JSON was written. */
-  jsonPath: string;
 }

@@ -1,5 +1,5 @@
 import { scenarioLabel } from './runStreamBench.js';
-import type { StreamBenchReport } from './StreamBenchReport.js';
+import type { StreamBenchReport } from './runStreamBench.js';
 
 const num = (v: number | undefined, digits = 0): string =>
   v === undefined || !Number.isFinite(v)

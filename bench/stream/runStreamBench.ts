@@ -10,7 +10,7 @@ import { startBenchChild } from './startBenchChild.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
 import type { Placement } from './StreamBenchOptions.js';
 import type { StreamBenchOptions } from './resolveStreamBenchOptions.js';
-import type { RunRecord, ScenarioName, StreamBenchReport } from './StreamBenchReport.js';
+import type { RunRecord, ScenarioName } from './StreamBenchReport.js';
 import { summarizeRuns } from './summarizeRuns.js';
 import type { TightLoopConfig, TightLoopResult } from './tightLoopChild.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
@@ -43,7 +43,7 @@ const GROUPED_SCENARIO: ServiceScenario = { scenario: 'service-grouped', orderin
  * Also runs the batch-layout micro-benchmark, and writes the whole report as JSON to
  * `outDir/stream-<timestamp>.json`.
  */
-export async function runStreamBench(options: StreamBenchOptions): Promise<StreamBenchReport> {
+export async function runStreamBench(options: StreamBenchOptions) {
   const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
   const notes: string[] = [];
 
@@ -202,7 +202,7 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
     bar.stop();
   }
 
-  const report: StreamBenchReport = {
+  const report = {
     startedAt: startedAt.toISOString(),
     seconds: seconds(),
     environment,
@@ -384,3 +384,6 @@ export function scenarioLabel(r: {
       return 'service (in-order, prefetch 2)';
   }
 }
+
+/** Everything `bench stream` measured, as written to its JSON file. */
+export type StreamBenchReport = Awaited<ReturnType<typeof runStreamBench>>;

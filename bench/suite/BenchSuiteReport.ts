@@ -1,9 +1,9 @@
 import type { CeilingBenchReport } from '../ceiling/runCeilingBench.js';
-import type { ConcurrencyBenchReport } from '../concurrency/ConcurrencyBenchReport.js';
-import type { LatencyBenchReport } from '../latency/LatencyBenchReport.js';
-import type { ScaleBenchReport } from '../scale/ScaleBenchReport.js';
+import type { ConcurrencyBenchReport } from '../concurrency/runConcurrencyBench.js';
+import type { LatencyBenchReport } from '../latency/runLatencyBench.js';
+import type { ScaleBenchReport } from '../scale/runScaleBench.js';
 import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-import type { StreamBenchReport } from '../stream/StreamBenchReport.js';
+import type { StreamBenchReport } from '../stream/runStreamBench.js';
 import type { PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
 import type { LatencyVsA, SuiteTarget } from './suiteTargets.js';
 

@@ -1,8 +1,8 @@
 import type { CeilingBenchReport } from '../ceiling/runCeilingBench.js';
-import type { LatencyBenchReport } from '../latency/LatencyBenchReport.js';
-import type { ScaleBenchReport } from '../scale/ScaleBenchReport.js';
+import type { LatencyBenchReport } from '../latency/runLatencyBench.js';
+import type { ScaleBenchReport } from '../scale/runScaleBench.js';
 import type { Placement } from '../stream/StreamBenchOptions.js';
-import type { StreamBenchReport } from '../stream/StreamBenchReport.js';
+import type { StreamBenchReport } from '../stream/runStreamBench.js';
 
 /** One of the targets, as measured in each placement that ran. */
 export interface SuiteTarget {

@@ -1,6 +1,4 @@
-import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-import type { BenchDataset } from '../dataset/benchDataset.js';
-import type { TlsLegName, TlsLegSpec } from './tlsLegs.js';
+import type { TlsLegName } from './tlsLegs.js';
 
 /** One measured run of one leg: an epoch streamed by a fresh SDK client child. */
 export interface TlsLegRun {
@@ -31,23 +29,4 @@ export interface TlsLegSummary {
    * plaintext leg's in the same run (1 for plaintext itself; null when plaintext has no run).
    */
   ratioToPlaintext: number | null;
-}
-
-/** Everything `bench tls` measured (also written as JSON). */
-export interface TlsBenchReport {
-  startedAt: string;
-  seconds: number;
-  environment: BenchEnvironment;
-  settings: {
-    samples: number;
-    batchSize: number;
-    runs: number;
-    legs: TlsLegSpec[];
-    nodeAddress: string;
-  };
-  dataset: BenchDataset;
-  runs: TlsLegRun[];
-  summary: TlsLegSummary[];
-  notes: string[];
-  jsonPath: string;
 }

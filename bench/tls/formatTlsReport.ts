@@ -1,5 +1,6 @@
 import { TLS_THROUGHPUT_GOAL } from './summarizeTlsRuns.js';
-import type { TlsBenchReport, TlsLegSummary } from './TlsBenchReport.js';
+import type { TlsLegSummary } from './TlsBenchReport.js';
+import type { TlsBenchReport } from './runTlsBench.js';
 
 /** What the formatter reads of a report. */
 export type TlsReportView = Pick<

@@ -13,7 +13,7 @@ import { startBenchChild } from '../stream/startBenchChild.js';
 import { legOrder } from '../transform/transformLegs.js';
 import { startTlsBenchNode } from './startTlsBenchNode.js';
 import type { TlsBenchOptions } from './TlsBenchOptions.js';
-import type { TlsBenchReport, TlsLegRun } from './TlsBenchReport.js';
+import type { TlsLegRun } from './TlsBenchReport.js';
 import { summarizeTlsRuns } from './summarizeTlsRuns.js';
 import { TLS_LEGS, type TlsLegSpec } from './tlsLegs.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
@@ -62,7 +62,7 @@ interface LegLoader {
  * and the node's CPU around the child's measured part. Every child, the loaders, the test CA
  * and (unless kept) the node are removed whatever happens. Writes the JSON report to `outDir`.
  */
-export async function runTlsBench(options: TlsBenchOptions): Promise<TlsBenchReport> {
+export async function runTlsBench(options: TlsBenchOptions) {
   const { log, signal, progress, startedAt, seconds } = startBenchRun(options);
   const legs = TLS_LEGS.filter((l) => options.legs.includes(l.name));
 
@@ -121,7 +121,7 @@ export async function runTlsBench(options: TlsBenchOptions): Promise<TlsBenchRep
       bar.stop();
     }
 
-    const report: TlsBenchReport = {
+    const report = {
       startedAt: startedAt.toISOString(),
       seconds: seconds(),
       environment,
@@ -257,3 +257,6 @@ async function runLeg(
     },
   };
 }
+
+/** Everything `bench tls` measured, as written to its JSON file. */
+export type TlsBenchReport = Awaited<ReturnType<typeof runTlsBench>>;

@@ -1,6 +1,4 @@
-import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-import type { BenchDataset } from '../dataset/benchDataset.js';
-import type { TransformLegName, TransformLegSpec } from './transformLegs.js';
+import type { TransformLegName } from './transformLegs.js';
 
 /** What the Python child of a leg reports (`clients/python/bench/transform_legs.py`). */
 export interface TransformLegChildResult {
@@ -70,31 +68,4 @@ export interface TransformGoals {
   trainerCpuPilOverRaw: number | null;
   /** Same for the torchvision.transforms.v2 leg. */
   trainerCpuV2OverRaw: number | null;
-}
-
-/** Everything `bench transform` measured (also written as JSON). */
-export interface TransformBenchReport {
-  startedAt: string;
-  seconds: number;
-  environment: BenchEnvironment & { python: string };
-  settings: {
-    samples: number;
-    batchSize: number;
-    epochs: number;
-    runs: number;
-    workers: number;
-    rttMs: number;
-    size: number;
-    flip: number;
-    jpegQuality: number;
-    legs: TransformLegSpec[];
-    /** The request's transform of the RAW legs, as sent. */
-    transform: unknown;
-  };
-  dataset: BenchDataset;
-  runs: TransformLegRun[];
-  summary: TransformLegSummary[];
-  goals: TransformGoals;
-  notes: string[];
-  jsonPath: string;
 }

@@ -3,7 +3,8 @@ import {
   LATENCY_RETENTION_GOAL,
   NATIVE_OVER_SHARP_GOAL,
 } from './summarizeTransformRuns.js';
-import type { TransformBenchReport, TransformLegSummary } from './TransformBenchReport.js';
+import type { TransformLegSummary } from './TransformBenchReport.js';
+import type { TransformBenchReport } from './runTransformBench.js';
 
 /** What the formatter reads of a report. */
 export type TransformReportView = Pick<

@@ -8,11 +8,7 @@ import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import type { TransformBenchOptions } from './TransformBenchOptions.js';
-import type {
-  TransformBenchReport,
-  TransformLegChildResult,
-  TransformLegRun,
-} from './TransformBenchReport.js';
+import type { TransformLegChildResult, TransformLegRun } from './TransformBenchReport.js';
 import { summarizeTransformRuns } from './summarizeTransformRuns.js';
 import {
   legOrder,
@@ -38,9 +34,7 @@ const ID_BYTES = 16;
  * database's CPU around the child's measured part. Every child, the loaders and toxiproxy are
  * ended whatever happens. Writes the JSON report to `outDir`.
  */
-export async function runTransformBench(
-  options: TransformBenchOptions,
-): Promise<TransformBenchReport> {
+export async function runTransformBench(options: TransformBenchOptions) {
   const { log, signal, progress, startedAt, seconds } = startBenchRun(options);
   const legs = transformLegs(options.rttMs).filter((l) => options.legs.includes(l.name));
 
@@ -106,7 +100,7 @@ export async function runTransformBench(
   }
 
   const { summary, goals } = summarizeTransformRuns(legs, runs);
-  const report: TransformBenchReport = {
+  const report = {
     startedAt: startedAt.toISOString(),
     seconds: seconds(),
     environment: { ...environment, python: options.python },
@@ -199,3 +193,6 @@ async function runLeg(
     lastShape: result.lastShape,
   };
 }
+
+/** Everything `bench transform` measured, as written to its JSON file. */
+export type TransformBenchReport = Awaited<ReturnType<typeof runTransformBench>>;

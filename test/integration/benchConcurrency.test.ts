@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ConcurrencyBenchReport } from '../../bench/concurrency/ConcurrencyBenchReport.js';
+import type { ConcurrencyBenchReport } from '../../bench/concurrency/runConcurrencyBench.js';
 import { dropBenchDataset } from '../../bench/dataset/benchDataset.js';
 import { isProcessAlive } from '../../src/devdb/processAlive.js';
 import { createDbClient } from '../../src/core/index.js';

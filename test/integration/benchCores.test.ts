@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CoresBenchReport } from '../../bench/cores/CoresBenchReport.js';
+import type { CoresBenchReport } from '../../bench/cores/runCoresBench.js';
 import { dropBenchDataset } from '../../bench/dataset/benchDataset.js';
 import { createDbClient } from '../../src/core/index.js';
 import { runCli } from '../support/runCli.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveLatencyBenchOptions } from '../../bench/latency/LatencyBenchOptions.js';
-import type { LatencyBenchReport } from '../../bench/latency/LatencyBenchReport.js';
+import type { LatencyBenchReport } from '../../bench/latency/runLatencyBench.js';
 import { runLatencyBench } from '../../bench/latency/runLatencyBench.js';
 import { toxiproxyBinary } from '../../bench/latency/toxiproxyBinary.js';
 import { dropBenchDataset } from '../../bench/dataset/benchDataset.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ScaleBenchReport } from '../../bench/scale/ScaleBenchReport.js';
+import type { ScaleBenchReport } from '../../bench/scale/runScaleBench.js';
 import { scaleSampleBytes } from '../../bench/scale/scaleSample.js';
 import { isProcessAlive } from '../../src/devdb/processAlive.js';
 import {

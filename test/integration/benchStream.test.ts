@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { dropBenchDataset } from '../../bench/dataset/benchDataset.js';
 import { resolveStreamBenchOptions } from '../../bench/stream/resolveStreamBenchOptions.js';
 import { runStreamBench } from '../../bench/stream/runStreamBench.js';
-import type { StreamBenchReport } from '../../bench/stream/StreamBenchReport.js';
+import type { StreamBenchReport } from '../../bench/stream/runStreamBench.js';
 import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
 import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
 import { isProcessAlive } from '../../src/devdb/processAlive.js';

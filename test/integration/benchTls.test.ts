@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { TlsBenchReport } from '../../bench/tls/TlsBenchReport.js';
+import type { TlsBenchReport } from '../../bench/tls/runTlsBench.js';
 import { TLS_LEG_NAMES } from '../../bench/tls/tlsLegs.js';
 import { isPortOpen } from '../../src/devdb/portOpen.js';
 import { runCli } from '../support/runCli.js';

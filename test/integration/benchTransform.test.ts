@@ -1,7 +1,7 @@
 import { readFile, rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dropBenchDataset } from '../../bench/dataset/benchDataset.js';
-import type { TransformBenchReport } from '../../bench/transform/TransformBenchReport.js';
+import type { TransformBenchReport } from '../../bench/transform/runTransformBench.js';
 import { TRANSFORM_LEG_NAMES } from '../../bench/transform/transformLegs.js';
 import { createDbClient } from '../../src/core/index.js';
 import { runCli } from '../support/runCli.js';

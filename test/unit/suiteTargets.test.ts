@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { LatencyBenchReport } from '../../bench/latency/LatencyBenchReport.js';
-import type { ScaleBenchReport } from '../../bench/scale/ScaleBenchReport.js';
-import type { StreamBenchReport } from '../../bench/stream/StreamBenchReport.js';
+import type { LatencyBenchReport } from '../../bench/latency/runLatencyBench.js';
+import type { ScaleBenchReport } from '../../bench/scale/runScaleBench.js';
+import type { StreamBenchReport } from '../../bench/stream/runStreamBench.js';
 import { latencyVsA, suiteTargets } from '../../bench/suite/suiteTargets.js';
 
 const stream = {
