@@ -61,36 +61,6 @@ export interface CeilingRun {
   cpuSecondsPerGigabyte: { server: number; client: number };
 }
 
-/** Medians of a scenario's runs. */
-export interface CeilingSummaryRow {
-  scenario: CeilingScenario;
-  runs: number;
-  gigabytesPerSecond: number;
-  batchesPerSecond: number;
-  cpuSecondsPerGigabyte: { server: number; client: number };
-  /** This scenario's GB/s over the raw HTTP/2 stream's. */
-  ratioToRawHttp2: number;
-}
-
-/** What {@link runCeilingBench} returns and writes. */
-export interface CeilingBenchReport {
-  startedAt: string;
-  environment: ReturnType<typeof machineEnvironment>;
-  settings: {
-    batchSize: number;
-    sampleBytes: number;
-    messageBytes: number;
-    batchesPerRun: number;
-    runs: number;
-    quick: boolean;
-    flowControlWindow: number;
-    referenceWindow: number;
-  };
-  runs: CeilingRun[];
-  summary: CeilingSummaryRow[];
-  jsonPath: string;
-}
-
 const GB = 1e9;
 const GRPC_DEFAULT_WINDOW = 65_535;
 
@@ -101,7 +71,7 @@ const GRPC_DEFAULT_WINDOW = 65_535;
  * for reference. Each side runs in a child process of its own, so the CPU seconds (from
  * `/proc`, over the timed part) are each side's alone. Runs are interleaved round by round.
  */
-export async function runCeilingBench(options: CeilingBenchOptions): Promise<CeilingBenchReport> {
+export async function runCeilingBench(options: CeilingBenchOptions) {
   const quick = options.quick ?? false;
   const batchSize = options.batchSize ?? 128;
   const sampleBytes = options.sampleBytes ?? 100_000;
@@ -201,7 +171,7 @@ export async function runCeilingBench(options: CeilingBenchOptions): Promise<Cei
 
   const summary = summarize(runs);
   const jsonPath = reportPath(options.outDir, 'ceiling', startedAt);
-  const report: CeilingBenchReport = {
+  const report = {
     startedAt: startedAt.toISOString(),
     environment: machineEnvironment(),
     settings: {
@@ -222,7 +192,7 @@ export async function runCeilingBench(options: CeilingBenchOptions): Promise<Cei
   return report;
 }
 
-function summarize(runs: readonly CeilingRun[]): CeilingSummaryRow[] {
+function summarize(runs: readonly CeilingRun[]) {
   const rows = CEILING_SCENARIOS.map((scenario) => {
     const of = runs.filter((r) => r.scenario === scenario);
     const m = (f: (r: CeilingRun) => number): number => median(of.map(f));
@@ -242,6 +212,9 @@ function summarize(runs: readonly CeilingRun[]): CeilingSummaryRow[] {
   for (const row of rows) row.ratioToRawHttp2 = row.gigabytesPerSecond / raw;
   return rows;
 }
+
+/** What {@link runCeilingBench} returns and writes. */
+export type CeilingBenchReport = Awaited<ReturnType<typeof runCeilingBench>>;
 
 /** The report as a Markdown table, with the settings under it. */
 export function formatCeilingReport(report: CeilingBenchReport): string {

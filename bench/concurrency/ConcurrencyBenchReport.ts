@@ -34,21 +34,3 @@ export interface ConcurrencyRun {
   /** Every epoch of the run together: the ranks' ids against the dataset's. */
   exactlyOnce: ExactlyOnceCheck;
 }
-
-/** Medians over the runs of one k. */
-export interface ConcurrencySummaryRow {
-  streams: number;
-  runs: number;
-  samplesPerSecond: number;
-  megabytesPerSecond: number;
-  /** Per run the slowest rank's and the median rank's samples/s, then the median over runs. */
-  perStreamSamplesPerSecond: { min: number; median: number };
-  waitMs: { p50: number; p99: number };
-  cpuSeconds: ConcurrencyCpuSeconds;
-  loaderCpuSecondsPerGB?: number;
-  loaderPeakRssBytes?: number;
-  /** Aggregate samples/s over that of the smallest k measured (1 by default). */
-  scaling: number;
-  /** True when every epoch of every run delivered the dataset exactly once across the ranks. */
-  exactlyOnce: boolean;
-}

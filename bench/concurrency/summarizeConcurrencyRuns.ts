@@ -1,9 +1,5 @@
 import { median } from '../stream/stats.js';
-import type {
-  ConcurrencyCpuSeconds,
-  ConcurrencyRun,
-  ConcurrencySummaryRow,
-} from './ConcurrencyBenchReport.js';
+import type { ConcurrencyCpuSeconds, ConcurrencyRun } from './ConcurrencyBenchReport.js';
 
 /**
  * One row per k, in increasing k: the median over that k's runs of every figure (per-stream
@@ -11,10 +7,7 @@ import type {
  * samples/s over that of the smallest k. A figure missing from some runs (e.g. peak RSS where
  * it cannot be reset) is the median of the runs that have it, absent when none has. @internal
  */
-export function summarizeConcurrencyRuns(runs: readonly ConcurrencyRun[]): {
-  summary: ConcurrencySummaryRow[];
-  scalingBase: number;
-} {
+export function summarizeConcurrencyRuns(runs: readonly ConcurrencyRun[]) {
   const ks = [...new Set(runs.map((r) => r.streams))].sort((a, b) => a - b);
   const rows = ks.map((streams) => {
     const mine = runs.filter((r) => r.streams === streams);
@@ -47,7 +40,7 @@ export function summarizeConcurrencyRuns(runs: readonly ConcurrencyRun[]): {
       ...(rss === undefined ? {} : { loaderPeakRssBytes: rss }),
       scaling: Number.NaN,
       exactlyOnce: mine.every((r) => r.exactlyOnce.ok),
-    } satisfies ConcurrencySummaryRow;
+    };
   });
   const base = rows[0];
   for (const row of rows) row.scaling = row.samplesPerSecond / (base?.samplesPerSecond ?? NaN);

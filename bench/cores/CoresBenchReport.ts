@@ -21,19 +21,3 @@ export interface CoresRun {
   streamsPerWorker: number[];
   exactlyOnce: ExactlyOnceCheck;
 }
-
-/** Medians over the runs of one worker count. */
-export interface CoresSummaryRow {
-  workers: number;
-  runs: number;
-  samplesPerSecond: number;
-  megabytesPerSecond: number;
-  /** Aggregate samples/s over that of the smallest worker count measured. */
-  scaling: number;
-  cpuSeconds: { loader: number; client: number; db?: number };
-  loaderCpuSecondsPerGB: number;
-  /** The loader's CPU seconds over the wall seconds: the cores its processes kept busy. */
-  loaderCoresBusy: number;
-  workerRssMiB: number;
-  exactlyOnce: boolean;
-}

@@ -10,7 +10,7 @@ import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { type BenchChild, startBenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
 import type { CoresBenchOptions } from './CoresBenchOptions.js';
-import type { CoresRun, CoresSummaryRow } from './CoresBenchReport.js';
+import type { CoresRun } from './CoresBenchReport.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
 import { startBenchRun } from '../report/benchRun.js';
 
@@ -160,7 +160,7 @@ async function waitFor(cond: () => boolean, ms: number): Promise<void> {
 }
 
 /** Medians per worker count, scaled against the smallest count measured. */
-function summarize(runs: readonly CoresRun[]): CoresSummaryRow[] {
+function summarize(runs: readonly CoresRun[]) {
   const counts = [...new Set(runs.map((r) => r.workers))].sort((a, b) => a - b);
   const rows = counts.map((workers) => {
     const rs = runs.filter((r) => r.workers === workers);

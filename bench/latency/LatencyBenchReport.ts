@@ -45,23 +45,6 @@ export interface LatencyRun {
   loaderPeakRssBytes?: number;
 }
 
-/** Medians of the runs of one placement, scenario, route set and round trip. */
-export interface LatencySummaryRow {
-  placement: Placement;
-  scenario: LatencyScenario;
-  routes: RouteSet;
-  rttMs: number;
-  runs: number;
-  samplesPerSecond: number;
-  megabytesPerSecond: number;
-  /** Waits of the `max` runs: the time between batches at full speed. */
-  waitMs: { p50: number; p99: number };
-  /** Waits and stalled share of the `trainer` runs; absent: none ran. */
-  trainer?: { waitMs: { p50: number; p99: number }; stallFraction: number };
-  loaderCpuSecondsPerGB?: number;
-  loaderPeakRssBytes?: number;
-}
-
 /** Ratios the issue asks to report (medians of the paired runs' ratios); absent: not run. */
 export interface LatencyRatios {
   /** C at the largest round trip over C at 0 ms (main route). */

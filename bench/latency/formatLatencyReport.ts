@@ -1,4 +1,4 @@
-import type { LatencySummaryRow } from './LatencyBenchReport.js';
+import type { LatencySummaryRow } from './summarizeLatencyRuns.js';
 import type { LatencyBenchReport } from './runLatencyBench.js';
 
 /** Name of a scenario in the table. @internal */

@@ -1,4 +1,4 @@
-import type { LatencySummaryRow } from './LatencyBenchReport.js';
+import type { LatencySummaryRow } from './summarizeLatencyRuns.js';
 
 const WIDTH = 640;
 const HEIGHT = 400;

@@ -1,12 +1,6 @@
 import { median, medianOfAll } from '../stream/stats.js';
 import type { Placement } from '../stream/StreamBenchOptions.js';
-import type {
-  LatencyRatios,
-  LatencyRun,
-  LatencyScenario,
-  LatencySummaryRow,
-  RouteSet,
-} from './LatencyBenchReport.js';
+import type { LatencyRatios, LatencyRun, LatencyScenario, RouteSet } from './LatencyBenchReport.js';
 
 /** A summary row's identity. */
 type RowKey = Pick<LatencyRun, 'placement' | 'routes' | 'rttMs' | 'scenario'>;
@@ -22,7 +16,7 @@ const sameRow = (a: RowKey, b: RowKey): boolean =>
  * route first, by round trip, B before C). Throughput and its waits come from the `max`
  * runs, the trainer's waits and stalled share from the `trainer` runs of the same row. @internal
  */
-export function summarizeLatencyRuns(runs: readonly LatencyRun[]): LatencySummaryRow[] {
+export function summarizeLatencyRuns(runs: readonly LatencyRun[]) {
   const keys = new Map<string, RowKey>();
   for (const r of runs) keys.set(`${r.placement}/${r.routes}/${r.rttMs}/${r.scenario}`, r);
   const order = [...keys.values()].sort(
@@ -32,7 +26,7 @@ export function summarizeLatencyRuns(runs: readonly LatencyRun[]): LatencySummar
       a.rttMs - b.rttMs ||
       a.scenario.localeCompare(b.scenario),
   );
-  const rows: LatencySummaryRow[] = [];
+  const rows = [];
   for (const key of order) {
     const these = runs.filter((r) => sameRow(r, key) && r.pace === 'max');
     const paced = runs.filter((r) => sameRow(r, key) && r.pace === 'trainer');
@@ -68,6 +62,9 @@ export function summarizeLatencyRuns(runs: readonly LatencyRun[]): LatencySummar
   }
   return rows;
 }
+
+/** Medians of the runs of one placement, scenario, route set and round trip. */
+export type LatencySummaryRow = ReturnType<typeof summarizeLatencyRuns>[number];
 
 /**
  * The ratios of the issue for each placement, each the median over the rounds of the ratio

@@ -33,20 +33,6 @@ export interface ScaleRun {
   loaderRssAfterBytes?: number;
 }
 
-/** Medians of one size's runs. */
-export interface ScaleSummaryRow {
-  size: number;
-  splitSamples: number;
-  runs: number;
-  loaderPeakRssMiB?: number;
-  loaderRssBeforeMiB?: number;
-  /** Peak less the RSS before the stream, MiB. */
-  loaderRssGrowthMiB?: number;
-  loaderCpuMsPerBatch?: number;
-  firstBatchMs: number;
-  samplesPerSecond: number;
-}
-
 /** The largest size's peak RSS against the smallest's, and the target. */
 export interface ScaleRssVerdict {
   smallest: number;

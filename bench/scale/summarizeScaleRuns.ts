@@ -1,5 +1,5 @@
 import { median, medianOfAll } from '../stream/stats.js';
-import type { ScaleRssVerdict, ScaleRun, ScaleSummaryRow } from './ScaleBenchReport.js';
+import type { ScaleRssVerdict, ScaleRun } from './ScaleBenchReport.js';
 
 const MIB = 2 ** 20;
 
@@ -10,7 +10,7 @@ export const RSS_FLAT_TARGET = 1.1;
  * Medians of the runs of each size, ascending by size; a figure some run lacks (no `/proc`)
  * is left out of its row. @internal
  */
-export function summarizeScaleRuns(runs: readonly ScaleRun[]): ScaleSummaryRow[] {
+export function summarizeScaleRuns(runs: readonly ScaleRun[]) {
   const sizes = [...new Set(runs.map((r) => r.size))].sort((a, b) => a - b);
   return sizes.map((size) => {
     const these = runs.filter((r) => r.size === size);
@@ -40,7 +40,9 @@ export function summarizeScaleRuns(runs: readonly ScaleRun[]): ScaleSummaryRow[]
  * The largest size's median peak RSS over the smallest's, against {@link RSS_FLAT_TARGET};
  * undefined with fewer than two sizes or without peak figures. @internal
  */
-export function rssVerdict(rows: readonly ScaleSummaryRow[]): ScaleRssVerdict | undefined {
+export function rssVerdict(
+  rows: ReturnType<typeof summarizeScaleRuns>,
+): ScaleRssVerdict | undefined {
   if (rows.length < 2) return undefined;
   const small = rows[0]!;
   const large = rows[rows.length - 1]!;

@@ -40,29 +40,3 @@ export interface RunRecord {
   /** Service: time between batches as the consumer saw them. */
   waitMs?: { p50: number; p99: number; max: number };
 }
-
-/** Medians of the timed runs of one scenario in one placement. */
-export interface SummaryRow {
-  placement: Placement;
-  scenario: ScenarioName;
-  runs: number;
-  concurrency?: number;
-  samplesPerSecond: number;
-  megabytesPerSecond: number;
-  /** Median samples/s over the tight loop's median samples/s of the same placement. */
-  ratioToTightLoop: number;
-  /** Median of the per-run ratios to the tight-loop run just before (paired, same seed). */
-  pairedRatioToTightLoop: number;
-  cpuSeconds: { db?: number; dbNet?: number; loader?: number; client: number };
-  dbBackgroundCpuPerSecond?: number;
-  /** Loader CPU seconds per 10^9 bytes delivered (service rows). */
-  loaderCpuSecondsPerGB?: number;
-  /**
-   * CPU of the process doing the reads (the loader for service rows, the loop itself for
-   * tight-loop rows): seconds per 10^9 bytes and microseconds per sample delivered.
-   */
-  readerCpu?: { secondsPerGB: number; microsPerSample: number };
-  /** Grouped scenarios: samples per query at most. */
-  groupReads?: number;
-  waitMs?: { p50: number; p99: number };
-}

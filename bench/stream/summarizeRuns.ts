@@ -1,6 +1,6 @@
 import { median, medianOfAll } from './stats.js';
 import type { Placement } from './StreamBenchOptions.js';
-import type { RunRecord, ScenarioName, SummaryRow } from './StreamBenchReport.js';
+import type { RunRecord, ScenarioName } from './StreamBenchReport.js';
 
 const SCENARIOS: ScenarioName[] = [
   'tight-loop',
@@ -14,8 +14,8 @@ const SCENARIOS: ScenarioName[] = [
  * Medians of the timed runs per placement and scenario, with each scenario's throughput
  * relative to the tight loop of the same placement. @internal
  */
-export function summarizeRuns(runs: readonly RunRecord[], placements: Placement[]): SummaryRow[] {
-  const rows: SummaryRow[] = [];
+export function summarizeRuns(runs: readonly RunRecord[], placements: Placement[]) {
+  const rows = [];
   for (const placement of placements) {
     const timed = runs.filter((r) => r.placement === placement && r.phase === 'timed');
     const tight = timed.filter((r) => r.scenario === 'tight-loop');

@@ -1,5 +1,5 @@
-import { TLS_THROUGHPUT_GOAL } from './summarizeTlsRuns.js';
-import type { TlsLegSummary } from './TlsBenchReport.js';
+import { TLS_THROUGHPUT_GOAL, type TlsLegSummary } from './summarizeTlsRuns.js';
+
 import type { TlsBenchReport } from './runTlsBench.js';
 
 /** What the formatter reads of a report. */

@@ -1,5 +1,5 @@
 import { median } from '../stream/stats.js';
-import type { TlsLegRun, TlsLegSummary } from './TlsBenchReport.js';
+import type { TlsLegRun } from './TlsBenchReport.js';
 import { tlsLegLabel, type TlsLegSpec } from './tlsLegs.js';
 
 /** Goal of the issue: share of the plaintext throughput kept with TLS. */
@@ -14,13 +14,10 @@ const GB = 1e9;
  * (legs interleaved, so the pair ran minutes apart at most), then the median of those, which
  * a machine whose load drifts between runs disturbs less than a ratio of medians would. @internal
  */
-export function summarizeTlsRuns(
-  legs: readonly TlsLegSpec[],
-  runs: readonly TlsLegRun[],
-): TlsLegSummary[] {
+export function summarizeTlsRuns(legs: readonly TlsLegSpec[], runs: readonly TlsLegRun[]) {
   const rate = (r: TlsLegRun): number => r.bytes / r.wallSeconds;
   const plainRate = new Map(runs.filter((r) => r.leg === 'plaintext').map((r) => [r.run, rate(r)]));
-  const summary: TlsLegSummary[] = [];
+  const summary = [];
   for (const leg of legs) {
     const mine = runs.filter((r) => r.leg === leg.name);
     if (mine.length === 0) continue;
@@ -39,7 +36,7 @@ export function summarizeTlsRuns(
       label: tlsLegLabel(leg),
       runs: mine.length,
       bytesPerSecond: median(rates),
-      bytesPerSecondRange: [Math.min(...rates), Math.max(...rates)],
+      bytesPerSecondRange: [Math.min(...rates), Math.max(...rates)] as [number, number],
       samplesPerSecond: median(mine.map((r) => r.samples / r.wallSeconds)),
       cpuSecondsPerGB: {
         loader: perGB((r) => r.cpuSeconds.loader),
@@ -51,3 +48,6 @@ export function summarizeTlsRuns(
   }
   return summary;
 }
+
+/** A leg's medians over its runs. */
+export type TlsLegSummary = ReturnType<typeof summarizeTlsRuns>[number];

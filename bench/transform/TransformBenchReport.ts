@@ -29,23 +29,6 @@ export interface TransformLegRun {
   lastShape: number[];
 }
 
-/** A leg's medians over its runs. */
-export interface TransformLegSummary {
-  leg: TransformLegName;
-  label: string;
-  runs: number;
-  images: number;
-  /** images / wall seconds. */
-  imagesPerSecond: number;
-  imagesPerSecondRange: [number, number];
-  /** CPU milliseconds per image: loader + Python tree (the leg's cost), and each part. */
-  cpuMsPerImage: { total: number; loader: number | null; python: number; database: number | null };
-  /** images / (loader + Python CPU seconds). */
-  imagesPerCpuSecond: number;
-  wireBytesPerImage: number;
-  wireBytesCounted: boolean;
-}
-
 /** The goal ratios, from the medians (null when a leg is missing). */
 export interface TransformGoals {
   /**

@@ -2,8 +2,8 @@ import {
   CPU_EFFICIENCY_GOAL,
   LATENCY_RETENTION_GOAL,
   NATIVE_OVER_SHARP_GOAL,
+  type TransformLegSummary,
 } from './summarizeTransformRuns.js';
-import type { TransformLegSummary } from './TransformBenchReport.js';
 import type { TransformBenchReport } from './runTransformBench.js';
 
 /** What the formatter reads of a report. */

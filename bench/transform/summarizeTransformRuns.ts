@@ -1,9 +1,5 @@
 import { median } from '../stream/stats.js';
-import type {
-  TransformGoals,
-  TransformLegRun,
-  TransformLegSummary,
-} from './TransformBenchReport.js';
+import type { TransformGoals, TransformLegRun } from './TransformBenchReport.js';
 import { legLabel, type TransformLegName, type TransformLegSpec } from './transformLegs.js';
 
 /** Goal of the issue: server-side images per CPU second over the Python path's. */
@@ -22,11 +18,10 @@ export const LATENCY_RETENTION_GOAL = 0.9;
 export function summarizeTransformRuns(
   legs: readonly TransformLegSpec[],
   runs: readonly TransformLegRun[],
-): { summary: TransformLegSummary[]; goals: TransformGoals } {
-  const summary: TransformLegSummary[] = [];
-  for (const leg of legs) {
+) {
+  const summary = legs.flatMap((leg) => {
     const mine = runs.filter((r) => r.leg === leg.name);
-    if (mine.length === 0) continue;
+    if (mine.length === 0) return [];
     const perImage = (f: (r: TransformLegRun) => number | undefined): number | null => {
       const values = mine.map(f);
       if (values.some((v) => v === undefined)) return null;
@@ -36,43 +31,40 @@ export function summarizeTransformRuns(
     const loader = perImage((r) => r.cpuSeconds.loader);
     const python = perImage((r) => r.cpuSeconds.python)!;
     const total = perImage((r) => (r.cpuSeconds.loader ?? 0) + r.cpuSeconds.python)!;
-    summary.push({
+    return {
       leg: leg.name,
       label: legLabel(leg),
       runs: mine.length,
       images: mine[0]!.images,
       imagesPerSecond: median(rates),
-      imagesPerSecondRange: [Math.min(...rates), Math.max(...rates)],
+      imagesPerSecondRange: [Math.min(...rates), Math.max(...rates)] as [number, number],
       cpuMsPerImage: { total, loader, python, database: perImage((r) => r.cpuSeconds.database) },
       imagesPerCpuSecond: total > 0 ? 1000 / total : Number.POSITIVE_INFINITY,
       wireBytesPerImage: median(mine.map((r) => r.wireBytesPerImage)),
       wireBytesCounted: mine.every((r) => r.wireBytesCounted),
-    });
-  }
-  const of = (name: TransformLegName): TransformLegSummary | undefined =>
-    summary.find((s) => s.leg === name);
+    };
+  });
+  const of = (name: TransformLegName) => summary.find((s) => s.leg === name);
   const ratio = (a: number | undefined, b: number | undefined): number | null =>
     a === undefined || b === undefined || b === 0 ? null : a / b;
   const raw = of('server-raw');
-  return {
-    summary,
-    goals: {
-      nativeLoaderCpuVsSharp: ratio(
-        of('server-raw-sharp')?.cpuMsPerImage.loader ?? undefined,
-        raw?.cpuMsPerImage.loader ?? undefined,
-      ),
-      cpuEfficiencyVsPil: ratio(raw?.imagesPerCpuSecond, of('python-pil')?.imagesPerCpuSecond),
-      cpuEfficiencyVsV2: ratio(raw?.imagesPerCpuSecond, of('python-v2')?.imagesPerCpuSecond),
-      latencyRetention: ratio(
-        of('server-raw-proxy-rtt')?.imagesPerSecond,
-        of('server-raw-proxy-0ms')?.imagesPerSecond,
-      ),
-      rawOverJpegBytes: ratio(raw?.wireBytesPerImage, of('server-jpeg')?.wireBytesPerImage),
-      trainerCpuPilOverRaw: ratio(
-        of('python-pil')?.cpuMsPerImage.python,
-        raw?.cpuMsPerImage.python,
-      ),
-      trainerCpuV2OverRaw: ratio(of('python-v2')?.cpuMsPerImage.python, raw?.cpuMsPerImage.python),
-    },
+  const goals: TransformGoals = {
+    nativeLoaderCpuVsSharp: ratio(
+      of('server-raw-sharp')?.cpuMsPerImage.loader ?? undefined,
+      raw?.cpuMsPerImage.loader ?? undefined,
+    ),
+    cpuEfficiencyVsPil: ratio(raw?.imagesPerCpuSecond, of('python-pil')?.imagesPerCpuSecond),
+    cpuEfficiencyVsV2: ratio(raw?.imagesPerCpuSecond, of('python-v2')?.imagesPerCpuSecond),
+    latencyRetention: ratio(
+      of('server-raw-proxy-rtt')?.imagesPerSecond,
+      of('server-raw-proxy-0ms')?.imagesPerSecond,
+    ),
+    rawOverJpegBytes: ratio(raw?.wireBytesPerImage, of('server-jpeg')?.wireBytesPerImage),
+    trainerCpuPilOverRaw: ratio(of('python-pil')?.cpuMsPerImage.python, raw?.cpuMsPerImage.python),
+    trainerCpuV2OverRaw: ratio(of('python-v2')?.cpuMsPerImage.python, raw?.cpuMsPerImage.python),
   };
+  return { summary, goals };
 }
+
+/** A leg's medians over its runs. */
+export type TransformLegSummary = ReturnType<typeof summarizeTransformRuns>['summary'][number];
