@@ -1,32 +1,19 @@
 import type { BenchChild } from '../stream/startBenchChild.js';
 import { cpuMeter, peakRssBytes, resetPeakRss, rssBytes } from './procfs.js';
 
-/** What one measured run of a trainer child against a loader process gives. */
-export interface LoaderRun<R> {
-  /** The child's own result. */
-  result: R;
-  /** CPU seconds the loader and the database used while the child ran (undefined: unknown). */
-  cpu: { loader: number | undefined; db: number | undefined };
-  /** The loader's peak RSS during the run; undefined where the peak cannot be reset. */
-  loaderPeakRssBytes: number | undefined;
-  /** The loader's RSS just before and just after the run. */
-  loaderRssBeforeBytes: number | undefined;
-  loaderRssAfterBytes: number | undefined;
-}
-
 /**
- * Runs a started trainer child against a loader process (none: a tight loop) and measures the loader around the
- * child's measured part only: waits until the child is ready, resets the loader's peak RSS,
- * starts the CPU meters of loader and database, lets the child go, and reads them all when its
- * result arrives. The child is stopped whatever happens; an abort stops it at once and rethrows
- * the abort reason. Every loader benchmark (latency, concurrency, scale) measures through this.
- * @internal
+ * Runs a started trainer child against a loader process (none: a tight loop) and measures the
+ * loader around the child's measured part only: waits until the child is ready, resets the
+ * loader's peak RSS, starts the CPU meters of loader and database, lets the child go, and reads
+ * them all when its result arrives (undefined: not measurable here). The child is stopped
+ * whatever happens; an abort stops it at once and rethrows the abort reason. Every loader
+ * benchmark measures through this. @internal
  */
 export async function measureLoaderRun<R>(
   child: BenchChild<R>,
   pids: { loader?: number | undefined; db: number | undefined },
   signal?: AbortSignal,
-): Promise<LoaderRun<R>> {
+) {
   const onAbort = (): void => void child.stop();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {

@@ -32,14 +32,3 @@ export interface ScaleRun {
   /** Loader resident set size after the stream (bytes). */
   loaderRssAfterBytes?: number;
 }
-
-/** The largest size's peak RSS against the smallest's, and the target. */
-export interface ScaleRssVerdict {
-  smallest: number;
-  largest: number;
-  /** Median peak RSS of the largest size over that of the smallest. */
-  ratio: number;
-  /** The target: at most 1.10 (flat within 10%). */
-  target: number;
-  met: boolean;
-}

@@ -1,5 +1,5 @@
 import { median, medianOfAll } from '../stream/stats.js';
-import type { ScaleRssVerdict, ScaleRun } from './ScaleBenchReport.js';
+import type { ScaleRun } from './ScaleBenchReport.js';
 
 const MIB = 2 ** 20;
 
@@ -40,9 +40,7 @@ export function summarizeScaleRuns(runs: readonly ScaleRun[]) {
  * The largest size's median peak RSS over the smallest's, against {@link RSS_FLAT_TARGET};
  * undefined with fewer than two sizes or without peak figures. @internal
  */
-export function rssVerdict(
-  rows: ReturnType<typeof summarizeScaleRuns>,
-): ScaleRssVerdict | undefined {
+export function rssVerdict(rows: ReturnType<typeof summarizeScaleRuns>) {
   if (rows.length < 2) return undefined;
   const small = rows[0]!;
   const large = rows[rows.length - 1]!;

@@ -10,40 +10,6 @@ import type { AssembledBatch } from '../../src/core/index.js';
 import { buildBatchResponse } from '../../src/server/rpc/buildBatchResponse.js';
 import { median } from './stats.js';
 
-/** Figures of one batch layout. */
-export interface LayoutFigures {
-  layout: string;
-  description: string;
-  /** Size of the encoded message. */
-  messageBytes: number;
-  /** Median encode time. */
-  encodeMs: number;
-  /** Median decode time. */
-  decodeMs: number;
-  /** Fastest encode and decode: the cost without allocator and GC noise. */
-  encodeMinMs: number;
-  decodeMinMs: number;
-  /** Sample bytes per second at the median times, in GB/s. */
-  encodeGBps: number;
-  decodeGBps: number;
-}
-
-/** What {@link runLayoutBench} measured. */
-export interface LayoutReport {
-  samples: number;
-  meanSampleBytes: number;
-  payloadBytes: number;
-  iterations: number;
-  results: LayoutFigures[];
-  /** The faster of the two candidate layouts (`packed`, `repeated`) by median encode + decode. */
-  faster: string;
-  /**
-   * The faster by the fastest encode + decode: the copies each layout needs, without the
-   * allocator and GC noise that large fresh buffers bring into the medians.
-   */
-  fasterByMin: string;
-}
-
 /**
  * The two candidate layouts of the issue, as small messages of their own, plus a service so
  * that proto-loader makes the same serializers grpc-js uses (`fromObject` + `encode`, `decode`
@@ -88,7 +54,7 @@ interface Codec {
  */
 export function runLayoutBench(
   options: { samples?: number; sampleBytes?: number; iterations?: number } = {},
-): LayoutReport {
+) {
   const n = options.samples ?? 128;
   const size = options.sampleBytes ?? 100_000;
   const iterations = options.iterations ?? 50;
@@ -118,7 +84,7 @@ export function runLayoutBench(
       times[c]!.bytes = message.length;
     }
   }
-  const results = codecs.map((codec, c): LayoutFigures => {
+  const results = codecs.map((codec, c) => {
     const encodeMs = median(times[c]!.encode);
     const decodeMs = median(times[c]!.decode);
     return {
@@ -144,6 +110,7 @@ export function runLayoutBench(
     iterations,
     results,
     faster: total('packed') <= total('repeated') ? 'packed' : 'repeated',
+    // By the fastest times: the copies each layout needs, without allocator and GC noise.
     fasterByMin: total('packed', true) <= total('repeated', true) ? 'packed' : 'repeated',
   };
 }
