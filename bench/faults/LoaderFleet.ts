@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { procStat } from '../measure/procfs.js';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DbConfig } from '../../src/core/index.js';
@@ -61,7 +62,7 @@ export interface LoaderFleetOptions {
   db: DbConfig;
   /** Extra environment of every loader (limits, grace period). */
   env?: NodeJS.ProcessEnv;
-  log?: (line: string) => void;
+  log: (line: string) => void;
 }
 
 /**
@@ -90,8 +91,7 @@ export class LoaderFleet {
 
   /** Address of the loader the trainers are sent to (the latest started). */
   address(): string {
-    if (!this.current) throw new Error('no loader started');
-    return this.current.address;
+    return this.active.address;
   }
 
   /** The loader the trainers are sent to. */
@@ -131,12 +131,12 @@ export class LoaderFleet {
       if (loader.injected) return;
       const exit = signal ?? `code ${code}`;
       this.crashes.push({ pid: loader.pid, exit, output: `${stderr()}\n${stdout()}` });
-      this.options.log?.(`loader ${loader.pid} exited by itself (${exit})`);
+      this.options.log(`loader ${loader.pid} exited by itself (${exit})`);
     });
     this.loaders.push(loader);
     if (!opts.standby) this.current = loader;
     const workers = loader.workers.length > 0 ? ` (workers ${loader.workers.join(', ')})` : '';
-    this.options.log?.(`loader ${loader.pid} serving on ${loader.address}${workers}`);
+    this.options.log(`loader ${loader.pid} serving on ${loader.address}${workers}`);
     return loader;
   }
 
@@ -151,25 +151,28 @@ export class LoaderFleet {
    * graceful shutdown, so it may take the configured grace period.
    */
   async kill(signal: 'SIGKILL' | 'SIGTERM', loader = this.active): Promise<void> {
-    loader.injected = true;
-    if (loader.child.exitCode !== null || loader.child.signalCode !== null) return;
-    const workers = clusterWorkerPids(loader.pid);
-    const exited = new Promise<void>((resolve) => loader.child.once('exit', () => resolve()));
-    loader.child.kill(signal);
-    await exited;
-    await this.expectWorkersGone(loader, workers, signal);
+    await this.end(loader, signal, async () => {
+      const exited = once(loader.child, 'exit');
+      loader.child.kill(signal);
+      await exited;
+    });
+  }
+
+  /** Ends every loader still running (not counted as crashes). */
+  async stopAll(): Promise<void> {
+    await Promise.all(this.loaders.map((l) => this.end(l, 'stop', () => endChild(l.child, 5_000))));
   }
 
   /**
-   * Waits for the `workers` of an exited loader to exit too (a SIGKILLed primary's workers end
-   * when their IPC channel closes) and for its port to refuse connections; records and kills
-   * any that outlive {@link WORKER_EXIT_MS}.
+   * Ends `loader` with `stop` unless it already exited, then waits for its workers to exit
+   * too (a SIGKILLed primary's workers end when their IPC channel closes) and for its port to
+   * refuse connections; records and kills any that outlive {@link WORKER_EXIT_MS}.
    */
-  private async expectWorkersGone(
-    loader: FleetLoader,
-    workers: number[],
-    after: string,
-  ): Promise<void> {
+  private async end(loader: FleetLoader, after: string, stop: () => Promise<void>): Promise<void> {
+    loader.injected = true;
+    if (loader.child.exitCode !== null || loader.child.signalCode !== null) return;
+    const workers = clusterWorkerPids(loader.pid);
+    await stop();
     const deadline = performance.now() + WORKER_EXIT_MS;
     let alive = workers.filter(isRunning);
     while (alive.length > 0 && performance.now() < deadline) {
@@ -178,9 +181,7 @@ export class LoaderFleet {
     }
     for (const pid of alive) {
       this.orphans.push({ pid, primary: loader.pid, after });
-      this.options.log?.(
-        `worker ${pid} of loader ${loader.pid} outlived it (${after}); killing it`,
-      );
+      this.options.log(`worker ${pid} of loader ${loader.pid} outlived it (${after}); killing it`);
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
@@ -190,21 +191,8 @@ export class LoaderFleet {
     const port = Number(loader.address.split(':')[1]);
     if (await acceptsConnections(port)) {
       this.orphans.push({ pid: -1, primary: loader.pid, after: `${after}: port ${port} open` });
-      this.options.log?.(`port ${port} of loader ${loader.pid} still open after ${after}`);
+      this.options.log(`port ${port} of loader ${loader.pid} still open after ${after}`);
     }
-  }
-
-  /** Ends every loader still running (not counted as crashes). */
-  async stopAll(): Promise<void> {
-    await Promise.all(
-      this.loaders.map(async (l) => {
-        l.injected = true;
-        if (l.child.exitCode !== null || l.child.signalCode !== null) return;
-        const workers = clusterWorkerPids(l.pid);
-        await endChild(l.child, 5_000);
-        await this.expectWorkersGone(l, workers, 'stop');
-      }),
-    );
   }
 }
 

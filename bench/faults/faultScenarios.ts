@@ -137,9 +137,6 @@ const loaderKill = (signal: 'SIGKILL' | 'SIGTERM'): FaultScenario => ({
   bed: 'node',
   spec: (scale) => ({
     name: `loader ${signal} + restart`,
-    worldSize: 4,
-    epochs: 2,
-    batchSize: 16,
     // Slow enough that the 1 s grace of SIGTERM ends mid-epoch.
     stepMs: 100,
     loaderEnv: { SCYLLA_LOADER_SHUTDOWN_GRACE_MS: '1000' },
@@ -169,9 +166,6 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
       const at = quick(scale) ? [0.3] : [0.25, 0.6];
       return {
         name: 'loader hand-off to a replica',
-        worldSize: 4,
-        epochs: 2,
-        batchSize: 16,
         stepMs: 40,
         loaders: 2,
         inject: (ctx) =>
@@ -192,9 +186,7 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
     bed: 'node',
     spec: (scale) => ({
       name: 'loader admission limit (2 of 4)',
-      worldSize: 4,
       epochs: quick(scale) ? 1 : 2,
-      batchSize: 16,
       stepMs: 20,
       // One process: the limit is per loader process, and with the default workers (one per
       // CPU) the primary's round robin would spread the 4 ranks 2 and 2 over them, so no rank
@@ -214,9 +206,6 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
     bed: 'network',
     spec: (scale) => ({
       name: `network db: ${kind}`,
-      worldSize: 4,
-      epochs: 2,
-      batchSize: 16,
       stepMs: 40,
       proxyDb: true,
       inject: (ctx) =>
@@ -232,9 +221,6 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
       const resets = quick(scale) ? 2 : 5;
       return {
         name: 'network client: reset mid-batch',
-        worldSize: 4,
-        epochs: 2,
-        batchSize: 16,
         stepMs: 40,
         proxyFront: true,
         inject: (ctx) =>
@@ -272,9 +258,7 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
       let injected = 0;
       return {
         name: `mixed: ${faults} faults`,
-        worldSize: 4,
         epochs: mixed.epochs ?? (quick(scale) ? 3 : 10),
-        batchSize: 16,
         // Training keeps pace with the faults: nearly paused while the run is ahead of them,
         // so that the last fault still falls inside the last epoch. A 600 ms step was not slow
         // enough on a loaded machine: 4 ranks still took ~400 samples per fault against the
@@ -314,7 +298,6 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
       name: 'ring: node SIGKILL + restart',
       worldSize: 2,
       epochs: quick(scale) ? 1 : 2,
-      batchSize: 16,
       stepMs: 150,
       inject: async (ctx) => {
         const stateDir = bed.ringStateDir!;
@@ -340,7 +323,6 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
         name: `ring: node SIGSTOP ${hangMs / 1000} s`,
         worldSize: 2,
         epochs: quick(scale) ? 1 : 2,
-        batchSize: 16,
         // The hang must fall inside the run: a slower step stretches the epoch past it.
         stepMs: quick(scale) ? 60 : 120,
         inject: async (ctx) => {

@@ -3,10 +3,9 @@ import cassandra from 'cassandra-driver';
 const { consistencies } = cassandra.types;
 
 /**
- * Reads the ids of a split straight from the database, as the fault checker's ground truth:
- * `all` is every id of the dataset's `metadata` table; `set/part` (latest version) or
- * `set@version/part` is the part's packed 16-byte ids from `split_chunks`, found through the
- * set's info row in `split_sets` (which names the write id and the number of chunks). Written
+ * Reads the ids of a stored split `set/part` (latest version) straight from the database, as
+ * the fault checker's ground truth: the part's packed 16-byte ids from `split_chunks`, found
+ * through the set's info row in `split_sets` (which names the write id and chunks). Written
  * against the tables, not the loader's split code, so a bug there cannot hide from the check.
  * Reads at QUORUM, so a replica that missed a write cannot shrink the expectation.
  *
@@ -21,29 +20,11 @@ export async function readSplitIds(
     throw new Error(`not a dataset name: ${dataset}`);
   }
   const options = { prepare: true, consistency: consistencies.quorum, fetchSize: 5000 };
-  const ids = new Set<string>();
-  if (split === 'all') {
-    let pageState: string | undefined;
-    do {
-      const rs = await client.execute(`SELECT id FROM ${dataset}.metadata`, [], {
-        ...options,
-        ...(pageState ? { pageState } : {}),
-      });
-      for (const row of rs.rows) {
-        ids.add((row['id'] as cassandra.types.Uuid).getBuffer().toString('hex'));
-      }
-      pageState = rs.pageState ?? undefined;
-    } while (pageState);
-    return ids;
-  }
-  const ref = /^([^/@]+)(?:@(\d+))?\/(.+)$/.exec(split);
-  if (!ref) throw new Error(`not a split name: ${split} (all, set/part or set@version/part)`);
-  const [, set, version, part] = ref as unknown as [string, string, string | undefined, string];
+  const [, set, part] = /^([^/]+)\/(.+)$/.exec(split) ?? [];
+  if (!set || !part) throw new Error(`not a split name: ${split} (set/part)`);
   const infoRows = await client.execute(
-    version === undefined
-      ? `SELECT info FROM ${dataset}.split_sets WHERE name = ? LIMIT 1`
-      : `SELECT info FROM ${dataset}.split_sets WHERE name = ? AND version = ?`,
-    version === undefined ? [set] : [set, Number(version)],
+    `SELECT info FROM ${dataset}.split_sets WHERE name = ? LIMIT 1`,
+    [set],
     options,
   );
   const infoText = infoRows.first()?.['info'] as string | undefined;
@@ -55,6 +36,7 @@ export async function readSplitIds(
   };
   const stored = info.parts.find((p) => p.name === part);
   if (!stored) throw new Error(`split set ${set} has no part ${part}`);
+  const ids = new Set<string>();
   for (let chunk = 0; chunk < stored.chunks; chunk++) {
     const rs = await client.execute(
       `SELECT ids FROM ${dataset}.split_chunks ` +

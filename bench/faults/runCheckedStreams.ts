@@ -39,13 +39,7 @@ export interface CheckerServiceClient extends grpc.Client {
   ): grpc.ClientReadableStream<{ batch: CheckerBatch | null }>;
 }
 
-let constructor:
-  | (new (
-      address: string,
-      creds: grpc.ChannelCredentials,
-      options?: object,
-    ) => CheckerServiceClient)
-  | undefined;
+let LoaderService: grpc.ServiceClientConstructor | undefined;
 
 /**
  * Opens a client of `scylla_loader.v1.LoaderService` at `address`, built from the `.proto`
@@ -54,7 +48,7 @@ let constructor:
  * own subchannel, so a new client after a fault never waits on a broken connection's backoff.
  */
 function checkerClient(address: string): CheckerServiceClient {
-  if (!constructor) {
+  if (!LoaderService) {
     const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../proto');
     const definition = protoLoader.loadSync('scylla_loader/v1/loader.proto', {
       keepCase: true,
@@ -65,16 +59,16 @@ function checkerClient(address: string): CheckerServiceClient {
       includeDirs: [root],
     });
     const loaded = grpc.loadPackageDefinition(definition) as unknown as {
-      scylla_loader: { v1: { LoaderService: NonNullable<typeof constructor> } };
+      scylla_loader: { v1: { LoaderService: grpc.ServiceClientConstructor } };
     };
-    constructor = loaded.scylla_loader.v1.LoaderService;
+    LoaderService = loaded.scylla_loader.v1.LoaderService;
   }
-  return new constructor(address, grpc.credentials.createInsecure(), {
+  return new LoaderService(address, grpc.credentials.createInsecure(), {
     'grpc.use_local_subchannel_pool': 1,
     'grpc.max_receive_message_length': 256 * 1024 * 1024,
     'grpc.initial_reconnect_backoff_ms': 100,
     'grpc.max_reconnect_backoff_ms': 1000,
-  });
+  }) as unknown as CheckerServiceClient;
 }
 
 /** What {@link runCheckedStreams} streams and how it copes. @internal */
@@ -218,18 +212,14 @@ export function runCheckedStreams(options: CheckedStreamsOptions): CheckedStream
         return;
       } catch (err) {
         const e = err as { code?: number; details?: string; message?: string };
-        const code = idle
-          ? 'IDLE'
+        const [code, details] = idle
+          ? ['IDLE', `no batch for ${IDLE_MS} ms`]
           : unconnected
-            ? 'CONNECT'
-            : e.code === undefined
-              ? 'CLIENT'
-              : (grpc.status[e.code] ?? String(e.code));
-        const details = idle
-          ? `no batch for ${IDLE_MS} ms`
-          : unconnected
-            ? `not connected after ${CONNECT_TIMEOUT_MS} ms`
-            : (e.details ?? e.message ?? '');
+            ? ['CONNECT', `not connected after ${CONNECT_TIMEOUT_MS} ms`]
+            : [
+                e.code === undefined ? 'CLIENT' : (grpc.status[e.code] ?? String(e.code)),
+                e.details ?? e.message ?? '',
+              ];
         if (e.code !== undefined && FINAL.has(e.code) && !idle && !unconnected) {
           history.failures.push({ rank, code, details });
           return;

@@ -28,8 +28,6 @@ export interface FaultsBenchOptions {
   skipRing?: boolean;
   /** Run only the scenarios of these names (e.g. `mixed`, `node SIGSTOP`); absent: all. */
   scenarios?: string[];
-  /** First address of the ring's nodes (default 127.0.0.31). */
-  ringFirstAddress?: string;
   outDir: string;
   progress: BenchProgressFactory;
   log: (line: string) => void;
@@ -99,13 +97,7 @@ export async function runFaultsBench(
       progress.log(`scenario ${done + 1}/${planned}: ${scenario.name}`);
       const result = await runScenario(bed, scenario.spec(scale, bed, mixed));
       report.scenarios.push(result);
-      const v = result.verdict;
-      progress.log(
-        `  ${result.scenario}: ${result.faultCount} faults, ${v.delivered} samples, ` +
-          `lost ${v.lost}, duplicated ${v.duplicated}, foreign ${v.foreign}, longest stall ` +
-          `${(v.longestStallMs / 1000).toFixed(2)} s, ${v.reconnects} reconnects, ` +
-          `${result.loaderCrashes} loader crashes (${result.seconds.toFixed(0)} s)`,
-      );
+      progress.log(`  ${scenarioRow(result)} (${result.seconds.toFixed(0)} s)`);
       progress.update(++done);
     }
   };
@@ -114,28 +106,13 @@ export async function runFaultsBench(
   };
 
   try {
-    const client = await createDbClient(options.db);
-    try {
-      const data = await prepareFaultDataset(client, {
-        dataset: 'bench_faults_1500',
-        samples: 1500,
-        sampleBytes: 1000,
-        replicationFactor: 1,
-      });
-      const bed: FaultBed = {
-        db: options.db,
-        client,
-        data,
-        ...(options.toxiproxy ? { toxiproxy: options.toxiproxy } : {}),
-        log,
-      };
+    await withBed(options.db, 'bench_faults_1500', 1500, 1, log, async (bed) => {
       await run(bed, single);
-      if (options.toxiproxy) await run(bed, network);
-    } finally {
-      await client.shutdown();
+      if (options.toxiproxy) await run({ ...bed, toxiproxy: options.toxiproxy }, network);
+    });
+    if (!options.skipRing && ring.length > 0) {
+      await runOnRing(options.db, log, (bed) => run(bed, ring));
     }
-    if (!options.skipRing && ring.length > 0)
-      await runOnRing(options, log, (bed) => run(bed, ring));
   } finally {
     progress.stop();
   }
@@ -147,7 +124,7 @@ export async function runFaultsBench(
 
 /** Starts the 3-node ring, ingests its dataset, runs `body`, then stops and removes it. */
 async function runOnRing(
-  options: FaultsBenchOptions,
+  single: DbConfig,
   log: (line: string) => void,
   body: (bed: FaultBed) => Promise<void>,
 ): Promise<void> {
@@ -157,34 +134,54 @@ async function runOnRing(
     const ring = await startLocalCluster({
       stateDir,
       nodes: 3,
-      firstAddress: options.ringFirstAddress ?? '127.0.0.31',
+      firstAddress: '127.0.0.31',
       clusterName: 'scylla-loader-bench-faults',
       heapMb: 512,
       timeoutMs: 300_000,
       log: (line) => log(`  ${line}`),
     });
-    const db: DbConfig = {
-      ...options.db,
-      contactPoints: ring.contactPoints,
-      port: ring.port,
-      localDataCenter: ring.localDataCenter,
-    };
-    const client = await createDbClient(db);
-    try {
-      const data = await prepareFaultDataset(client, {
-        dataset: 'bench_faults_ring',
-        samples: 2000,
-        sampleBytes: 1000,
-        replicationFactor: 2,
-      });
-      await body({ db, client, data, ringStateDir: stateDir, log });
-    } finally {
-      await client.shutdown();
-    }
+    const { contactPoints, port, localDataCenter } = ring;
+    const db: DbConfig = { ...single, contactPoints, port, localDataCenter };
+    await withBed(db, 'bench_faults_ring', 2000, 2, log, (bed) =>
+      body({ ...bed, ringStateDir: stateDir }),
+    );
   } finally {
     await stopLocalCluster(stateDir).catch(() => undefined);
     await rm(stateDir, { recursive: true, force: true });
   }
+}
+
+/** Connects to `db`, makes the dataset (1 kB samples) if missing, runs `body`, disconnects. */
+async function withBed(
+  db: DbConfig,
+  dataset: string,
+  samples: number,
+  replicationFactor: number,
+  log: (line: string) => void,
+  body: (bed: FaultBed) => Promise<void>,
+): Promise<void> {
+  const client = await createDbClient(db);
+  try {
+    const data = await prepareFaultDataset(client, {
+      dataset,
+      samples,
+      sampleBytes: 1000,
+      replicationFactor,
+    });
+    await body({ db, client, data, log });
+  } finally {
+    await client.shutdown();
+  }
+}
+
+/** One scenario's row of the `bench faults` table. */
+function scenarioRow(s: ScenarioResult): string {
+  const v = s.verdict;
+  const failed = v.failedRanks > 0 ? ` (${v.failedRanks} ranks gave up)` : '';
+  return (
+    `| ${s.scenario} | ${s.faultCount} | ${v.delivered} | ${v.lost}${failed} | ${v.duplicated} | ` +
+    `${v.foreign} | ${(v.longestStallMs / 1000).toFixed(2)} s | ${v.reconnects} | ${s.loaderCrashes} |`
+  );
 }
 
 /**
@@ -199,24 +196,13 @@ export function formatFaultsReport(report: FaultsBenchReport): string {
     '| scenario | faults injected | samples delivered | lost | duplicated | foreign | longest stall | reconnects | loader crashes |',
     '|---|---|---|---|---|---|---|---|---|',
   ];
-  const total = { faults: 0, delivered: 0, lost: 0, duplicated: 0, foreign: 0, crashes: 0 };
-  for (const s of report.scenarios) {
-    const v = s.verdict;
-    total.faults += s.faultCount;
-    total.delivered += v.delivered;
-    total.lost += v.lost;
-    total.duplicated += v.duplicated;
-    total.foreign += v.foreign;
-    total.crashes += s.loaderCrashes;
-    const failed = v.failedRanks > 0 ? ` (${v.failedRanks} ranks gave up)` : '';
-    lines.push(
-      `| ${s.scenario} | ${s.faultCount} | ${v.delivered} | ${v.lost}${failed} | ${v.duplicated} | ` +
-        `${v.foreign} | ${(v.longestStallMs / 1000).toFixed(2)} s | ${v.reconnects} | ${s.loaderCrashes} |`,
-    );
-  }
+  const all = (figure: (s: ScenarioResult) => number): string =>
+    `**${report.scenarios.reduce((sum, s) => sum + figure(s), 0)}**`;
   lines.push(
-    `| **all** | **${total.faults}** | **${total.delivered}** | **${total.lost}** | ` +
-      `**${total.duplicated}** | **${total.foreign}** | | | **${total.crashes}** |`,
+    ...report.scenarios.map(scenarioRow),
+    `| **all** | ${all((s) => s.faultCount)} | ${all((s) => s.verdict.delivered)} | ` +
+      `${all((s) => s.verdict.lost)} | ${all((s) => s.verdict.duplicated)} | ` +
+      `${all((s) => s.verdict.foreign)} | | | ${all((s) => s.loaderCrashes)} |`,
   );
   for (const s of report.skipped) lines.push('', `skipped ${s.scenario}: ${s.reason}`);
   return `${lines.join('\n')}\n`;

@@ -79,9 +79,10 @@ export interface FaultContext {
 /** One fault scenario: the job it streams and the faults it injects. @internal */
 export interface ScenarioSpec {
   name: string;
-  worldSize: number;
-  epochs: number;
-  batchSize: number;
+  /** Ranks (default 4), epochs (default 2) and batch size (default 16) of the job. */
+  worldSize?: number;
+  epochs?: number;
+  batchSize?: number;
   /**
    * The trainers' step while faults are injected, ms, or a function of the share (0..1) of the
    * run delivered so far; once `inject` returns, 0.
@@ -108,6 +109,7 @@ export interface ScenarioSpec {
  */
 export async function runScenario(bed: FaultBed, spec: ScenarioSpec): Promise<ScenarioResult> {
   const started = performance.now();
+  const { worldSize = 4, epochs = 2, batchSize = 16 } = spec;
   const splitIds = await readSplitIds(bed.client, bed.data.dataset, bed.data.split);
   const proxy = spec.proxyDb || spec.proxyFront ? await startDbProxy(bed) : undefined;
   const log = (line: string): void => bed.log(`[${spec.name}] ${line}`);
@@ -124,15 +126,15 @@ export async function runScenario(bed: FaultBed, spec: ScenarioSpec): Promise<Sc
       : undefined;
     let injecting = true;
     const abort = new AbortController();
-    const total = splitIds.size * spec.epochs;
+    const total = splitIds.size * epochs;
     const streams = runCheckedStreams({
       address: front ? () => front : () => fleet.address(),
       dataset: bed.data.dataset,
       split: bed.data.split,
-      batchSize: spec.batchSize,
+      batchSize,
       seed: 42,
-      epochs: spec.epochs,
-      worldSize: spec.worldSize,
+      epochs,
+      worldSize,
       stepMs: () => {
         if (!injecting) return 0;
         const step = spec.stepMs;
@@ -172,7 +174,7 @@ export async function runScenario(bed: FaultBed, spec: ScenarioSpec): Promise<Sc
     const history = await streams.done;
     // Stopped here, not only in `finally`, so workers outliving their loader are counted.
     await fleet.stopAll();
-    const verdict = checkHistory(history, { splitIds, firstEpoch: 0, epochs: spec.epochs });
+    const verdict = checkHistory(history, { splitIds, firstEpoch: 0, epochs });
     return {
       scenario: spec.name,
       faults,

@@ -4,7 +4,7 @@ import type { DbConfig } from '../../../src/core/index.js';
 import { ensureGeneratedDataset } from '../../dataset/benchDataset.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';
 import { startProbedServe } from '../probe/startProbedServe.js';
-import { treeUsage } from '../probe/treeUsage.js';
+import { mib, treeUsage } from '../probe/treeUsage.js';
 import { startFreezingProxy } from './freezingProxy.js';
 import { openStuckStream, type StuckStream } from './stuckStream.js';
 
@@ -49,8 +49,6 @@ export interface ConsumersReport {
   seconds: number;
 }
 
-const MIB = 2 ** 20;
-
 /**
  * A `bench consumers` report as Markdown: the memory the held streams cost against the
  * documented window, the normal stream's rate alone and beside them, and keepalive's verdict.
@@ -59,7 +57,6 @@ const MIB = 2 ** 20;
  */
 export function formatConsumersReport(r: ConsumersReport): string {
   const held = r.stuckStreams + r.slowStreams;
-  const mib = (b: number): string => (b / MIB).toFixed(0);
   const lines = [
     `consumers: ${r.stuckStreams} stuck + ${r.slowStreams} slow streams (batch ${r.batchSize}, prefetch ${r.prefetch}, ${r.sampleBytes / 1000} kB samples), ${r.seconds.toFixed(0)} s`,
     '',
@@ -281,8 +278,6 @@ export async function runConsumersBench(options: ConsumersBenchOptions): Promise
     await Promise.allSettled(slowRuns);
     for (const s of stuck) s.close();
     sdk.close();
-    const crash = serve.crash();
-    await serve.stop();
-    if (crash) log(`the loader crashed (${crash}):\n${serve.output()}`);
+    await serve.stop(log);
   }
 }

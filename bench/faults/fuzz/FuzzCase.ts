@@ -41,3 +41,16 @@ export interface FuzzCase {
   /** What was done to the request, for a report of a wrong answer. */
   note: string;
 }
+
+/** A request's fields as a report shows them: long strings and buffers abridged. @internal */
+export function describeRequest(request: Record<string, unknown>): string {
+  return JSON.stringify(request, (_k, v: unknown) =>
+    typeof v === 'string' && v.length > 80
+      ? `${v.slice(0, 20)}...(${v.length} chars)`
+      : typeof v === 'number' && !Number.isFinite(v)
+        ? String(v)
+        : Buffer.isBuffer(v)
+          ? `<${v.length} bytes>`
+          : v,
+  );
+}

@@ -5,20 +5,19 @@ export interface RawCallResult {
   /** gRPC status name (`OK`, `INVALID_ARGUMENT`, ...). */
   status: string;
   details: string;
-  /** Response messages received before the end (a stream is cancelled after its first). */
-  messages: number;
   /** The first response's bytes (a stream's first batch carries a resume token). */
   first?: Buffer;
 }
 
 const identity = (b: Buffer): Buffer => b;
 const SERVICE = '/scylla_loader.v1.LoaderService';
+const statusName = (code: number): string => grpc.status[code] ?? String(code);
 
 /**
  * A gRPC client of the loader that sends request bodies as given and returns response bodies
  * as received (identity serializers): fuzzed requests reach the server byte for byte, invalid
  * encodings included, and nothing on the client side can refuse or repair them. A stream is
- * cancelled after `maxMessages` responses, which counts as `OK` (the loader served it).
+ * cancelled after its first response, which counts as `OK` (the loader served it).
  *
  * @internal
  */
@@ -46,24 +45,15 @@ export class RawLoaderClient {
         (err, response) =>
           resolve(
             err
-              ? {
-                  status: grpc.status[err.code] ?? String(err.code),
-                  details: err.details,
-                  messages: 0,
-                }
-              : {
-                  status: 'OK',
-                  details: '',
-                  messages: 1,
-                  ...(response ? { first: response } : {}),
-                },
+              ? { status: statusName(err.code), details: err.details }
+              : { status: 'OK', details: '', ...(response ? { first: response } : {}) },
           ),
       );
     });
   }
 
-  /** Calls StreamBatches with a raw body; reads up to `maxMessages` batches, then cancels. */
-  stream(body: Buffer, timeoutMs: number, maxMessages = 1): Promise<RawCallResult> {
+  /** Calls StreamBatches with a raw body; reads its first batch, then cancels. */
+  stream(body: Buffer, timeoutMs: number): Promise<RawCallResult> {
     return new Promise((resolve) => {
       const call = this.#client.makeServerStreamRequest<Buffer, Buffer>(
         `${SERVICE}/StreamBatches`,
@@ -72,32 +62,15 @@ export class RawLoaderClient {
         body,
         { deadline: Date.now() + timeoutMs },
       );
-      let messages = 0;
-      let first: Buffer | undefined;
-      let done = false;
-      const finish = (result: RawCallResult): void => {
-        if (done) return;
-        done = true;
-        resolve(first ? { ...result, first } : result);
-      };
-      call.on('data', (msg: Buffer) => {
-        messages++;
-        first ??= msg;
-        if (messages >= maxMessages) {
-          finish({ status: 'OK', details: 'cancelled by the client after its batches', messages });
-          call.cancel();
-        }
+      // The first of these wins (a promise resolves once).
+      call.once('data', (first: Buffer) => {
+        resolve({ status: 'OK', details: 'cancelled by the client after its batch', first });
+        call.cancel();
       });
-      call.on('error', (err: grpc.ServiceError) =>
-        finish({
-          status: grpc.status[err.code] ?? String(err.code),
-          details: err.details,
-          messages,
-        }),
-      );
-      call.on('status', (st: grpc.StatusObject) =>
-        finish({ status: grpc.status[st.code] ?? String(st.code), details: st.details, messages }),
-      );
+      const end = (st: grpc.StatusObject): void =>
+        resolve({ status: statusName(st.code), details: st.details });
+      call.on('error', end);
+      call.on('status', end);
     });
   }
 

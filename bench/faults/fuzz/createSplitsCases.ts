@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { FuzzCase, FuzzTargets } from './FuzzCase.js';
+import { describeRequest, type FuzzCase, type FuzzTargets } from './FuzzCase.js';
 import { loaderCodec } from './loaderCodec.js';
 import { nastyString, enumNumber, uint32Extreme, uint64Extreme } from './fuzzValues.js';
 
@@ -17,16 +17,9 @@ const badNumber = fc.oneof(
 
 /**
  * Generated CreateSplits requests, each a valid request of `targets` (a unique set name, parts
- * train 7 and val 3) with one kind of damage and the status that is right for it:
- *
- * - `splits:name`, `splits:dataset-name`, `splits:parts` (bad weights or names, none),
- *   `splits:folds` (1, over 100, with parts), `splits:ratios` (ratios without their mode, or
- *   bad ratios), `splits:enum` (an unknown ClassTargetMode), `splits:max-total` (beyond 2^53),
- *   `splits:columns` (group-by or filter columns that are not identifiers): INVALID_ARGUMENT;
- * - `splits:unknown-dataset`: NOT_FOUND; `splits:unknown-column` (an identifier the dataset
- *   lacks): INVALID_ARGUMENT or NOT_FOUND;
- * - `splits:filter-values` (quotes, NaN ranges... on a real column): OK or INVALID_ARGUMENT;
- * - `splits:anything` (every field random): OK, INVALID_ARGUMENT, NOT_FOUND or ALREADY_EXISTS.
+ * train 7 and val 3) with one kind of damage (`splits:<kind>`, below with the statuses right
+ * for it): bad names, parts, folds, class ratios, enum numbers, totals beyond 2^53 and columns,
+ * unknown datasets and columns, hostile filter values, every field random.
  *
  * @internal
  */
@@ -52,15 +45,15 @@ export function createSplitsCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase> 
         kind: `splits:${kind}`,
         expected,
         body: codec.encode('CreateSplits', req),
-        note: JSON.stringify(over, (_k, v: unknown) =>
-          typeof v === 'string' && v.length > 80
-            ? `${v.slice(0, 20)}...(${v.length} chars)`
-            : typeof v === 'number' && !Number.isFinite(v)
-              ? String(v)
-              : v,
-        ),
+        note: describeRequest(over),
       };
     };
+  const kind = (
+    weight: number,
+    name: string,
+    expected: readonly string[],
+    input: () => fc.Arbitrary<Req>,
+  ): fc.WeightedArbitrary<FuzzCase> => ({ weight, arbitrary: input().map(make(name, expected)) });
   const part = fc.record({
     name: fc.oneof(fc.constantFrom('train', 'val', 'test'), nastyString()),
     weight: fc.oneof(fc.double(), badNumber),
@@ -80,30 +73,21 @@ export function createSplitsCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase> 
     );
 
   return fc.oneof(
-    {
-      weight: 2,
-      arbitrary: nastyString()
+    kind(2, 'name', INVALID, () =>
+      nastyString()
         .filter((s) => !NAME.test(s))
-        .map((name) => ({ name }))
-        .map(make('name', INVALID)),
-    },
-    {
-      weight: 2,
-      arbitrary: nastyString()
+        .map((name) => ({ name })),
+    ),
+    kind(2, 'dataset-name', INVALID, () =>
+      nastyString()
         .filter((s) => !IDENTIFIER.test(s))
-        .map((dataset) => ({ dataset }))
-        .map(make('dataset-name', INVALID)),
-    },
-    {
-      weight: 1,
-      arbitrary: fc
-        .stringMatching(/^[a-z0-9_]{1,40}$/)
-        .map((s) => ({ dataset: `qx${s}` }))
-        .map(make('unknown-dataset', ['NOT_FOUND'])),
-    },
-    {
-      weight: 3,
-      arbitrary: fc
+        .map((dataset) => ({ dataset })),
+    ),
+    kind(1, 'unknown-dataset', ['NOT_FOUND'], () =>
+      fc.stringMatching(/^[a-z0-9_]{1,40}$/).map((s) => ({ dataset: `qx${s}` })),
+    ),
+    kind(3, 'parts', INVALID, () =>
+      fc
         .oneof(
           fc.constant([]),
           fc.array(fc.record({ name: fc.constantFrom('train', 'val'), weight: badNumber }), {
@@ -120,77 +104,56 @@ export function createSplitsCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase> 
           ]),
           fc.constant([{ name: 'train-0', weight: 1 }]),
         )
-        .map((parts) => ({ parts }))
-        .map(make('parts', INVALID)),
-    },
-    {
-      weight: 2,
-      arbitrary: fc
-        .oneof(
-          fc.constant({ folds: 1, parts: [] }),
-          uint32Extreme()
-            .filter((f) => f >>> 0 > 100)
-            .map((folds) => ({ folds, parts: [] })),
-          fc.integer({ min: 2, max: 10 }).map((folds) => ({ folds })),
-        )
-        .map(make('folds', INVALID)),
-    },
-    {
-      weight: 2,
-      arbitrary: fc
-        .oneof(
-          fc
-            .tuple(
-              fc.dictionary(
-                fc.integer().map(String),
-                fc.double({ min: 0.1, max: 10, noNaN: true }),
-                {
-                  minKeys: 1,
-                  maxKeys: 4,
-                },
-              ),
-              fc.constantFrom(0, 1, 2),
-            )
-            .map(([classRatios, classTargetMode]) => ({ classRatios, classTargetMode })),
-          fc
-            .dictionary(fc.integer({ min: -5, max: 20 }).map(String), badNumber, {
+        .map((parts) => ({ parts })),
+    ),
+    kind(2, 'folds', INVALID, () =>
+      fc.oneof(
+        fc.constant({ folds: 1, parts: [] }),
+        uint32Extreme()
+          .filter((f) => f >>> 0 > 100)
+          .map((folds) => ({ folds, parts: [] })),
+        fc.integer({ min: 2, max: 10 }).map((folds) => ({ folds })),
+      ),
+    ),
+    kind(2, 'ratios', INVALID, () =>
+      fc.oneof(
+        fc
+          .tuple(
+            fc.dictionary(fc.integer().map(String), fc.double({ min: 0.1, max: 10, noNaN: true }), {
               minKeys: 1,
               maxKeys: 4,
-            })
-            .map((classRatios) => ({ classRatios, classTargetMode: 3 })),
-          fc.constant({ classRatios: {}, classTargetMode: 3 }),
-        )
-        .map(make('ratios', INVALID)),
-    },
-    {
-      weight: 1,
-      arbitrary: fc
-        .constantFrom(4, 5, 1000, -1, 2 ** 31 - 1)
-        .map((classTargetMode) => ({ classTargetMode }))
-        .map(make('enum', INVALID)),
-    },
-    {
-      weight: 1,
-      arbitrary: fc
+            }),
+            fc.constantFrom(0, 1, 2),
+          )
+          .map(([classRatios, classTargetMode]) => ({ classRatios, classTargetMode })),
+        fc
+          .dictionary(fc.integer({ min: -5, max: 20 }).map(String), badNumber, {
+            minKeys: 1,
+            maxKeys: 4,
+          })
+          .map((classRatios) => ({ classRatios, classTargetMode: 3 })),
+        fc.constant({ classRatios: {}, classTargetMode: 3 }),
+      ),
+    ),
+    kind(1, 'enum', INVALID, () =>
+      fc.constantFrom(4, 5, 1000, -1, 2 ** 31 - 1).map((classTargetMode) => ({ classTargetMode })),
+    ),
+    kind(1, 'max-total', INVALID, () =>
+      fc
         .constantFrom('9007199254740993', '18446744073709551615', '9223372036854775807')
-        .map((maxTotal) => ({ maxTotal }))
-        .map(make('max-total', INVALID)),
-    },
-    {
-      weight: 2,
-      arbitrary: fc
-        .oneof(
-          nastyString()
-            .filter((s) => !IDENTIFIER.test(s))
-            .map((c) => ({ groupBy: [c] })),
-          filter(nastyString().filter((s) => !IDENTIFIER.test(s))).map((f) => ({ filters: [f] })),
-          fc.constant({ groupBy: ['grp', 'grp'] }),
-        )
-        .map(make('columns', INVALID)),
-    },
-    {
-      weight: 1,
-      arbitrary: fc
+        .map((maxTotal) => ({ maxTotal })),
+    ),
+    kind(2, 'columns', INVALID, () =>
+      fc.oneof(
+        nastyString()
+          .filter((s) => !IDENTIFIER.test(s))
+          .map((c) => ({ groupBy: [c] })),
+        filter(nastyString().filter((s) => !IDENTIFIER.test(s))).map((f) => ({ filters: [f] })),
+        fc.constant({ groupBy: ['grp', 'grp'] }),
+      ),
+    ),
+    kind(1, 'unknown-column', ['INVALID_ARGUMENT', 'NOT_FOUND'], () =>
+      fc
         .stringMatching(/^[a-z0-9_]{1,30}$/)
         .map((s) => `nx${s}`)
         .chain((c) =>
@@ -198,19 +161,18 @@ export function createSplitsCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase> 
             fc.constant({ groupBy: [c] }),
             filter(fc.constant(c)).map((f) => ({ filters: [f] })),
           ),
-        )
-        .map(make('unknown-column', ['INVALID_ARGUMENT', 'NOT_FOUND'])),
-    },
-    {
-      weight: 2,
-      arbitrary: filter(fc.constant('grp'))
-        .map((f) => ({ filters: [f] }))
-        .map(make('filter-values', ['OK', 'INVALID_ARGUMENT'])),
-    },
-    {
-      weight: 2,
-      arbitrary: fc
-        .record(
+        ),
+    ),
+    kind(2, 'filter-values', ['OK', 'INVALID_ARGUMENT'], () =>
+      filter(fc.constant('grp')).map((f) => ({ filters: [f] })),
+    ),
+    // Several of its huge strings may together pass the 4 MiB request limit.
+    kind(
+      2,
+      'anything',
+      ['OK', 'INVALID_ARGUMENT', 'NOT_FOUND', 'ALREADY_EXISTS', 'RESOURCE_EXHAUSTED'],
+      () =>
+        fc.record(
           {
             dataset: fc.oneof(fc.constant(targets.dataset), nastyString()),
             name: fc.oneof(fc.constantFrom('fz-any', 'fz_any2'), nastyString()),
@@ -230,17 +192,7 @@ export function createSplitsCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase> 
             allowShortfall: fc.boolean(),
           },
           { requiredKeys: [] },
-        )
-        .map(
-          // Several of its huge strings may together pass the 4 MiB request limit.
-          make('anything', [
-            'OK',
-            'INVALID_ARGUMENT',
-            'NOT_FOUND',
-            'ALREADY_EXISTS',
-            'RESOURCE_EXHAUSTED',
-          ]),
         ),
-    },
+    ),
   );
 }

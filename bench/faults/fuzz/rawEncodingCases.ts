@@ -54,10 +54,7 @@ const BAD_UTF8 = [
  * random bytes; a valid request truncated or with bits flipped; a valid request with a field
  * appended that overrides it with invalid UTF-8 (dataset, split, set name), the wrong wire
  * type, a 10-byte varint where a uint32 belongs, or a negative int64 as seed. The right status
- * depends on whether the body still decodes: one the server cannot decode is refused by
- * grpc-js itself, with INTERNAL, before the loader sees it (the loader must survive it; the
- * status is grpc-js's); one it can decode is judged like
- * any request (OK, INVALID_ARGUMENT, NOT_FOUND, DATA_LOSS or ALREADY_EXISTS).
+ * depends on whether the body still decodes (see `expected` below).
  *
  * @internal
  */

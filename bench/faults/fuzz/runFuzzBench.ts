@@ -6,7 +6,7 @@ import type { DbConfig } from '../../../src/core/index.js';
 import { ensureGeneratedDataset } from '../../dataset/benchDataset.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';
 import { startProbedServe } from '../probe/startProbedServe.js';
-import { treeUsage } from '../probe/treeUsage.js';
+import { mib, treeUsage } from '../probe/treeUsage.js';
 import { createSplitsCases } from './createSplitsCases.js';
 import type { FuzzTargets } from './FuzzCase.js';
 import { loaderCodec } from './loaderCodec.js';
@@ -47,8 +47,6 @@ export interface FuzzReport extends FuzzOutcome {
   seconds: number;
 }
 
-const MIB = 2 ** 20;
-
 /**
  * A `bench fuzz` report as Markdown: one row per kind of generated request (sent, statuses
  * seen, wrong answers), then how the loader held up (crashes, INTERNAL streams, hostile
@@ -85,15 +83,13 @@ export function formatFuzzReport(r: FuzzReport): string {
     `| half-open connections + partial calls held ${(c.heldMs / 1000).toFixed(0)} s (closed by the loader) | ${c.halfOpen} + ${c.partialCalls} (${c.heldClosedByServer}) |`,
     `| normal epoch while held / after (of ${r.datasetSamples}) | ${r.normalSamplesWhileHeld} / ${r.normalSamplesAfter} |`,
     `| loader processes at the end, /healthz | ${r.processes}, HTTP ${r.healthzAfter} |`,
-    `| RSS before / peak / after (MiB, all processes) | ${(r.rssBeforeBytes / MIB).toFixed(0)} / ${(r.rssPeakBytes / MIB).toFixed(0)} / ${(r.rssAfterBytes / MIB).toFixed(0)} |`,
+    `| RSS before / peak / after (MiB, all processes) | ${mib(r.rssBeforeBytes)} / ${mib(r.rssPeakBytes)} / ${mib(r.rssAfterBytes)} |`,
     `| open fds before / after | ${r.fdsBefore} / ${r.fdsAfter} |`,
   ];
-  if (r.wrong.length > 0) {
+  const firsts = r.wrong.filter((w, i) => r.wrong.findIndex((x) => x.kind === w.kind) === i);
+  if (firsts.length > 0) {
     lines.push('', 'wrong answers (the first of each kind):');
-    const shown = new Set<string>();
-    for (const w of r.wrong) {
-      if (shown.has(w.kind)) continue;
-      shown.add(w.kind);
+    for (const w of firsts) {
       lines.push(
         `- ${w.kind}: ${w.status} (expected ${w.expected.join('|')}): ${w.details} [${w.note}]`,
       );
@@ -105,10 +101,6 @@ export function formatFuzzReport(r: FuzzReport): string {
 /** Options of {@link runFuzzBench}. @internal */
 export interface FuzzBenchOptions {
   db: DbConfig;
-  /** Dataset to make (if missing) and aim at; default `faults_fuzz`. */
-  dataset?: string;
-  /** Its samples (default 500). */
-  samples?: number;
   /** Generated requests (default 1,200). */
   requests?: number;
   /** fast-check seed (default: random, reported). */
@@ -137,8 +129,7 @@ export interface FuzzBenchOptions {
 export async function runFuzzBench(options: FuzzBenchOptions): Promise<FuzzReport> {
   const started = performance.now();
   const log = options.log ?? (() => undefined);
-  const dataset = options.dataset ?? 'faults_fuzz';
-  const samples = options.samples ?? 500;
+  const [dataset, samples] = ['faults_fuzz', 500];
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   await ensureGeneratedDataset(options.db, { name: dataset, samples });
   // Keepalive short enough that a held connection which never answers a ping is cut while
@@ -267,8 +258,6 @@ export async function runFuzzBench(options: FuzzBenchOptions): Promise<FuzzRepor
     clearInterval(sampler);
     for (const r of raws) r.close();
     sdk.close();
-    const crash = serve.crash();
-    await serve.stop();
-    if (crash) log(`the loader crashed (${crash}):\n${serve.output()}`);
+    await serve.stop(log);
   }
 }

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { FuzzCase, FuzzTargets } from './FuzzCase.js';
+import { describeRequest as describe, type FuzzCase, type FuzzTargets } from './FuzzCase.js';
 import { loaderCodec } from './loaderCodec.js';
 import { damagedJobCheckpoint, mutatedToken } from './damagedTokens.js';
 import { nastyString, enumNumber, uint32Extreme, uint64Extreme } from './fuzzValues.js';
@@ -12,19 +12,9 @@ type Req = Record<string, unknown>;
 
 /**
  * Generated StreamBatches requests, each a valid request of `targets` with one kind of damage
- * and the status that is right for it:
- *
- * - `stream:valid-extremes`: legal but extreme (seeds up to 2^64 - 1, world sizes up to
- *   2^32 - 1, the last epochs of the 32-bit range, stored split versions): OK;
- * - `stream:batch-size`, `stream:rank`, `stream:epochs`, `stream:prefetch`, `stream:enum`
- *   (an unknown ShardRule, ShuffleMode, Ordering or MissingSamplePolicy number),
- *   `stream:dataset-name` (not an identifier), `stream:resume-token` (a real token damaged),
- *   `stream:job-checkpoint` (a job checkpoint damaged or lying): INVALID_ARGUMENT;
- * - `stream:unknown-dataset`: NOT_FOUND; `stream:split` (garbage or unknown split names):
- *   NOT_FOUND or INVALID_ARGUMENT;
- * - `stream:transform` (any transform, on samples that are not images): INVALID_ARGUMENT,
- *   DATA_LOSS or OK; `stream:anything` (every field random): any of those or NOT_FOUND;
- * - `stream:oversized` (a request over the 4 MiB receive limit): RESOURCE_EXHAUSTED.
+ * (`stream:<kind>`, below with the statuses right for it): legal extremes (OK), out-of-range
+ * fields, unknown enum numbers, bad names, damaged resume tokens and job checkpoints, unknown
+ * datasets and splits, transforms of non-images, every field random, an oversized request.
  *
  * @internal
  */
@@ -47,18 +37,19 @@ export function streamBatchesCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase>
     ...over,
   });
   const wrap = (x: number): number => x >>> 0;
-  const describe = (over: Req): string =>
-    JSON.stringify(over, (_k, v: unknown) =>
-      typeof v === 'string' && v.length > 80
-        ? `${v.slice(0, 20)}...(${v.length} chars)`
-        : typeof v === 'number' && !Number.isFinite(v)
-          ? String(v)
-          : Buffer.isBuffer(v)
-            ? `<${v.length} bytes>`
-            : v,
-    );
-  const with_ = (over: fc.Arbitrary<Req>): fc.Arbitrary<[Req, string]> =>
-    over.map((o) => [base(o), describe(o)]);
+  const rawKind = (
+    weight: number,
+    name: string,
+    expected: readonly string[],
+    input: () => fc.Arbitrary<[Req, string]>,
+  ): fc.WeightedArbitrary<FuzzCase> => ({ weight, arbitrary: input().map(make(name, expected)) });
+  const kind = (
+    weight: number,
+    name: string,
+    expected: readonly string[],
+    over: () => fc.Arbitrary<Req>,
+  ): fc.WeightedArbitrary<FuzzCase> =>
+    rawKind(weight, name, expected, () => over().map((o) => [base(o), describe(o)]));
 
   const split = fc.constantFrom(
     'all',
@@ -140,122 +131,86 @@ export function streamBatchesCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase>
     });
 
   return fc.oneof(
-    { weight: 4, arbitrary: with_(validExtremes).map(make('valid-extremes', ['OK'])) },
-    {
-      weight: 2,
-      arbitrary: with_(
-        uint32Extreme()
-          .filter((b) => wrap(b) === 0 || wrap(b) > targets.maxBatchSize)
-          .map((batchSize) => ({ batchSize })),
-      ).map(make('batch-size', INVALID)),
-    },
-    {
-      weight: 2,
-      arbitrary: with_(
-        fc
-          .tuple(uint32Extreme(), uint32Extreme())
-          .filter(([rank, world]) => wrap(rank) >= Math.max(wrap(world), 1))
-          .map(([rank, worldSize]) => ({ rank, worldSize })),
-      ).map(make('rank', INVALID)),
-    },
-    {
-      weight: 2,
-      arbitrary: with_(
-        fc
-          .tuple(uint32Extreme(), uint32Extreme())
-          .filter(([first, epochs]) => wrap(first) + Math.max(wrap(epochs), 1) > U32)
-          .map(([firstEpoch, epochs]) => ({ firstEpoch, epochs })),
-      ).map(make('epochs', INVALID)),
-    },
-    {
-      weight: 2,
-      arbitrary: with_(
-        fc
-          .tuple(uint32Extreme(), fc.integer({ min: 1, max: targets.maxBatchSize }))
-          .filter(
-            ([p, b]) => wrap(p) > targets.maxPrefetch || wrap(p) * b > targets.maxWindowSamples,
-          )
-          .map(([prefetch, batchSize]) => ({ prefetch, batchSize })),
-      ).map(make('prefetch', INVALID)),
-    },
-    {
-      weight: 2,
-      arbitrary: with_(
-        fc
-          .tuple(enumField, fc.constantFrom(1, 2, 5, 1000, 2 ** 31 - 1, -1, -(2 ** 31)))
-          .map(([[field, count], past]) => ({ [field]: past > 0 ? count - 1 + past : past })),
-      ).map(make('enum', INVALID)),
-    },
-    {
-      weight: 3,
-      arbitrary: with_(
-        nastyString()
-          .filter((s) => !IDENTIFIER.test(s))
-          .map((dataset) => ({ dataset })),
-      ).map(make('dataset-name', INVALID)),
-    },
-    {
-      weight: 2,
-      arbitrary: with_(
-        fc.stringMatching(/^[a-z0-9_]{1,40}$/).map((s) => ({ dataset: `qx${s}`, split: 'all' })),
-      ).map(make('unknown-dataset', ['NOT_FOUND'])),
-    },
-    {
-      weight: 3,
-      arbitrary: with_(
-        fc
-          .oneof(
-            nastyString(),
-            fc
-              .tuple(
-                fc.constantFrom(targets.splitSet, 'nosuchset', 'a'),
-                fc.oneof(
-                  fc.constant(''),
-                  fc
-                    .constantFrom('0', '2', '4294967296', '99999999999999999999', '1e3')
-                    .map((v) => `@${v}`),
-                ),
-                fc.oneof(
-                  fc.constantFrom('train', 'nosuchpart', 'train-0', 'val-99999999999'),
-                  nastyString(),
-                ),
-              )
-              .map(([s, v, p]) => `${s}${v}/${p}`),
-          )
-          .filter(
-            (s) =>
-              !['all', `${targets.splitSet}/train`, `${targets.splitSet}/val`].includes(s.trim()),
-          )
-          .map((split) => ({ split })),
-      ).map(make('split', ['NOT_FOUND', 'INVALID_ARGUMENT'])),
-    },
-    {
-      weight: 4,
-      arbitrary: mutatedToken(targets.token)
-        .map(({ bytes, note }): [Req, string] => [
-          { ...targets.tokenRequest, resumeToken: bytes },
-          note,
-        ])
-        .map(make('resume-token', INVALID)),
-    },
-    {
-      weight: 3,
-      arbitrary: damagedJobCheckpoint(targets.token)
-        .map(({ bytes, note }): [Req, string] => [
-          { ...targets.tokenRequest, jobCheckpoint: bytes },
-          note,
-        ])
-        .map(make('job-checkpoint', INVALID)),
-    },
-    {
-      weight: 3,
-      arbitrary: with_(transform.map((t) => ({ transform: t }))).map(
-        make('transform', ['INVALID_ARGUMENT', 'DATA_LOSS', 'OK']),
-      ),
-    },
-    {
-      weight: 3,
-      arbitrary: fc
+    kind(4, 'valid-extremes', ['OK'], () => validExtremes),
+    kind(2, 'batch-size', INVALID, () =>
+      uint32Extreme()
+        .filter((b) => wrap(b) === 0 || wrap(b) > targets.maxBatchSize)
+        .map((batchSize) => ({ batchSize })),
+    ),
+    kind(2, 'rank', INVALID, () =>
+      fc
+        .tuple(uint32Extreme(), uint32Extreme())
+        .filter(([rank, world]) => wrap(rank) >= Math.max(wrap(world), 1))
+        .map(([rank, worldSize]) => ({ rank, worldSize })),
+    ),
+    kind(2, 'epochs', INVALID, () =>
+      fc
+        .tuple(uint32Extreme(), uint32Extreme())
+        .filter(([first, epochs]) => wrap(first) + Math.max(wrap(epochs), 1) > U32)
+        .map(([firstEpoch, epochs]) => ({ firstEpoch, epochs })),
+    ),
+    kind(2, 'prefetch', INVALID, () =>
+      fc
+        .tuple(uint32Extreme(), fc.integer({ min: 1, max: targets.maxBatchSize }))
+        .filter(([p, b]) => wrap(p) > targets.maxPrefetch || wrap(p) * b > targets.maxWindowSamples)
+        .map(([prefetch, batchSize]) => ({ prefetch, batchSize })),
+    ),
+    kind(2, 'enum', INVALID, () =>
+      fc
+        .tuple(enumField, fc.constantFrom(1, 2, 5, 1000, 2 ** 31 - 1, -1, -(2 ** 31)))
+        .map(([[field, count], past]) => ({ [field]: past > 0 ? count - 1 + past : past })),
+    ),
+    kind(3, 'dataset-name', INVALID, () =>
+      nastyString()
+        .filter((s) => !IDENTIFIER.test(s))
+        .map((dataset) => ({ dataset })),
+    ),
+    kind(2, 'unknown-dataset', ['NOT_FOUND'], () =>
+      fc.stringMatching(/^[a-z0-9_]{1,40}$/).map((s) => ({ dataset: `qx${s}`, split: 'all' })),
+    ),
+    kind(3, 'split', ['NOT_FOUND', 'INVALID_ARGUMENT'], () =>
+      fc
+        .oneof(
+          nastyString(),
+          fc
+            .tuple(
+              fc.constantFrom(targets.splitSet, 'nosuchset', 'a'),
+              fc.oneof(
+                fc.constant(''),
+                fc
+                  .constantFrom('0', '2', '4294967296', '99999999999999999999', '1e3')
+                  .map((v) => `@${v}`),
+              ),
+              fc.oneof(
+                fc.constantFrom('train', 'nosuchpart', 'train-0', 'val-99999999999'),
+                nastyString(),
+              ),
+            )
+            .map(([s, v, p]) => `${s}${v}/${p}`),
+        )
+        .filter(
+          (s) =>
+            !['all', `${targets.splitSet}/train`, `${targets.splitSet}/val`].includes(s.trim()),
+        )
+        .map((split) => ({ split })),
+    ),
+    rawKind(4, 'resume-token', INVALID, () =>
+      mutatedToken(targets.token).map(({ bytes, note }): [Req, string] => [
+        { ...targets.tokenRequest, resumeToken: bytes },
+        note,
+      ]),
+    ),
+    rawKind(3, 'job-checkpoint', INVALID, () =>
+      damagedJobCheckpoint(targets.token).map(({ bytes, note }): [Req, string] => [
+        { ...targets.tokenRequest, jobCheckpoint: bytes },
+        note,
+      ]),
+    ),
+    kind(3, 'transform', ['INVALID_ARGUMENT', 'DATA_LOSS', 'OK'], () =>
+      transform.map((t) => ({ transform: t })),
+    ),
+    rawKind(3, 'anything', ['OK', 'INVALID_ARGUMENT', 'NOT_FOUND', 'DATA_LOSS'], () =>
+      fc
         .record(
           {
             dataset: fc.oneof(fc.constant(targets.dataset), nastyString()),
@@ -281,16 +236,12 @@ export function streamBatchesCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase>
           },
           { requiredKeys: ['dataset', 'split'] },
         )
-        .map((r): [Req, string] => [r, describe(r)])
-        .map(make('anything', ['OK', 'INVALID_ARGUMENT', 'NOT_FOUND', 'DATA_LOSS'])),
-    },
-    {
-      weight: 1,
-      arbitrary: with_(
-        fc
-          .integer({ min: 4 * 2 ** 20 + 1, max: 6 * 2 ** 20 })
-          .map((n) => ({ dataset: 'd'.repeat(n) })),
-      ).map(make('oversized', ['RESOURCE_EXHAUSTED'])),
-    },
+        .map((r): [Req, string] => [r, describe(r)]),
+    ),
+    kind(1, 'oversized', ['RESOURCE_EXHAUSTED'], () =>
+      fc
+        .integer({ min: 4 * 2 ** 20 + 1, max: 6 * 2 ** 20 })
+        .map((n) => ({ dataset: 'd'.repeat(n) })),
+    ),
   );
 }

@@ -5,7 +5,7 @@ import { endChild, spawnPinned, tail } from '../../stream/spawnPinned.js';
 
 /**
  * A `serve` child started by `startProbedServe`, with what the fault benchmarks watch: its
- * pid (RSS and file descriptors from `/proc`), both ports, its JSON log records and whether it
+ * pid (RSS and file descriptors from `/proc`), both ports, and whether it or one of its workers
  * exited on its own (a crash).
  *
  * @internal
@@ -24,16 +24,17 @@ export interface ProbedServe {
   crash(): string | undefined;
   /** Workers its primary logged as dead (replaced or not). */
   workerDeaths(): number;
-  /** The end of its stderr and stdout, for error messages. */
-  output(): string;
-  /** SIGTERM (graceful shutdown), SIGKILL if it is still there after a while. */
-  stop(): Promise<void>;
+  /**
+   * SIGTERM (graceful shutdown), SIGKILL if it is still there after a while; if it had crashed,
+   * logs how with the end of its output.
+   */
+  stop(log: (line: string) => void): Promise<void>;
 }
 
 /**
  * Runs the real `serve` command in a process of its own, as users do, on 127.0.0.1 with free
  * gRPC and metrics ports, and resolves once its log says it serves. Unlike the stream
- * benchmark's `startServeProcess` it keeps every log record and the metrics port, and tells a
+ * benchmark's `startServeProcess` it reads its log records, keeps the metrics port, and tells a
  * crash (an exit nobody asked for) from a stop: the fault benchmarks assert on both.
  *
  * @internal
@@ -49,7 +50,7 @@ export async function startProbedServe(options: {
   const stderr = tail(child.stderr, 16_000);
   const stdout = tail(child.stdout, 16_000);
   const output = (): string => `${stderr()}\n${stdout()}`;
-  const records: Record<string, unknown>[] = [];
+  const deaths: Record<string, unknown>[] = [];
   let serving = false;
   let stopping = false;
   let exited: string | undefined;
@@ -61,31 +62,32 @@ export async function startProbedServe(options: {
     output,
     readyFile: childEnv.SCYLLA_LOADER_READY_FILE,
     onRecord: (record) => {
-      if (serving) records.push(record);
-      else if (record['msg'] === 'loader serving') serving = true;
+      if (!serving) serving = record['msg'] === 'loader serving';
+      else if (String(record['msg']).startsWith('loader worker died')) deaths.push(record);
     },
   }).catch(async (err: unknown) => {
     stopping = true;
     await endChild(child, 5_000);
     throw err;
   });
+  const crash = (): string | undefined => {
+    const died = deaths[0];
+    return (
+      exited ??
+      (died && `worker ${String(died['worker'])} died (${String(died['signal'] ?? died['code'])})`)
+    );
+  };
   return {
     pid: child.pid ?? -1,
     address: `127.0.0.1:${port}`,
     metricsAddress: `127.0.0.1:${metricsPort}`,
-    crash: () => {
-      if (exited) return exited;
-      const died = records.find((r) => String(r['msg']).startsWith('loader worker died'));
-      return died
-        ? `worker ${String(died['worker'])} died (${String(died['signal'] ?? died['code'])})`
-        : undefined;
-    },
-    workerDeaths: () =>
-      records.filter((r) => String(r['msg']).startsWith('loader worker died')).length,
-    output,
-    stop: () => {
+    crash,
+    workerDeaths: () => deaths.length,
+    stop: async (log) => {
+      const crashed = crash();
       stopping = true;
-      return endChild(child, 10_000);
+      await endChild(child, 10_000);
+      if (crashed) log(`the loader crashed (${crashed}):\n${output()}`);
     },
   };
 }

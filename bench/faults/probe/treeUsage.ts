@@ -69,3 +69,6 @@ export function treeUsage(pid: number): TreeUsage {
   }
   return { processes, rssBytes: rss, fds };
 }
+
+/** Bytes as whole MiB, for the reports. @internal */
+export const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);

@@ -4,7 +4,7 @@ import type { DbConfig } from '../../../src/core/index.js';
 import { ensureGeneratedDataset } from '../../dataset/benchDataset.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';
 import { startProbedServe } from '../probe/startProbedServe.js';
-import { treeUsage } from '../probe/treeUsage.js';
+import { mib, treeUsage } from '../probe/treeUsage.js';
 
 /** One sample of a soak, taken every few seconds. @internal */
 export interface SoakSample {
@@ -49,8 +49,6 @@ export interface SoakReport {
   samples: SoakSample[];
 }
 
-const MIB = 2 ** 20;
-
 /**
  * A `bench soak` report as Markdown: throughput, RSS and file descriptors after warm-up and
  * at the end, the loader's event-loop delay.
@@ -58,7 +56,6 @@ const MIB = 2 ** 20;
  * @internal
  */
 export function formatSoakReport(r: SoakReport): string {
-  const mib = (b: number): string => (b / MIB).toFixed(0);
   const lines = [
     `soak: ${r.streams} streams for ${r.seconds.toFixed(0)} s (warm-up ${r.warmupSeconds} s), ${r.processes} loader processes`,
     '',
@@ -83,7 +80,7 @@ export interface SoakBenchOptions {
   streams?: number;
   /** Seconds the streams run (default 60). */
   seconds?: number;
-  /** Seconds of warm-up before the reference sample (default: a fifth, at least 10). */
+  /** Seconds of warm-up before the reference sample (default: 40% of the run, at least 30). */
   warmupSeconds?: number;
   /** Seconds between samples (default 5). */
   sampleEverySeconds?: number;
@@ -225,8 +222,6 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
     options.signal?.removeEventListener('abort', onAbort);
     await Promise.allSettled(runs);
     sdk.close();
-    const crash = serve.crash();
-    await serve.stop();
-    if (crash) log(`the loader crashed (${crash}):\n${serve.output()}`);
+    await serve.stop(log);
   }
 }
