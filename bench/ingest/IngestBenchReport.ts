@@ -1,5 +1,3 @@
-import type { BenchEnvironment } from '../stream/benchEnvironment.js';
-
 /** The two sources of the issue: ~100 kB JPEGs stored as they are, and MNIST PNGs. */
 export type IngestBenchSource = 'jpeg100k' | 'mnist';
 
@@ -38,21 +36,6 @@ export interface IngestRunRecord {
   cores: CpuSplit;
 }
 
-/** Medians over the runs of one source and concurrency (each figure's own median). */
-export interface IngestSummaryRow {
-  source: IngestBenchSource;
-  concurrency: number;
-  runs: number;
-  samples: number;
-  bytes: number;
-  samplesPerSecond: number;
-  megabytesPerSecond: number;
-  wallSeconds: number;
-  writeSeconds: number;
-  cpuSeconds: CpuSplit;
-  cores: CpuSplit;
-}
-
 /** A source as ingested: where it lives and the sizes of its files. */
 export interface IngestSourceInfo {
   source: IngestBenchSource;
@@ -72,33 +55,4 @@ export interface ColdStartRecord {
   stopSeconds: number;
   /** `startLocalCluster` until the node answers CQL (jars already cached). */
   startSeconds: number;
-}
-
-/** Everything `bench ingest` measured, as written to its JSON file. */
-export interface IngestBenchReport {
-  startedAt: string;
-  finishedAt: string;
-  seconds: number;
-  settings: {
-    images: number;
-    runs: number;
-    concurrencies: number[];
-    mnist: boolean;
-    mnistLimit: number | null;
-    coldStarts: number;
-  };
-  environment: BenchEnvironment & { databaseNodes: number; databaseIsLocalNode: boolean };
-  sources: IngestSourceInfo[];
-  runs: IngestRunRecord[];
-  summary: IngestSummaryRow[];
-  coldStart: {
-    runs: ColdStartRecord[];
-    medianStartSeconds: number;
-    medianStopSeconds: number;
-  } | null;
-  /** Keyspaces the benchmark used; all dropped at the end. */
-  keyspaces: string[];
-  /** Things a reader of the figures should know (disturbance, skipped parts). */
-  notes: string[];
-  jsonPath: string;
 }

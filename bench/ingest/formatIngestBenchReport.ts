@@ -1,4 +1,5 @@
-import type { CpuSplit, IngestBenchReport, IngestSourceInfo } from './IngestBenchReport.js';
+import type { CpuSplit, IngestSourceInfo } from './IngestBenchReport.js';
+import type { IngestBenchReport } from './runIngestBench.js';
 
 /**
  * The report as Markdown: medians per source and concurrency, every run, the cold starts, and

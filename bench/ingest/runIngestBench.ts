@@ -6,14 +6,14 @@ import { readPhotoFolder } from '../../src/datasets/photos/readPhotoFolder.js';
 import { writePhotoJpegs } from '../../src/datasets/photos/writePhotoJpegs.js';
 import { prepareMnist } from '../../src/datasets/prepareMnist.js';
 import { createDbClient, type IngestSource, readManifest } from '../../src/core/index.js';
-import { benchEnvironment } from '../stream/benchEnvironment.js';
+import { benchEnvironment, type BenchEnvironment } from '../stream/benchEnvironment.js';
 import { median } from '../stream/stats.js';
 import type { IngestBenchOptions } from './resolveIngestBenchOptions.js';
 import type {
-  IngestBenchReport,
   IngestBenchSource,
   IngestRunRecord,
   IngestSourceInfo,
+  ColdStartRecord,
 } from './IngestBenchReport.js';
 import { localDatabasePids } from './localDatabasePids.js';
 import { measureColdStarts } from './measureColdStarts.js';
@@ -34,7 +34,7 @@ const DISTURBED_CORES = 0.25;
  * keyspace used is dropped at the end, failure or not, and the local node is left running.
  * Writes the whole report as JSON to `outDir/ingest-<timestamp>.json`.
  */
-export async function runIngestBench(options: IngestBenchOptions): Promise<IngestBenchReport> {
+export async function runIngestBench(options: IngestBenchOptions) {
   const { log, signal, startedAt, seconds } = startBenchRun(options);
   const notes: string[] = [];
 
@@ -61,7 +61,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
   const runs: IngestRunRecord[] = [];
   const keyspaces = sources.map((s) => s.info.keyspace);
   let client: cassandra.Client | undefined;
-  let environment: IngestBenchReport['environment'];
+  let environment: BenchEnvironment & { databaseNodes: number; databaseIsLocalNode: boolean };
   try {
     client = await createDbClient(options.db);
     const pids = await localDatabasePids(options.localStateDir);
@@ -103,7 +103,11 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     }
   }
 
-  let coldStart: IngestBenchReport['coldStart'] = null;
+  let coldStart = null as {
+    runs: ColdStartRecord[];
+    medianStartSeconds: number;
+    medianStopSeconds: number;
+  } | null;
   if (options.coldStarts > 0 && options.localStateDir !== undefined) {
     log(
       `stopping and starting the local node ${options.coldStarts} time(s): anything else ` +
@@ -137,7 +141,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     );
   }
 
-  const report: IngestBenchReport = {
+  const report = {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     seconds: seconds(),
@@ -238,3 +242,6 @@ function describeRun(r: IngestRunRecord, runs: number): string {
     `loader ${r.cpuSeconds.loader.toFixed(1)}, database ${db}, rest ${rest}`
   );
 }
+
+/** Everything `bench ingest` measured, as written to its JSON file. */
+export type IngestBenchReport = Awaited<ReturnType<typeof runIngestBench>>;

@@ -1,12 +1,12 @@
 import { median } from '../stream/stats.js';
-import type { CpuSplit, IngestRunRecord, IngestSummaryRow } from './IngestBenchReport.js';
+import type { CpuSplit, IngestRunRecord } from './IngestBenchReport.js';
 
 /**
  * Medians of the runs of each source and concurrency, in the order they first ran. Each figure
  * is its own median (the median rate need not come from the run with the median wall time); a
  * CPU figure missing from any run is null. @internal
  */
-export function summarizeIngestRuns(runs: readonly IngestRunRecord[]): IngestSummaryRow[] {
+export function summarizeIngestRuns(runs: readonly IngestRunRecord[]) {
   const groups = new Map<string, IngestRunRecord[]>();
   for (const r of runs) {
     const key = `${r.source}|${r.concurrency}`;
