@@ -10,7 +10,6 @@ import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { type BenchChild, startBenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
 import type { CoresBenchOptions } from './CoresBenchOptions.js';
-import type { CoresRun } from './CoresBenchReport.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
 import { startBenchRun } from '../report/benchRun.js';
 
@@ -81,12 +80,19 @@ export async function runCoresBench(options: CoresBenchOptions) {
   return report;
 }
 
-/** One loader of `workers` processes, one client child of k ranks, measured; both ended. */
+/** One measured run: k ranks of one job against a loader of `workers` processes. */
+type CoresRun = Awaited<ReturnType<typeof measureRun>>;
+
+/**
+ * One loader of `workers` processes, one client child of k ranks, measured; both ended. CPU
+ * seconds of the loader are its primary's and workers' together; RSS is each worker's (and
+ * the primary's) at the end of the run; streams per worker come from their logs.
+ */
 async function measureRun(
   options: CoresBenchOptions,
   datasetIds: readonly string[],
   place: { workers: number; run: number; idsFile: string },
-): Promise<CoresRun> {
+) {
   let serve: ServeProcess | undefined;
   let ranks: BenchChild<RanksClientResult> | undefined;
   try {
