@@ -34,9 +34,6 @@ export const CONCURRENCY_FLAGS = {
   ),
 };
 
-/** What a caller of `bench concurrency` gives; the flags may be left out (defaults). */
-export interface ConcurrencyBenchInput extends BenchInput, FlagInput<typeof CONCURRENCY_FLAGS> {}
-
 /**
  * Fills in the defaults of `bench concurrency` (the `bench stream` dataset of 3,000 ~100 kB
  * JPEGs, k = 1, 2, 4, 8, 16, three runs, batches of 32, two epochs per run) or of its quick
@@ -44,7 +41,9 @@ export interface ConcurrencyBenchInput extends BenchInput, FlagInput<typeof CONC
  * (~188 samples per epoch) still gets about 12 batches: enough for its waits to mean
  * something and for the run to last long enough (6,000 samples) that start-up is a small part.
  */
-export function resolveConcurrencyBenchOptions(input: ConcurrencyBenchInput) {
+export function resolveConcurrencyBenchOptions(
+  input: BenchInput & FlagInput<typeof CONCURRENCY_FLAGS>,
+) {
   const f = parseFlags(CONCURRENCY_FLAGS, input, input.quick);
   const streams = [...new Set(f.streams)].sort((a, b) => a - b);
   if (streams.at(-1)! > f.samples) {

@@ -33,16 +33,13 @@ export const CORES_FLAGS = {
   epochs: epochsFlag('every rank', 2, 1),
 };
 
-/** What a caller of `bench cores` gives; the flags may be left out (defaults). */
-export interface CoresBenchInput extends BenchInput, FlagInput<typeof CORES_FLAGS> {}
-
 /**
  * Fills in the defaults of `bench cores`: the `bench stream` dataset (3,000 ~100 kB JPEGs),
  * 1 worker up to one per core of this machine, 8 ranks (enough connections for the
  * primary's round robin to give every worker several), three interleaved runs, batches of
  * 32, two epochs per run; or of its quick mode. Checks the flags.
  */
-export function resolveCoresBenchOptions(input: CoresBenchInput) {
+export function resolveCoresBenchOptions(input: BenchInput & FlagInput<typeof CORES_FLAGS>) {
   const f = parseFlags(CORES_FLAGS, input, input.quick);
   const workers = [...new Set(f.workers ?? (input.quick ? [1, 2] : allCores()))].sort(
     (a, b) => a - b,

@@ -65,14 +65,11 @@ export const STREAM_FLAGS = {
   ),
 };
 
-/** What a caller of `bench stream` gives; the flags may be left out (defaults). */
-export interface StreamBenchInput extends BenchInput, FlagInput<typeof STREAM_FLAGS> {}
-
 /**
  * Fills in the defaults of `bench stream` (N=3000 imagenet-size photos, K=3, C in {32, 64,
  * 128, 256}, batch 128, both placements) or of its quick mode, and checks the flags.
  */
-export function resolveStreamBenchOptions(input: StreamBenchInput) {
+export function resolveStreamBenchOptions(input: BenchInput & FlagInput<typeof STREAM_FLAGS>) {
   const quick = input.quick ?? false;
   const f = parseFlags(STREAM_FLAGS, input, quick);
   return {

@@ -85,16 +85,14 @@ export const TLS_FLAGS = {
   ),
 };
 
-/** What `bench tls` is given; the flags may be left out (defaults). */
-export interface TlsBenchInput
-  extends Omit<BenchInput, 'db' | 'dbPid'>, FlagInput<typeof TLS_FLAGS> {}
-
 /**
  * Fills in the defaults of `bench tls` (or of its quick mode) and checks them, with errors
  * naming the flag. `plaintext` is added to a subset of legs that lacks it: every ratio is to
  * it.
  */
-export function resolveTlsBenchOptions(input: TlsBenchInput) {
+export function resolveTlsBenchOptions(
+  input: Omit<BenchInput, 'db' | 'dbPid'> & FlagInput<typeof TLS_FLAGS>,
+) {
   const f = parseFlags(TLS_FLAGS, input, input.quick);
   const paths = benchPaths(input.stateRoot);
   return {
