@@ -1,16 +1,10 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { toxiproxyBinary } from '../latency/toxiproxyBinary.js';
-import {
-  rerenderBenchSuite,
-  runBenchSuite,
-  SUITE_PARTS,
-  type SuitePart,
-} from '../suite/runBenchSuite.js';
+import { rerenderBenchSuite, runBenchSuite, SUITE_PARTS } from '../suite/runBenchSuite.js';
 import { suiteDocTables, targetsTable } from '../suite/formatSuiteReport.js';
 import { measuredHere, writeDocTables } from '../report/docTables.js';
-import { addFlags, DOCS_FLAG } from './benchOptions.js';
-import { invalidArgument } from '../../src/core/index.js';
+import { addFlags, DOCS_FLAG, names, parseValue } from './benchOptions.js';
 import { withBenchContext } from './benchContext.js';
 import { addDbOptions, type DbFlags } from '../../src/cli/dbOptions.js';
 import { runAction } from '../../src/cli/runAction.js';
@@ -66,7 +60,9 @@ export function addBenchSuiteCommand(bench: Command): void {
         );
         return;
       }
-      const parts = flags.parts ? parseParts(flags.parts) : undefined;
+      const parts = flags.parts
+        ? parseValue(names('--parts', SUITE_PARTS, 'part'), flags.parts)
+        : undefined;
       await withBenchContext(flags, async (context) => {
         const stamp = new Date().toISOString().replace(/[:.]/g, '-');
         const outDir = path.resolve(
@@ -97,14 +93,4 @@ export function addBenchSuiteCommand(bench: Command): void {
       });
     }),
   );
-}
-
-function parseParts(text: string): SuitePart[] {
-  const parts = text.split(',').map((p) => p.trim());
-  for (const p of parts) {
-    if (!(SUITE_PARTS as readonly string[]).includes(p)) {
-      throw invalidArgument(`--parts ${text}: each part is one of ${SUITE_PARTS.join(', ')}`);
-    }
-  }
-  return parts as SuitePart[];
 }
