@@ -2,7 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { type ReadyInfo, readReadyFile } from '../../src/cli/readyFile.js';
+import type { ReadyInfo } from '../../src/cli/readyFile.js';
+import { waitUntilReady } from '../../src/cli/serveChild.js';
 
 /** A fresh path for `serve --ready-file` / `SCYLLA_LOADER_READY_FILE`. */
 export function newReadyFile(): string {
@@ -10,32 +11,13 @@ export function newReadyFile(): string {
 }
 
 /**
- * What a `serve` child bound, once it wrote its ready file; rejects when the child exits first
- * or after `timeoutMs`.
+ * What a `serve` child bound, once it wrote its ready file (the CLI's own wait, which the demo
+ * and the benchmarks use); rejects when the child exits first or after `timeoutMs`.
  */
 export function waitForReadyFile(
   child: ChildProcess,
   file: string,
   timeoutMs = 60_000,
 ): Promise<ReadyInfo> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const onExit = (code: number | null): void => {
-      clearInterval(poll);
-      reject(new Error(`serve exited (${code}) before it was ready`));
-    };
-    const poll = setInterval(() => {
-      const ready = readReadyFile(file);
-      if (ready !== undefined) {
-        clearInterval(poll);
-        child.off('exit', onExit);
-        resolve(ready);
-      } else if (Date.now() - started > timeoutMs) {
-        clearInterval(poll);
-        child.off('exit', onExit);
-        reject(new Error(`serve did not write ${file} within ${timeoutMs} ms`));
-      }
-    }, 25);
-    child.once('exit', onExit);
-  });
+  return waitUntilReady(child, { readyFile: file, timeoutMs, output: () => '(see its output)' });
 }
