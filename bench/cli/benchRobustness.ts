@@ -111,7 +111,7 @@ export function addBenchRobustnessCommands(bench: Command): void {
         log: context.log,
         signal: context.signal,
       });
-      return { markdown: formatSoakReport(report), table: 'robustness' };
+      return { markdown: formatSoakReport(report), table: 'soak' };
     },
   });
 }

@@ -19,6 +19,7 @@ export const DOC_TABLES = [
   'ingest',
   'splits',
   'robustness',
+  'soak',
 ] as const;
 
 /** One of {@link DOC_TABLES}. */
@@ -40,6 +41,11 @@ export function measuredHere(command = benchCommandLine()): Measured {
   let commit = 'unknown';
   try {
     commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    // A figure of code that was never committed must say so.
+    const changes = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      encoding: 'utf8',
+    });
+    if (changes.trim() !== '') commit += ' with uncommitted changes';
   } catch {
     // Not a checkout (an installed package): the line says so.
   }

@@ -47,7 +47,7 @@ describe('docBlock', () => {
   it('describes this machine and checkout', () => {
     const here = measuredHere('npx tsx src/cli/main.ts bench x');
     expect(here.machine).toMatch(/, \d+ cores, \d+ GiB, Node v\d+/);
-    expect(here.commit).toMatch(/^([0-9a-f]{4,}|unknown)$/);
+    expect(here.commit).toMatch(/^([0-9a-f]{4,}( with uncommitted changes)?|unknown)$/);
   });
 });
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPermutationCache } from '../../src/core/sampling/createPermutationCache.js';
 import { permutation } from '../../src/core/sampling/permutation.js';
 
@@ -39,5 +39,32 @@ describe('createPermutationCache', () => {
     const cache = createPermutationCache(1000);
     expect(cache.memo('empty', { context: { n: 0, seed: 1n, epoch: 0 } })).toHaveLength(0);
     expect(cache.has('empty')).toBe(true);
+  });
+
+  describe('lingering', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('drops a permutation nobody asked for within the linger, by itself (no look up needed)', () => {
+      vi.useFakeTimers();
+      const cache = createPermutationCache(1 << 20, 30_000, () => Date.now());
+      const memo = (epoch: number) =>
+        cache.memo(`s/100/1/${epoch}`, { context: { n: 100, seed: 1n, epoch } });
+      const e0 = memo(0);
+      vi.advanceTimersByTime(20_000);
+      // Another rank asks: the same array, and its linger starts again.
+      expect(memo(0)).toBe(e0);
+      memo(1);
+      vi.advanceTimersByTime(20_000);
+      expect(cache.size).toBe(2);
+      vi.advanceTimersByTime(11_000);
+      // Finished epochs no longer add up: both are gone, and their bytes with them.
+      expect(cache.size).toBe(0);
+      expect(cache.calculatedSize).toBe(0);
+      // Asked again (a late resume), it is computed again, equal to the first.
+      expect(memo(0)).not.toBe(e0);
+      expect(memo(0)).toEqual(e0);
+    });
   });
 });

@@ -15,6 +15,9 @@ export interface SoakSample {
   processes: number;
   /** Samples delivered to the clients so far. */
   delivered: number;
+  /** V8 heap in use and memory outside it (Buffers), summed over workers from /metrics. */
+  heapUsedBytes: number;
+  externalBytes: number;
 }
 
 /** Figures of one `runSoakBench`. @internal */
@@ -166,7 +169,6 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
       });
       const u = treeUsage(serve.pid);
       const at = (performance.now() - t0) / 1000;
-      samples.push({ at, rssBytes: u.rssBytes, fds: u.fds, processes: u.processes, delivered });
       // The primary gathers /metrics from every worker over IPC, with a timeout: a worker
       // too busy to answer in time makes the scrape fail (HTTP 500). Counted, not fatal.
       const m = await scrapeMetrics(serve.metricsAddress).catch((err: unknown) => {
@@ -174,12 +176,22 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
         log(`soak: scrape failed: ${(err as Error).message}`);
         return new Map<string, number>();
       });
+      samples.push({
+        at,
+        rssBytes: u.rssBytes,
+        fds: u.fds,
+        processes: u.processes,
+        delivered,
+        heapUsedBytes: m.get('nodejs_heap_size_used_bytes') ?? 0,
+        externalBytes: m.get('nodejs_external_memory_bytes') ?? 0,
+      });
       if (at > warmup) {
         p99 = Math.max(p99, m.get('nodejs_eventloop_lag_p99_seconds') ?? 0);
         max = Math.max(max, m.get('nodejs_eventloop_lag_max_seconds') ?? 0);
       }
       log(
-        `soak: ${at.toFixed(0)}/${seconds} s, ${delivered} samples, RSS ${(u.rssBytes / 2 ** 20).toFixed(0)} MiB, ` +
+        `soak: ${at.toFixed(0)}/${seconds} s, ${delivered} samples, RSS ${mib(u.rssBytes)} MiB, ` +
+          `heap ${mib(m.get('nodejs_heap_size_used_bytes') ?? 0)} MiB, external ${mib(m.get('nodejs_external_memory_bytes') ?? 0)} MiB, ` +
           `${u.fds} fds, event loop p99 ${((m.get('nodejs_eventloop_lag_p99_seconds') ?? 0) * 1000).toFixed(0)} ms`,
       );
     }
