@@ -14,7 +14,7 @@ import type { NodeLayout } from './nodeLayout.js';
 export function renderCassandraYaml(
   spec: ClusterSpec,
   node: NodeLayout,
-  keystore?: { file: string; password: string },
+  keystore?: DevKeystores,
 ): string {
   const q = (s: string): string => JSON.stringify(s);
   if (spec.tls && !keystore) throw new Error('a cluster with TLS needs a keystore');
@@ -100,14 +100,22 @@ role_manager: CassandraRoleManager
 `;
 
 /**
- * `--tls`: the CQL port speaks TLS only (or, `optional`, TLS and plaintext on the same port);
- * clients are not asked for certificates.
+ * The node's PKCS12 keystore and, with `--tls-client-auth`, the truststore holding the CA that
+ * clients' certificates must chain to (both with the same password).
+ *
+ * @internal
  */
-function tlsSection(
-  keystore: { file: string; password: string },
-  optional: boolean,
-  q: (s: string) => string,
-): string {
+export interface DevKeystores {
+  file: string;
+  password: string;
+  truststore?: string;
+}
+
+/**
+ * `--tls`: the CQL port speaks TLS only (or, `optional`, TLS and plaintext on the same port);
+ * clients are asked for a certificate only with a truststore (`--tls-client-auth`).
+ */
+function tlsSection(keystore: DevKeystores, optional: boolean, q: (s: string) => string): string {
   return `
 ${
   optional
@@ -120,6 +128,13 @@ client_encryption_options:
   keystore: ${q(keystore.file)}
   keystore_password: ${q(keystore.password)}
   store_type: PKCS12
-  require_client_auth: false
+${
+  keystore.truststore === undefined
+    ? '  require_client_auth: false'
+    : `  # --tls-client-auth: a client without a certificate signed by the test CA is refused.
+  require_client_auth: true
+  truststore: ${q(keystore.truststore)}
+  truststore_password: ${q(keystore.password)}`
+}
 `;
 }

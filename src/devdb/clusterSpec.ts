@@ -30,6 +30,11 @@ export const clusterSpecSchema = z.object({
    * node). Not part of the identity: the yaml is rewritten at every start.
    */
   tlsOptional: z.boolean().default(false),
+  /**
+   * With `tls`: clients must present a certificate signed by the folder's test CA
+   * (`--tls-client-auth`; `require_client_auth`). The folder keeps one for the loader.
+   */
+  tlsClientAuth: z.boolean().default(false),
 });
 
 /** @internal */

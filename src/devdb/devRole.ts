@@ -17,8 +17,8 @@ const SUPERUSER = { username: 'cassandra', password: 'cassandra' };
  *
  * @internal
  */
-export function superuserAccess(ca: string | undefined): DevAccess {
-  return { ...(ca === undefined ? {} : { ca }), credentials: SUPERUSER };
+export function superuserAccess(): DevAccess {
+  return { credentials: SUPERUSER };
 }
 
 /** Where the password of {@link DEV_ROLE} is kept. @internal */
@@ -38,7 +38,7 @@ export async function ensureDevRole(
   stateDir: string,
   contactPoints: string[],
   port: number,
-  ca: string | undefined,
+  tls: Pick<DevAccess, 'ca' | 'clientCert'>,
 ): Promise<{ username: string; passwordFile: string }> {
   const passwordFile = devPasswordFile(stateDir);
   if (!existsSync(passwordFile)) {
@@ -65,13 +65,13 @@ export async function ensureDevRole(
   try {
     // Already there with this password (a restart): nothing to do. Cassandra also refuses to
     // change a password twice within 5 s, so changing it blindly at every start would fail.
-    await (await connect({ ...(ca === undefined ? {} : { ca }), credentials })).shutdown();
+    await (await connect({ ...tls, credentials })).shutdown();
     return { username: DEV_ROLE, passwordFile };
   } catch {
     // Missing, or made with a password file deleted since: set it up as the superuser.
   }
   try {
-    const admin = await connect(superuserAccess(ca));
+    const admin = await connect({ ...superuserAccess(), ...tls });
     try {
       const existing = await admin.execute('SELECT role FROM system_auth.roles WHERE role = ?', [
         DEV_ROLE,

@@ -18,8 +18,22 @@ export interface DevTlsFiles {
   caFile: string;
   /** PKCS12 keystore with the nodes' key and certificate chain, for `cassandra.yaml`. */
   keystoreFile: string;
-  /** Password of both keystores (random, made once per state folder). */
+  /** Password of every keystore (random, made once per state folder). */
   keystorePassword: string;
+  /** With client auth: PKCS12 truststore holding the test CA, for `cassandra.yaml`. */
+  truststoreFile?: string;
+  /** With client auth: a client certificate signed by the test CA and its key (PEM). */
+  clientCertFile?: string;
+  clientKeyFile?: string;
+}
+
+/**
+ * Where a folder keeps the client certificate and key (PEM) of a cluster started with
+ * `--tls-client-auth`. @internal
+ */
+export function devClientCertFiles(stateDir: string): { certFile: string; keyFile: string } {
+  const dir = path.join(stateDir, 'tls');
+  return { certFile: path.join(dir, 'client.pem'), keyFile: path.join(dir, 'client.key') };
 }
 
 /**
@@ -37,8 +51,9 @@ export async function ensureDevTls(
   stateDir: string,
   addresses: readonly string[],
   java: string,
-  log?: (line: string) => void,
+  options: { clientAuth?: boolean; log?: (line: string) => void } = {},
 ): Promise<DevTlsFiles> {
+  const log = options.log;
   const dir = path.join(stateDir, 'tls');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const passwordFile = path.join(dir, 'keystore.password');
@@ -149,7 +164,79 @@ export async function ensureDevTls(
     await rm(csr, { force: true });
     await writeFile(sansFile, `${sans}\n`);
   }
-  return { caFile, keystoreFile, keystorePassword };
+  if (!options.clientAuth) return { caFile, keystoreFile, keystorePassword };
+
+  // Client auth: the nodes trust the test CA for client certificates, and the folder keeps one
+  // client certificate for the loader and the tools. keytool cannot write a private key as
+  // PEM, which is what clients take, so openssl makes the key and its request; keytool signs it
+  // with the CA as it signed the node's.
+  const truststoreFile = path.join(dir, 'truststore.p12');
+  const client = devClientCertFiles(stateDir);
+  if (!existsSync(truststoreFile)) {
+    await tool(['-importcert', '-alias', 'ca', '-keystore', truststoreFile, '-file', caFile]);
+  }
+  if (!existsSync(client.certFile) || !existsSync(client.keyFile)) {
+    log?.(`making a client certificate in ${dir} (openssl, keytool)`);
+    const csr = path.join(dir, 'client.csr');
+    await openssl([
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      client.keyFile,
+      '-out',
+      csr,
+      '-subj',
+      '/CN=scylla-loader local client',
+    ]);
+    await tool([
+      '-gencert',
+      '-rfc',
+      '-alias',
+      'ca',
+      '-keystore',
+      caStore,
+      '-infile',
+      csr,
+      '-outfile',
+      client.certFile,
+      '-ext',
+      'eku=clientAuth',
+      '-validity',
+      '825',
+    ]);
+    await rm(csr, { force: true });
+  }
+  return {
+    caFile,
+    keystoreFile,
+    keystorePassword,
+    truststoreFile,
+    clientCertFile: client.certFile,
+    clientKeyFile: client.keyFile,
+  };
+}
+
+/** Runs the `openssl` CLI; its own output names the problem when it fails. */
+async function openssl(args: string[]): Promise<void> {
+  try {
+    await run('openssl', args);
+  } catch (err) {
+    const e = err as { stderr?: string; code?: unknown; message: string };
+    const detail =
+      e.code === 'ENOENT'
+        ? 'openssl is not installed (apt-get install openssl)'
+        : (e.stderr || e.message).trim().split('\n').slice(0, 5).join('\n');
+    throw new LoaderError(
+      'FAILED_PRECONDITION',
+      `openssl ${args[0]} failed while making the local cluster's client certificate: ${detail}`,
+      { cause: err },
+    );
+  }
 }
 
 /** The `keytool` of the JDK whose `java` runs the nodes, or the one on PATH. */

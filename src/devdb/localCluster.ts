@@ -5,7 +5,7 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ensureCassandraJars } from './cassandraJars.js';
-import { renderCassandraYaml } from './cassandraYaml.js';
+import { type DevKeystores, renderCassandraYaml } from './cassandraYaml.js';
 import { DEFAULT_CASSANDRA_VERSION } from './cassandraVersion.js';
 import {
   type ClusterSpec,
@@ -15,7 +15,7 @@ import {
 } from './clusterSpec.js';
 import { findJava } from './findJava.js';
 import { freePort } from './freePort.js';
-import { type DevTlsFiles, ensureDevTls } from './devTls.js';
+import { type DevTlsFiles, devClientCertFiles, ensureDevTls } from './devTls.js';
 import { ensureDevRole, superuserAccess } from './devRole.js';
 import { cassandraJvmArgs } from './jvmArgs.js';
 import { logTail } from './logTail.js';
@@ -30,6 +30,7 @@ import {
   ClusterNotReadyError,
   type DevAccess,
   type WatchedNode,
+  probeTls,
   waitForCluster,
 } from './waitForCluster.js';
 import { LoaderError } from '../core/index.js';
@@ -67,6 +68,11 @@ export interface StartLocalClusterOptions {
    * at every start (default: what the folder was last started with, else false).
    */
   tlsOptional?: boolean;
+  /**
+   * With `tls`, clients must present a certificate signed by the test CA (a new cluster only);
+   * the folder keeps one for clients: see {@link LocalCluster.tls}.
+   */
+  tlsClientAuth?: boolean;
 }
 
 /** A running local cluster, as the driver needs it. */
@@ -82,8 +88,11 @@ export interface LocalCluster {
   reused: boolean;
   /** With `auth`: the login role made for clients and the file holding its password. */
   auth?: { username: string; passwordFile: string };
-  /** With `tls`: PEM of the test CA that signed the nodes' certificate, for clients to trust. */
-  tls?: { caFile: string };
+  /**
+   * With `tls`: PEM of the test CA that signed the nodes' certificate, for clients to trust;
+   * with `tlsClientAuth` also a client certificate and its key (PEM) that the nodes accept.
+   */
+  tls?: { caFile: string; clientCertFile?: string; clientKeyFile?: string };
 }
 
 /**
@@ -125,12 +134,23 @@ export async function startLocalCluster(opts: StartLocalClusterOptions): Promise
     }
     const contactPoints = layouts.map((l) => l.address);
     const caFile = path.join(stateDir, 'tls', 'ca.pem');
+    const client = devClientCertFiles(stateDir);
+    /** The CA to trust and, with client auth, the certificate to present. */
+    const tlsAccess = async (): Promise<Pick<DevAccess, 'ca' | 'clientCert'>> => {
+      if (!spec.tls) return {};
+      const ca = await readFile(caFile, 'utf8');
+      if (!spec.tlsClientAuth) return { ca };
+      const [cert, key] = await Promise.all([
+        readFile(client.certFile, 'utf8'),
+        readFile(client.keyFile, 'utf8'),
+      ]);
+      return { ca, clientCert: { cert, key } };
+    };
     const result = async (reused: boolean): Promise<LocalCluster> => {
-      const ca = spec.tls ? await readFile(caFile, 'utf8') : undefined;
       // Also when reused: one login checks the role, and repairs it after a start that failed
       // before making it or a password file deleted since.
       const auth = spec.auth
-        ? await ensureDevRole(stateDir, contactPoints, spec.nativePort, ca)
+        ? await ensureDevRole(stateDir, contactPoints, spec.nativePort, await tlsAccess())
         : undefined;
       return {
         contactPoints,
@@ -140,18 +160,28 @@ export async function startLocalCluster(opts: StartLocalClusterOptions): Promise
         logFiles: layouts.map((l) => l.systemLog),
         reused,
         ...(auth ? { auth } : {}),
-        ...(spec.tls ? { tls: { caFile } } : {}),
+        ...(spec.tls
+          ? {
+              tls: {
+                caFile,
+                ...(spec.tlsClientAuth
+                  ? { clientCertFile: client.certFile, clientKeyFile: client.keyFile }
+                  : {}),
+              },
+            }
+          : {}),
       };
     };
     const access = async (): Promise<DevAccess> => {
-      const ca = spec.tls ? await readFile(caFile, 'utf8') : undefined;
-      if (spec.auth) return superuserAccess(ca);
-      return ca === undefined ? {} : { ca };
+      const tls = await tlsAccess();
+      return spec.auth ? { ...superuserAccess(), ...tls } : tls;
     };
 
     if (down.length === 0) {
       const answering = await Promise.all(
-        running.map((n) => probeCql(n.layout.address, spec.nativePort, 2000, spec.tls)),
+        running.map(async (n) =>
+          probeCql(n.layout.address, spec.nativePort, 2000, probeTls(await access())),
+        ),
       );
       if (!answering.every(Boolean)) {
         // Started by someone who gave up waiting, or still replaying its commit log.
@@ -167,7 +197,12 @@ export async function startLocalCluster(opts: StartLocalClusterOptions): Promise
     if (!jammJar) throw new Error(`no jamm-*.jar in ${libDir}; delete that folder to re-download`);
     const java = findJava();
     let tlsFiles: DevTlsFiles | undefined;
-    if (spec.tls) tlsFiles = await ensureDevTls(stateDir, contactPoints, java, opts.log);
+    if (spec.tls) {
+      tlsFiles = await ensureDevTls(stateDir, contactPoints, java, {
+        clientAuth: spec.tlsClientAuth,
+        ...(opts.log ? { log: opts.log } : {}),
+      });
+    }
     await writeClusterSpec(stateDir, spec);
 
     // The timeout covers the nodes' start, not a first-time download before it.
@@ -240,6 +275,7 @@ const IDENTITY_KEYS = [
   'version',
   'auth',
   'tls',
+  'tlsClientAuth',
 ] as const;
 
 /**
@@ -280,6 +316,7 @@ function resolveSpec(
     ...(jmxBasePort === undefined ? {} : { jmxBasePort }),
     auth: existing?.auth ?? opts.auth ?? false,
     tls: existing?.tls ?? opts.tls ?? false,
+    tlsClientAuth: existing?.tlsClientAuth ?? opts.tlsClientAuth ?? false,
     // Not part of the identity either: the yaml is rewritten at every start.
     tlsOptional: opts.tlsOptional ?? existing?.tlsOptional ?? false,
   });
@@ -309,7 +346,11 @@ async function spawnNode(
   ]) {
     await mkdir(dir, { recursive: true });
   }
-  const keystore = tlsFiles && { file: tlsFiles.keystoreFile, password: tlsFiles.keystorePassword };
+  const keystore: DevKeystores | undefined = tlsFiles && {
+    file: tlsFiles.keystoreFile,
+    password: tlsFiles.keystorePassword,
+    ...(tlsFiles.truststoreFile ? { truststore: tlsFiles.truststoreFile } : {}),
+  };
   // Owner-only: with --tls the file holds the keystore password.
   await writeFile(layout.yamlFile, renderCassandraYaml(spec, layout, keystore), { mode: 0o600 });
   await writeFile(layout.logbackFile, renderLogbackXml(layout.systemLog));

@@ -1,7 +1,9 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readClusterSpec } from './clusterSpec.js';
 import { nodeLayouts } from './nodeLayout.js';
 import { liveNodePid } from './nodeProcess.js';
+import { devClientCertFiles } from './devTls.js';
 import { probeCql } from './probeCql.js';
 
 /** One node in {@link localClusterStatus}. */
@@ -27,6 +29,16 @@ export async function localClusterStatus(stateDir: string): Promise<{ nodes: Loc
   const dir = path.resolve(stateDir);
   const spec = await readClusterSpec(dir);
   if (!spec) return { nodes: [] };
+  // A node that requires client certificates answers only a client that presents one.
+  const probeTls = async (): Promise<boolean | { cert: string; key: string }> => {
+    if (!spec.tls || !spec.tlsClientAuth) return spec.tls;
+    const files = devClientCertFiles(dir);
+    const [cert, key] = await Promise.all([
+      readFile(files.certFile, 'utf8').catch(() => ''),
+      readFile(files.keyFile, 'utf8').catch(() => ''),
+    ]);
+    return cert && key ? { cert, key } : true;
+  };
   const nodes = await Promise.all(
     nodeLayouts(dir, spec).map(async (node): Promise<LocalNodeStatus> => {
       const pid = await liveNodePid(node);
@@ -37,7 +49,7 @@ export async function localClusterStatus(stateDir: string): Promise<{ nodes: Loc
         port: spec.nativePort,
         pid: pid ?? null,
         running,
-        cqlUp: running && (await probeCql(node.address, spec.nativePort, 2000, spec.tls)),
+        cqlUp: running && (await probeCql(node.address, spec.nativePort, 2000, await probeTls())),
         logFile: node.systemLog,
       };
     }),

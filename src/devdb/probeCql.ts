@@ -8,7 +8,7 @@ const OPTIONS_FRAME = Buffer.from([0x04, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x0
  * Whether a CQL server answers on `host:port`: sends an OPTIONS request and waits for any
  * response frame. An open TCP port alone is not enough, and this is far cheaper than a driver
  * connection (no topology discovery, no pools, no log noise). `useTls` for a node whose CQL
- * port speaks TLS only.
+ * port speaks TLS only: `true`, or the client certificate to present to one that requires it.
  *
  * @internal
  */
@@ -16,13 +16,18 @@ export function probeCql(
   host: string,
   port: number,
   timeoutMs = 2000,
-  useTls = false,
+  useTls: boolean | { cert: string; key: string } = false,
 ): Promise<boolean> {
   return new Promise((resolve) => {
     // Over TLS (a `--tls` node refuses plaintext) without checking the certificate: this only
     // asks whether the node is up, and sends nothing secret.
     const socket = useTls
-      ? tls.connect({ host, port, rejectUnauthorized: false })
+      ? tls.connect({
+          host,
+          port,
+          rejectUnauthorized: false,
+          ...(typeof useTls === 'object' ? useTls : {}),
+        })
       : net.connect({ host, port });
     let received = Buffer.alloc(0);
     const done = (ok: boolean): void => {

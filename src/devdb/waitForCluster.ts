@@ -56,7 +56,7 @@ export async function waitForCluster(
   while (pending.size > 0) {
     for (const node of pending) {
       assertRunning(node);
-      if (await probeCql(node.layout.address, port, 1500, access.ca !== undefined)) {
+      if (await probeCql(node.layout.address, port, 1500, probeTls(access))) {
         pending.delete(node);
         const secs = ((Date.now() - started) / 1000).toFixed(1);
         log?.(`node ${node.layout.index} (${node.layout.address}) answers CQL after ${secs} s`);
@@ -80,7 +80,15 @@ export async function waitForCluster(
  */
 export interface DevAccess {
   ca?: string;
+  /** With `--tls-client-auth`: the client certificate and key (PEM) to present. */
+  clientCert?: { cert: string; key: string };
   credentials?: { username: string; password: string };
+}
+
+/** How {@link probeCql} reaches a node with this access: plaintext, TLS, or TLS with a certificate. @internal */
+export function probeTls(access: DevAccess): boolean | { cert: string; key: string } {
+  if (access.ca === undefined) return false;
+  return access.clientCert ?? true;
 }
 
 /**
@@ -92,7 +100,15 @@ export function devDriverOptions(
   access: DevAccess,
 ): Pick<cassandra.ClientOptions, 'sslOptions' | 'authProvider'> {
   return {
-    ...(access.ca === undefined ? {} : { sslOptions: { ca: access.ca, rejectUnauthorized: true } }),
+    ...(access.ca === undefined
+      ? {}
+      : {
+          sslOptions: {
+            ca: access.ca,
+            rejectUnauthorized: true,
+            ...(access.clientCert ?? {}),
+          },
+        }),
     ...(access.credentials === undefined
       ? {}
       : {

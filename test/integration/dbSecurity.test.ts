@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -10,9 +11,11 @@ import { type LocalCluster, startLocalCluster } from '../../src/devdb/localClust
 import { stopLocalCluster } from '../../src/devdb/stopLocalCluster.js';
 import { collect, runCli, spawnCli, type CliResult } from '../support/runCli.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
+import { makeTestCa, type TestCa } from '../support/testCerts.js';
 
-// A node of its own with password authentication and TLS-only CQL, on its own address next to
-// the shared plaintext node (which keeps 127.0.0.1). One start for the whole file.
+// A node of its own with password authentication and TLS-only CQL that requires client
+// certificates, on its own address next to the shared plaintext node (which keeps 127.0.0.1).
+// One start for the whole file.
 const ADDRESS = '127.0.0.31';
 const DATASET = 'sec_tls_auth';
 const SAMPLES = 60;
@@ -22,6 +25,7 @@ let cluster: LocalCluster;
 let password: string;
 let wrongCaFile: string;
 let baseEnv: NodeJS.ProcessEnv;
+let otherCa: TestCa | undefined;
 
 /** No stack trace: user errors are one `error:` line, not `at file:line` frames. */
 const STACK_FRAME = /^\s+at .+[:(]/m;
@@ -36,13 +40,17 @@ beforeAll(async () => {
       heapMb: 512,
       auth: true,
       tls: true,
+      tlsClientAuth: true,
       timeoutMs: 240_000,
       log: (line) => console.log(`[sec-db] ${line}`),
     }),
     makeUnrelatedCa(path.join(stateDir, 'other-ca')).then((f) => (wrongCaFile = f)),
   ]);
   cluster = started;
-  if (!cluster.auth || !cluster.tls) throw new Error('the cluster did not report auth and TLS');
+  if (!cluster.auth || !cluster.tls?.clientCertFile || !cluster.tls.clientKeyFile) {
+    throw new Error('the cluster did not report auth, TLS and a client certificate');
+  }
+  otherCa = makeTestCa('db-other');
   password = (await readFile(cluster.auth.passwordFile, 'utf8')).trim();
   baseEnv = {
     SCYLLA_LOADER_CONTACT_POINTS: cluster.contactPoints.join(','),
@@ -50,30 +58,37 @@ beforeAll(async () => {
     SCYLLA_LOADER_LOCAL_DC: cluster.localDataCenter,
     SCYLLA_LOADER_DB_USERNAME: cluster.auth.username,
     SCYLLA_LOADER_DB_TLS_CA: cluster.tls.caFile,
+    SCYLLA_LOADER_DB_TLS_CERT: cluster.tls.clientCertFile,
+    SCYLLA_LOADER_DB_TLS_KEY: cluster.tls.clientKeyFile,
     // Set by the shell of whoever runs the tests, they would mix in.
     SCYLLA_LOADER_DB_PASSWORD: '',
     SCYLLA_LOADER_DB_PASSWORD_FILE: '',
     SCYLLA_LOADER_DB_TLS: '',
-    SCYLLA_LOADER_DB_TLS_CERT: '',
-    SCYLLA_LOADER_DB_TLS_KEY: '',
     SCYLLA_LOADER_DB_TLS_VERIFY_HOSTNAME: '',
   };
 });
 
 afterAll(async () => {
+  if (otherCa) await rm(otherCa.dir, { recursive: true, force: true });
   if (!stateDir) return;
   await stopLocalCluster(path.join(stateDir, 'db'));
   await rm(stateDir, { recursive: true, force: true });
 });
 
-describe('the database with password authentication and TLS only', () => {
-  it('db start --auth --tls made a random password and a PEM CA for clients', async () => {
+describe('the database with password authentication, TLS only and client certificates', () => {
+  it('db start --auth --tls --tls-client-auth made a random password, a PEM CA and a client certificate', async () => {
     expect(password).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     expect(await readFile(cluster.tls!.caFile, 'utf8')).toContain('-----BEGIN CERTIFICATE-----');
+    expect(await readFile(cluster.tls!.clientCertFile!, 'utf8')).toContain(
+      '-----BEGIN CERTIFICATE-----',
+    );
+    expect(await readFile(cluster.tls!.clientKeyFile!, 'utf8')).toContain('PRIVATE KEY-----');
     // A second start reuses the node and reports the same access settings.
     const again = await runCli(['db', 'start', '--state-dir', path.join(stateDir, 'db')]);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain(`SCYLLA_LOADER_DB_TLS_CA=${cluster.tls!.caFile}`);
+    expect(again.stdout).toContain(`SCYLLA_LOADER_DB_TLS_CERT=${cluster.tls!.clientCertFile}`);
+    expect(again.stdout).toContain(`SCYLLA_LOADER_DB_TLS_KEY=${cluster.tls!.clientKeyFile}`);
     expect(again.stdout).toContain(`SCYLLA_LOADER_DB_PASSWORD_FILE=${cluster.auth!.passwordFile}`);
     expect(again.stdout).not.toContain(password);
   });
@@ -153,12 +168,76 @@ describe('the database with password authentication and TLS only', () => {
   it('serve stops at start, naming --db-tls, when TLS is off against the TLS-only node', async () => {
     const r = await serveOnce({
       SCYLLA_LOADER_DB_PASSWORD_FILE: cluster.auth!.passwordFile,
+      // Each of these alone turns TLS on.
       SCYLLA_LOADER_DB_TLS_CA: '',
+      SCYLLA_LOADER_DB_TLS_CERT: '',
+      SCYLLA_LOADER_DB_TLS_KEY: '',
     });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('requires TLS');
     expect(r.stderr).toContain('--db-tls (SCYLLA_LOADER_DB_TLS=true)');
     expectNoSecretNoStack(r, [password]);
+  });
+
+  it('serve stops at start, naming --db-tls-cert, without a client certificate', async () => {
+    const r = await serveOnce({
+      SCYLLA_LOADER_DB_PASSWORD: password,
+      SCYLLA_LOADER_DB_TLS_CERT: '',
+      SCYLLA_LOADER_DB_TLS_KEY: '',
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("the database refused the loader's client certificate");
+    expect(r.stderr).toContain('--db-tls-cert (SCYLLA_LOADER_DB_TLS_CERT)');
+    expectNoSecretNoStack(r, [password]);
+  });
+
+  it('serve stops at start, naming --db-tls-cert, with a client certificate of another CA', async () => {
+    const stranger = otherCa!.issue('loader', 'client');
+    const r = await serveOnce({
+      SCYLLA_LOADER_DB_PASSWORD: password,
+      SCYLLA_LOADER_DB_TLS_CERT: stranger.certFile,
+      SCYLLA_LOADER_DB_TLS_KEY: stranger.keyFile,
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("the database refused the loader's client certificate");
+    expect(r.stderr).toContain('--db-tls-cert (SCYLLA_LOADER_DB_TLS_CERT)');
+    expectNoSecretNoStack(r, [password]);
+  });
+
+  it('refuses a node reached at an address its certificate does not name, unless host-name checks are off', async () => {
+    // The same node through another address (as through a NAT or a load balancer): the bytes
+    // pass untouched, the certificate names 127.0.0.31 and localhost, not 127.0.0.32.
+    const forward = net.createServer((socket) => {
+      const upstream = net.connect(cluster.port, ADDRESS);
+      socket.pipe(upstream).pipe(socket);
+      const end = (): void => {
+        socket.destroy();
+        upstream.destroy();
+      };
+      socket.on('error', end);
+      upstream.on('error', end);
+    });
+    await new Promise<void>((resolve, reject) => {
+      forward.once('error', reject);
+      forward.listen(cluster.port, '127.0.0.32', () => resolve());
+    });
+    try {
+      const viaOther = {
+        SCYLLA_LOADER_CONTACT_POINTS: '127.0.0.32',
+        SCYLLA_LOADER_DB_PASSWORD: password,
+      };
+      const refused = await serveOnce(viaOther);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('does not name the address it was reached at');
+      expect(refused.stderr).toContain('--db-tls-no-verify-hostname');
+      expectNoSecretNoStack(refused, [password]);
+
+      const ids = await streamOnce({ ...viaOther, SCYLLA_LOADER_DB_TLS_VERIFY_HOSTNAME: 'false' });
+      expect(ids).toHaveLength(SAMPLES);
+      expect(new Set(ids).size).toBe(SAMPLES);
+    } finally {
+      forward.close();
+    }
   });
 
   it('a command without credentials is told which settings to set', async () => {
@@ -171,6 +250,38 @@ describe('the database with password authentication and TLS only', () => {
     expect(r.stderr).not.toMatch(STACK_FRAME);
   });
 });
+
+/** Serves with `env` and streams one epoch of the dataset; the ids received. */
+async function streamOnce(env: NodeJS.ProcessEnv): Promise<string[]> {
+  const readyFile = newReadyFile();
+  const serve = spawnCli(
+    ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
+    { ...baseEnv, SCYLLA_LOADER_LOG_LEVEL: 'info', SCYLLA_LOADER_READY_FILE: readyFile, ...env },
+  );
+  const output = collect(serve);
+  const ids: string[] = [];
+  try {
+    const { port } = await waitForReadyFile(serve, readyFile);
+    const client = new LoaderClient(`127.0.0.1:${port}`);
+    try {
+      for await (const batch of client.streamBatches({
+        dataset: DATASET,
+        split: 'all',
+        batchSize: 16,
+        seed: 4,
+        epochs: 1,
+      })) {
+        ids.push(...batch.ids);
+      }
+    } finally {
+      client.close();
+    }
+  } finally {
+    serve.kill('SIGTERM');
+    await output;
+  }
+  return ids;
+}
 
 /** Runs `serve` expecting it to stop on its own at start; kills it if it serves instead. */
 async function serveOnce(env: NodeJS.ProcessEnv): Promise<CliResult> {

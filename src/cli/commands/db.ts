@@ -11,6 +11,7 @@ interface StartFlags {
   heapMb?: number;
   auth?: boolean;
   tls?: boolean;
+  tlsClientAuth?: boolean;
 }
 
 /**
@@ -40,6 +41,11 @@ export function registerDbCommand(program: Command): void {
     .option(
       '--tls',
       'CQL over TLS only, with a test CA made in the state folder (a new cluster only)',
+    )
+    .option(
+      '--tls-client-auth',
+      'with --tls, clients must present a certificate signed by the test CA; one for clients ' +
+        'is made in the state folder (a new cluster only)',
     )
     .action(userErrors(start));
 
@@ -106,7 +112,8 @@ async function start(flags: StartFlags): Promise<void> {
     ...(flags.firstAddress !== undefined ? { firstAddress: flags.firstAddress } : {}),
     ...(flags.heapMb !== undefined ? { heapMb: flags.heapMb } : {}),
     ...(flags.auth ? { auth: true } : {}),
-    ...(flags.tls ? { tls: true } : {}),
+    ...(flags.tls || flags.tlsClientAuth ? { tls: true } : {}),
+    ...(flags.tlsClientAuth ? { tlsClientAuth: true } : {}),
     log: say,
   });
   const secs = ((Date.now() - started) / 1000).toFixed(1);
@@ -122,6 +129,9 @@ async function start(flags: StartFlags): Promise<void> {
   for (const file of cluster.logFiles) say(`  log file:       ${file}`);
   say(`  reused:         ${cluster.reused ? 'yes' : 'no'}`);
   if (cluster.tls) say(`  TLS CA file:    ${cluster.tls.caFile} (CQL speaks TLS only)`);
+  if (cluster.tls?.clientCertFile) {
+    say(`  client cert:    ${cluster.tls.clientCertFile} (the nodes require one)`);
+  }
   if (cluster.auth) {
     say(`  user:           ${cluster.auth.username}`);
     say(`  password file:  ${cluster.auth.passwordFile}`);
@@ -131,6 +141,10 @@ async function start(flags: StartFlags): Promise<void> {
     say('  connect with:');
     say(`    export SCYLLA_LOADER_CONTACT_POINTS=${cluster.contactPoints.join(',')}`);
     if (cluster.tls) say(`    export SCYLLA_LOADER_DB_TLS_CA=${cluster.tls.caFile}`);
+    if (cluster.tls?.clientCertFile && cluster.tls.clientKeyFile) {
+      say(`    export SCYLLA_LOADER_DB_TLS_CERT=${cluster.tls.clientCertFile}`);
+      say(`    export SCYLLA_LOADER_DB_TLS_KEY=${cluster.tls.clientKeyFile}`);
+    }
     if (cluster.auth) {
       say(`    export SCYLLA_LOADER_DB_USERNAME=${cluster.auth.username}`);
       say(`    export SCYLLA_LOADER_DB_PASSWORD_FILE=${cluster.auth.passwordFile}`);

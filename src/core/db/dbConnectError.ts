@@ -84,11 +84,22 @@ function diagnoseOne(cause: unknown, config: DbConfig): string | undefined {
         'SCYLLA_LOADER_DB_TLS* unset) or point --port (SCYLLA_LOADER_CQL_PORT) at its TLS port'
       );
     }
-    if (/CERTIFICATE_REQUIRED|ALERT_BAD_CERTIFICATE|ALERT_UNKNOWN_CA/.test(code)) {
+    // Seen from a Cassandra 5 node with require_client_auth: no certificate is
+    // CERTIFICATE_REQUIRED; one signed by a CA it does not trust is ALERT_INTERNAL_ERROR.
+    const refusedCert =
+      /CERTIFICATE_REQUIRED|ALERT_BAD_CERTIFICATE|ALERT_UNKNOWN_CA|ALERT_CERTIFICATE_UNKNOWN/.test(
+        code,
+      ) ||
+      (tls.certFile !== undefined && /ALERT_INTERNAL_ERROR|ALERT_DECRYPT_ERROR/.test(code));
+    if (refusedCert) {
+      const presented =
+        tls.certFile === undefined
+          ? 'it presented none'
+          : `a certificate not signed by a CA the database trusts is the usual cause`;
       return (
-        `the database refused the loader's client certificate (${code}): set --db-tls-cert ` +
-        '(SCYLLA_LOADER_DB_TLS_CERT) and --db-tls-key (SCYLLA_LOADER_DB_TLS_KEY) to a ' +
-        'certificate the database trusts'
+        `the database refused the loader's client certificate (${code}; ${presented}): set ` +
+        '--db-tls-cert (SCYLLA_LOADER_DB_TLS_CERT) and --db-tls-key (SCYLLA_LOADER_DB_TLS_KEY) ' +
+        'to a certificate the database trusts'
       );
     }
     if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) {
