@@ -6,8 +6,8 @@
 #
 # Stages: probe (grpc_health_probe for HEALTHCHECK), native (the Rust transform module), build
 # (dev dependencies, tsc), prod-deps (production dependencies only) and the runtime image, which
-# holds dist/, proto/, the production node_modules, package.json, the compiled native module
-# and the probe, owned by root and run as UID 10001.
+# holds dist/, proto/, the production node_modules, package.json, the compiled native module,
+# the probe and its health check script, owned by root and run as UID 10001.
 
 # grpc_health_probe, built by the same script the tests install it with (see that script for why
 # it is built from grpc-go rather than go-installed from grpc-ecosystem/grpc-health-probe).
@@ -64,6 +64,7 @@ RUN groupadd --system --gid 10001 loader \
     && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
        --shell /usr/sbin/nologin loader
 COPY --from=probe /opt/tools/bin/grpc_health_probe /usr/local/bin/grpc_health_probe
+COPY --chmod=755 scripts/docker/healthcheck.sh /usr/local/bin/scylla-loader-healthcheck
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=native /src/native/scylla_loader_native.node ./native/scylla_loader_native.node
@@ -72,8 +73,9 @@ COPY package.json ./
 USER 10001:10001
 # gRPC (with the standard health service) and Prometheus /metrics.
 EXPOSE 50051 9464
-# The health check follows SCYLLA_LOADER_GRPC_PORT when a deployment moves the port (sh expands it).
+# The health check reads the loader's own settings (host, ports, TLS) from the environment, so
+# a container with gRPC TLS or a moved port stays healthy: see scripts/docker/healthcheck.sh.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
-    CMD ["/bin/sh", "-c", "exec grpc_health_probe -addr=127.0.0.1:${SCYLLA_LOADER_GRPC_PORT:-50051} -connect-timeout=2s -rpc-timeout=2s"]
+    CMD ["/usr/local/bin/scylla-loader-healthcheck"]
 ENTRYPOINT ["node", "dist/src/cli/main.js"]
 CMD ["serve"]

@@ -6,12 +6,13 @@
 # Why not `go install github.com/grpc-ecosystem/grpc-health-probe@v0.4.56`: the Go module proxy
 # refuses that module ("403 Forbidden: This module version is not available"), so it cannot be
 # installed here or on CI. This builds the same check from grpc-go's own health client instead:
-# same name, same flags (-addr, -service, -connect-timeout, -rpc-timeout; no TLS flags)
+# same name, same flags (-addr, -service, -connect-timeout, -rpc-timeout, and of the TLS ones
+# -tls, -tls-no-verify, -tls-ca-cert, -tls-server-name; no client certificate flags)
 # and the same exit codes (0 SERVING, 1 bad arguments, 2 connection failure, 3 RPC failure,
 # 4 not SERVING), so switching back to the upstream binary later changes nothing else.
 set -euo pipefail
 GRPC_GO_VERSION=v1.75.1
-STAMP="grpc-go-$GRPC_GO_VERSION-probe-1"
+STAMP="grpc-go-$GRPC_GO_VERSION-probe-2"
 : "${SCYLLA_LOADER_TOOLS:=${XDG_CACHE_HOME:-$HOME/.cache}/scylla-loader/tools}"
 bin="$SCYLLA_LOADER_TOOLS/bin"
 stamp="$bin/.grpc_health_probe.version"
@@ -35,6 +36,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"os"
@@ -43,6 +46,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -61,17 +65,41 @@ func main() {
 	service := flag.String("service", "", "service to check (empty: the whole server)")
 	connectTimeout := flag.Duration("connect-timeout", time.Second, "time to connect")
 	rpcTimeout := flag.Duration("rpc-timeout", time.Second, "time for the health RPC")
+	useTLS := flag.Bool("tls", false, "connect over TLS (default: plaintext)")
+	noVerify := flag.Bool("tls-no-verify", false, "with -tls, do not verify the server's certificate")
+	caCert := flag.String("tls-ca-cert", "", "with -tls, PEM file of the CA to verify the server with (default: the system's)")
+	serverName := flag.String("tls-server-name", "", "with -tls, the name the certificate must carry (default: the address's host)")
 	flag.Parse()
 	if *addr == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "error: usage: grpc_health_probe -addr=host:port [-service=name]")
+		fmt.Fprintln(os.Stderr, "error: usage: grpc_health_probe -addr=host:port [-service=name] [-tls [-tls-no-verify] [-tls-ca-cert=file] [-tls-server-name=name]]")
 		os.Exit(exitBadArgs)
 	}
-	os.Exit(probe(*addr, *service, *connectTimeout, *rpcTimeout))
+	creds := insecure.NewCredentials()
+	if *useTLS {
+		cfg := &tls.Config{InsecureSkipVerify: *noVerify, ServerName: *serverName}
+		if *caCert != "" {
+			pem, err := os.ReadFile(*caCert)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "error: cannot read -tls-ca-cert: %v\n", err)
+				os.Exit(exitBadArgs)
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				fmt.Fprintf(os.Stderr, "error: no PEM certificate in -tls-ca-cert %s\n", *caCert)
+				os.Exit(exitBadArgs)
+			}
+		}
+		creds = credentials.NewTLS(cfg)
+	} else if *noVerify || *caCert != "" || *serverName != "" {
+		fmt.Fprintln(os.Stderr, "error: -tls-no-verify, -tls-ca-cert and -tls-server-name need -tls")
+		os.Exit(exitBadArgs)
+	}
+	os.Exit(probe(*addr, *service, *connectTimeout, *rpcTimeout, creds))
 }
 
-func probe(addr, service string, connectTimeout, rpcTimeout time.Duration) int {
+func probe(addr, service string, connectTimeout, rpcTimeout time.Duration, creds credentials.TransportCredentials) int {
 	conn, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithUserAgent("grpc_health_probe"))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: invalid address %q: %v\n", addr, err)

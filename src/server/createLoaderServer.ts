@@ -33,6 +33,7 @@ import { createDescribeDatasetHandler } from './rpc/describeDataset.js';
 import { createGetSplitHandler } from './rpc/getSplit.js';
 import { createListSplitsHandler } from './rpc/listSplits.js';
 import { createStreamBatchesHandler } from './rpc/streamBatches.js';
+import { refuseUndecodable, withTolerantDeserializers } from './rpc/undecodableRequests.js';
 import type { ServerContext } from './ServerContext.js';
 import { shutdownLoader } from './shutdown.js';
 import { createTlsCredentials, type TlsCredentials } from './tls/createTlsCredentials.js';
@@ -125,14 +126,31 @@ export async function createLoaderServer(
   const makeStreamHandler = opts.streamBatchesHandler ?? createStreamBatchesHandler;
   const loaderService = loadLoaderProto().scylla_loader.v1.LoaderService.service;
   // Authorization outermost: a refused call takes no stream slot and reaches no handler.
-  const auth = createAuthLayer(security.tokens, logger);
-  server.addService(withPreEncodedStreamBatches(loaderService), {
-    StreamBatches: auth.serverStream('StreamBatches', admission.wrap(makeStreamHandler(context))),
-    DescribeDataset: auth.unary('DescribeDataset', createDescribeDatasetHandler(context)),
-    CreateSplits: auth.unary('CreateSplits', createCreateSplitsHandler(context)),
-    ListSplits: auth.unary('ListSplits', createListSplitsHandler(context)),
-    GetSplit: auth.unary('GetSplit', createGetSplitHandler(context)),
-  });
+  const auth = createAuthLayer(security.tokens, logger, (rpc, code) =>
+    metrics.callsRefused.inc({ rpc, code }),
+  );
+  // Outermost of all, a body that does not decode is the client's fault: INVALID_ARGUMENT.
+  const onUndecodable = (rpc: string, reason: string, peer: string): void => {
+    logger.info({ rpc, peer, reason }, 'call refused: undecodable request');
+    metrics.callsRefused.inc({ rpc, code: 'INVALID_ARGUMENT' });
+  };
+  server.addService(
+    withTolerantDeserializers(withPreEncodedStreamBatches(loaderService)),
+    refuseUndecodable(
+      LOADER_SERVICE_NAME,
+      {
+        StreamBatches: auth.serverStream(
+          'StreamBatches',
+          admission.wrap(makeStreamHandler(context)),
+        ),
+        DescribeDataset: auth.unary('DescribeDataset', createDescribeDatasetHandler(context)),
+        CreateSplits: auth.unary('CreateSplits', createCreateSplitsHandler(context)),
+        ListSplits: auth.unary('ListSplits', createListSplitsHandler(context)),
+        GetSplit: auth.unary('GetSplit', createGetSplitHandler(context)),
+      },
+      onUndecodable,
+    ),
+  );
   const health = new HealthImplementation({
     '': 'NOT_SERVING',
     [LOADER_SERVICE_NAME]: 'NOT_SERVING',
@@ -150,7 +168,7 @@ export async function createLoaderServer(
     metricsServer = !(opts.metricsServer ?? true)
       ? { port: 0, close: () => Promise.resolve() }
       : await startMetricsServer({
-          host: config.host,
+          host: config.metricsHost ?? config.host,
           port: config.metricsPort,
           registry: metrics.registry,
           isServing: () => serving,
@@ -158,7 +176,7 @@ export async function createLoaderServer(
         }).catch((err: unknown) => {
           throw new LoaderError(
             'UNAVAILABLE',
-            `cannot serve metrics on ${config.host}:${config.metricsPort}: ${(err as Error).message}; ` +
+            `cannot serve metrics on ${config.metricsHost ?? config.host}:${config.metricsPort}: ${(err as Error).message}; ` +
               'pick another metrics port',
             { cause: err },
           );

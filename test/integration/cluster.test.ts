@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,11 +32,11 @@ async function eventually(what: string, cond: () => boolean | Promise<boolean>, 
 }
 
 /** Starts `serve --workers <workers>` (no resume key: the cluster must draw one for all). */
-async function startLoader(workers: number): Promise<Loader> {
+async function startLoader(workers: number, args: string[] = []): Promise<Loader> {
   const db = testDbConfig();
   const readyFile = newReadyFile();
   const child = spawnCli(
-    ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
+    ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0', ...args],
     {
       SCYLLA_LOADER_READY_FILE: readyFile,
       SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
@@ -157,6 +158,34 @@ describe('serve --workers 2', () => {
     expect(metric(text, 'scylla_loader_workers{state="serving"}')).toBe(2);
     expect(metric(text, 'scylla_loader_worker_restarts_total')).toBe(0);
     expect(await healthz(loader)).toBe(200);
+    expect(metric(text, 'scylla_loader_metrics_workers_missing')).toBe(0);
+  });
+
+  it('a scrape answers while a worker cannot: the others figures, and the missing counted', async () => {
+    // A stopped process answers nothing, like a worker whose event loop is stuck for seconds.
+    const [stuck] = [...workerPids];
+    process.kill(stuck!, 'SIGSTOP');
+    try {
+      const started = performance.now();
+      const res = await fetch(`http://127.0.0.1:${loader.metricsPort}/metrics`);
+      const waited = performance.now() - started;
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(metric(text, 'scylla_loader_metrics_workers_missing')).toBe(1);
+      expect(metric(text, 'scylla_loader_metrics_worker_timeouts_total')).toBe(1);
+      // The worker that answered is in it: its share of the epoch, not all, not none.
+      const sent = metric(text, 'scylla_loader_samples_sent_total');
+      expect(sent).toBeGreaterThan(0);
+      expect(sent).toBeLessThan(N);
+      // It waited for the stopped one no longer than the setting (2 s by default).
+      expect(waited).toBeGreaterThanOrEqual(1_900);
+      expect(waited).toBeLessThan(10_000);
+    } finally {
+      process.kill(stuck!, 'SIGCONT');
+    }
+    const again = await scrape(loader);
+    expect(metric(again, 'scylla_loader_metrics_workers_missing')).toBe(0);
+    expect(metric(again, 'scylla_loader_samples_sent_total')).toBe(N);
   });
 
   it('replaces a worker killed mid-epoch; its stream resumes on a worker, exactly once', async () => {
@@ -247,5 +276,26 @@ describe('serve --workers 1', () => {
     expect(pidsOf(loader, 'worker serving').size).toBe(0);
     const starts = loader.lines.filter((l) => l['event'] === 'stream_start');
     expect(starts.map((l) => l['pid'])).toEqual([loader.child.pid]);
+  }, 120_000);
+
+  it('--metrics-host puts /metrics on other addresses than gRPC (a sidecar scraped by its pod address)', async () => {
+    // A socket bound to 127.0.0.1 takes no connection for 127.0.0.2; one on 0.0.0.0 does.
+    const loader = await startLoader(1, ['--metrics-host', '0.0.0.0']);
+    try {
+      const health = await fetch(`http://127.0.0.2:${loader.metricsPort}/healthz`);
+      expect(health.status).toBe(200);
+      const grpcElsewhere = await new Promise<string>((resolve) => {
+        const socket = net.connect(loader.port, '127.0.0.2');
+        socket.once('connect', () => {
+          socket.destroy();
+          resolve('connected');
+        });
+        socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+      });
+      expect(grpcElsewhere).toBe('ECONNREFUSED');
+    } finally {
+      loader.child.kill('SIGTERM');
+    }
+    expect((await loader.done).code).toBe(0);
   }, 120_000);
 });

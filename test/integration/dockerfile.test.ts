@@ -12,6 +12,9 @@ import { toolPath } from '../support/toolPath.js';
 import { testDbConfig } from './dbHelpers.js';
 import { runCommand as run } from '../support/runCommand.js';
 import { pruneAsImage } from '../support/runtimeLayout.js';
+import { collect, spawnCli } from '../support/runCli.js';
+import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
+import { makeTestCa } from '../support/testCerts.js';
 
 /**
  * The Dockerfile, checked without a container engine: hadolint, the files its COPY lines take
@@ -218,7 +221,9 @@ describe('Dockerfile', () => {
     expect(user).toMatch(/^[1-9]\d*(:\d+)?$/);
     const exposed = (runtimeInstruction('EXPOSE')?.args ?? '').split(/\s+/);
     expect(exposed).toEqual(expect.arrayContaining(['50051', '9464']));
-    expect(runtimeInstruction('HEALTHCHECK')?.args).toContain('grpc_health_probe');
+    // HEALTHCHECK runs the script the runtime stage copies in, and that script the probe.
+    expect(healthcheckScript()).toBe(path.join(repo, 'scripts/docker/healthcheck.sh'));
+    expect(readFileSync(healthcheckScript(), 'utf8')).toContain('exec grpc_health_probe');
     const copied = runtime.instructions
       .filter((i) => i.keyword === 'COPY')
       .map((i) =>
@@ -231,6 +236,7 @@ describe('Dockerfile', () => {
     expect(copied).toEqual([
       'dist',
       'grpc_health_probe',
+      'healthcheck.sh',
       'node_modules',
       'package.json',
       'proto',
@@ -330,7 +336,7 @@ describe('Dockerfile', () => {
 
         // The HEALTHCHECK line itself, as Docker runs it (with the image's environment).
         const viaHealthcheck = await run(
-          healthCmd[0]!,
+          healthcheckScript(),
           healthCmd.slice(1),
           work,
           {
@@ -366,6 +372,98 @@ describe('Dockerfile', () => {
     );
   });
 });
+
+describe('the image health check with gRPC TLS', () => {
+  const ca = makeTestCa('healthcheck');
+  const server = ca.issue('scylla-loader', 'server');
+  afterAll(async () => {
+    await rm(ca.dir, { recursive: true, force: true });
+  });
+
+  /** Starts `serve` with `env`, runs the health check with the same environment, stops it. */
+  async function healthcheckAgainst(env: NodeJS.ProcessEnv): Promise<{
+    script: { code: number | null; output: string };
+    plainProbe: { code: number | null; output: string };
+  }> {
+    const db = testDbConfig();
+    const readyFile = newReadyFile();
+    const loaderEnv: NodeJS.ProcessEnv = {
+      SCYLLA_LOADER_HOST: '127.0.0.1',
+      SCYLLA_LOADER_GRPC_PORT: '0',
+      SCYLLA_LOADER_METRICS_PORT: '0',
+      SCYLLA_LOADER_READY_FILE: readyFile,
+      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
+      SCYLLA_LOADER_CQL_PORT: String(db.port),
+      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+      SCYLLA_LOADER_WORKERS: '1',
+      ...env,
+    };
+    const child = spawnCli(['serve'], loaderEnv);
+    const done = collect(child);
+    try {
+      const ready = await waitForReadyFile(child, readyFile);
+      const probe = toolPath('grpc_health_probe');
+      // What Docker gives the check: the container's environment, ports as the loader bound them.
+      const checkEnv = {
+        ...loaderEnv,
+        PATH: `${path.dirname(probe)}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
+        SCYLLA_LOADER_GRPC_PORT: String(ready.port),
+        SCYLLA_LOADER_METRICS_PORT: String(ready.metricsPort),
+      };
+      const script = await run(healthcheckScript(), [], repo, checkEnv, false);
+      const plainProbe = await run(probe, [`-addr=127.0.0.1:${ready.port}`], repo, {}, false);
+      return { script, plainProbe };
+    } finally {
+      child.kill('SIGTERM');
+      await done;
+    }
+  }
+
+  it(
+    'is healthy over TLS, where a plaintext probe (the former HEALTHCHECK) is refused',
+    { timeout: 120_000 },
+    async () => {
+      const r = await healthcheckAgainst({
+        SCYLLA_LOADER_TLS_CERT: server.certFile,
+        SCYLLA_LOADER_TLS_KEY: server.keyFile,
+      });
+      expect(r.script, r.script.output).toMatchObject({ code: 0 });
+      expect(r.script.output).toContain('SERVING');
+      expect(r.plainProbe.code).not.toBe(0);
+    },
+  );
+
+  it(
+    'is healthy with mutual TLS, through /healthz, having no client certificate to present',
+    { timeout: 120_000 },
+    async () => {
+      const r = await healthcheckAgainst({
+        SCYLLA_LOADER_TLS_CERT: server.certFile,
+        SCYLLA_LOADER_TLS_KEY: server.keyFile,
+        SCYLLA_LOADER_TLS_CLIENT_CA: ca.certFile,
+      });
+      expect(r.script, r.script.output).toMatchObject({ code: 0 });
+      expect(r.plainProbe.code).not.toBe(0);
+    },
+  );
+});
+
+/**
+ * The file in this repository that the runtime stage copies to where HEALTHCHECK's CMD runs it
+ * (`COPY scripts/docker/healthcheck.sh /usr/local/bin/...`); throws when no COPY puts it there.
+ */
+function healthcheckScript(): string {
+  const command = execForm(
+    /\bCMD\s+(.*)$/.exec(runtimeInstruction('HEALTHCHECK')?.args ?? '')?.[1] ?? '',
+    'HEALTHCHECK CMD',
+  )[0];
+  const copy = runtime.instructions
+    .filter((i) => i.keyword === 'COPY')
+    .map((i) => splitFlags(i.args))
+    .find(({ flags, words }) => flags.from === undefined && words.at(-1) === command);
+  if (copy === undefined) throw new Error(`no COPY in the runtime stage puts ${command} in place`);
+  return path.join(repo, copy.words[0]!);
+}
 
 /** ENV of the runtime stage (`KEY=value` pairs; quotes around values removed). */
 function runtimeEnv(): Record<string, string> {

@@ -508,6 +508,8 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
     expect(loader!.restartPolicy).toBe('Always');
     // Listening on 127.0.0.1 only, the loader is probed from inside its container.
     expect(loader!.env).toContainEqual({ name: 'SCYLLA_LOADER_HOST', value: '127.0.0.1' });
+    // The PodMonitor dials the pod address: metrics must not follow gRPC onto 127.0.0.1.
+    expect(loader!.env).toContainEqual({ name: 'SCYLLA_LOADER_METRICS_HOST', value: '0.0.0.0' });
     for (const probe of ['startupProbe', 'livenessProbe'] as const) {
       expect(loader![probe]!.exec!.command.join(' '), probe).toContain(
         'http://127.0.0.1:9464/healthz',

@@ -72,6 +72,16 @@ async function startServer(overrides: Record<string, unknown>): Promise<LoaderSe
   return server;
 }
 
+/** `scylla_loader_calls_refused_total` of a loader, as `"<rpc> <code>": count`. */
+async function refusedCalls(server: LoaderServer): Promise<Record<string, number>> {
+  const metric = await server.context.metrics.callsRefused.get();
+  return Object.fromEntries(
+    metric.values
+      .filter((v) => v.value > 0)
+      .map((v) => [`${String(v.labels.rpc)} ${String(v.labels.code)}`, v.value]),
+  );
+}
+
 function client(port: number, options: LoaderClientOptions = {}): LoaderClient {
   const c = new LoaderClient(`localhost:${port}`, { reconnect: { attempts: 0 }, ...options });
   clients.push(c);
@@ -302,6 +312,14 @@ describe('bearer tokens', () => {
       codeName: 'PERMISSION_DENIED',
       details: expect.stringContaining('(StreamBatches)'),
     });
+    // Every refusal is counted, by method and status; the calls that went through are not.
+    expect(await refusedCalls(server)).toEqual({
+      'CreateSplits PERMISSION_DENIED': 1,
+      'DescribeDataset PERMISSION_DENIED': 1,
+      'ListSplits PERMISSION_DENIED': 1,
+      'GetSplit PERMISSION_DENIED': 1,
+      'StreamBatches PERMISSION_DENIED': 1,
+    });
   });
 
   it('answers a missing or unknown token with UNAUTHENTICATED, saying which, without the token', async () => {
@@ -322,6 +340,10 @@ describe('bearer tokens', () => {
     });
     await expect(stream[Symbol.asyncIterator]().next()).rejects.toMatchObject({
       codeName: 'UNAUTHENTICATED',
+    });
+    expect(await refusedCalls(server)).toEqual({
+      'DescribeDataset UNAUTHENTICATED': 2,
+      'StreamBatches UNAUTHENTICATED': 1,
     });
   });
 

@@ -25,8 +25,8 @@ export type FuzzRpc = 'StreamBatches' | 'CreateSplits';
  * One generated request and the statuses the loader may rightly answer it with. A case comes
  * from a valid request with one kind of damage (its `kind`), so its right answer is known:
  * e.g. `stream:batch-size` must be INVALID_ARGUMENT, `stream:unknown-dataset` NOT_FOUND.
- * INTERNAL and UNKNOWN are never right from the loader's own code (grpc-js answers INTERNAL
- * to a body it cannot decode, before the loader sees it: `raw:undecodable`).
+ * INTERNAL and UNKNOWN are never right: even a body that does not decode (`raw:undecodable`)
+ * is the client's fault, INVALID_ARGUMENT.
  *
  * @internal
  */

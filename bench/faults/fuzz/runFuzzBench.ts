@@ -23,6 +23,8 @@ export interface FuzzReport extends FuzzOutcome {
   crash: string | undefined;
   /** StreamBatches streams that ended INTERNAL or UNKNOWN, by the loader's own metric. */
   internalErrors: number;
+  /** Calls the loader refused as undecodable, by its `scylla_loader_calls_refused_total`. */
+  undecodableRefused: number;
   /** Loader processes alive at the end (a `serve --workers N` primary and its workers). */
   processes: number;
   /** Workers the primary logged as dead during the run (0: none crashed). */
@@ -79,6 +81,7 @@ export function formatFuzzReport(r: FuzzReport): string {
     `| wrong statuses | ${r.wrongCount} |`,
     `| loader crashes (process or worker) | ${r.crash ? `1 (${r.crash})` : 0} (worker deaths ${r.workerDeaths}) |`,
     `| streams ended INTERNAL/UNKNOWN | ${r.internalErrors} |`,
+    `| calls refused as undecodable (INVALID_ARGUMENT, by the loader's metric) | ${r.undecodableRefused} |`,
     `| random-bytes connections (closed by the loader) | ${c.randomBytes} (${c.randomBytesClosedByServer}) |`,
     `| half-open connections + partial calls held ${(c.heldMs / 1000).toFixed(0)} s (closed by the loader) | ${c.halfOpen} + ${c.partialCalls} (${c.heldClosedByServer}) |`,
     `| normal epoch while held / after (of ${r.datasetSamples}) | ${r.normalSamplesWhileHeld} / ${r.normalSamplesAfter} |`,
@@ -235,12 +238,22 @@ export async function runFuzzBench(options: FuzzBenchOptions): Promise<FuzzRepor
     const internalErrors =
       (metrics.get('scylla_loader_stream_errors_total{code="INTERNAL"}') ?? 0) +
       (metrics.get('scylla_loader_stream_errors_total{code="UNKNOWN"}') ?? 0);
+    let undecodableRefused = 0;
+    for (const [series, value] of metrics) {
+      if (
+        series.startsWith('scylla_loader_calls_refused_total{') &&
+        series.includes('code="INVALID_ARGUMENT"')
+      ) {
+        undecodableRefused += value;
+      }
+    }
     return {
       seed,
       ...outcome,
       connections,
       crash: serve.crash(),
       internalErrors,
+      undecodableRefused,
       processes: after.processes,
       workerDeaths: serve.workerDeaths(),
       rssBeforeBytes: before.rssBytes,

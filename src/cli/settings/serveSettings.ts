@@ -40,6 +40,26 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     help: '/metrics and /healthz port',
   },
   {
+    field: 'metricsHost',
+    flag: '--metrics-host <address>',
+    env: 'SCYLLA_LOADER_METRICS_HOST',
+    type: 'text',
+    help:
+      'address of the /metrics and /healthz port (a sidecar keeps gRPC on 127.0.0.1 and ' +
+      'metrics on 0.0.0.0 for Prometheus)',
+    defaultText: 'the same as --host',
+  },
+  {
+    field: 'metricsWorkerTimeoutMs',
+    flag: '--metrics-worker-timeout-ms <n>',
+    env: 'SCYLLA_LOADER_METRICS_WORKER_TIMEOUT_MS',
+    type: 'number',
+    unit: 'ms',
+    help:
+      'with workers, how long a /metrics scrape waits for each worker; a later one is left ' +
+      'out of that scrape and counted in scylla_loader_metrics_workers_missing',
+  },
+  {
     field: 'maxConcurrentStreams',
     flag: '--max-streams <n>',
     env: 'SCYLLA_LOADER_MAX_STREAMS',

@@ -21,6 +21,11 @@ export interface LoaderMetrics {
   /** Streams that ended with an error, by gRPC status name. */
   streamErrors: Counter<'code'>;
   /**
+   * Calls answered with an error before their handler ran (an undecodable body, no or an
+   * unknown token, no grant), by method and gRPC status name.
+   */
+  callsRefused: Counter<'rpc' | 'code'>;
+  /**
    * Time one sample's transform ran on the thread pool (its slot wait excluded), by output and
    * by the decoder that served it (`native`, `sharp`; `none` for an undecodable sample).
    */
@@ -106,6 +111,15 @@ export function createLoaderMetrics(): LoaderMetrics {
       name: 'scylla_loader_stream_errors_total',
       help: 'Streams ended with an error, by gRPC status code name.',
       labelNames: ['code'],
+      registers: [registry],
+    }),
+    callsRefused: new Counter({
+      name: 'scylla_loader_calls_refused_total',
+      help:
+        'Calls answered before their handler ran, by method and gRPC status code name: ' +
+        'INVALID_ARGUMENT (a request body that does not decode), UNAUTHENTICATED (no or an ' +
+        'unknown token), PERMISSION_DENIED (a token without the grant).',
+      labelNames: ['rpc', 'code'],
       registers: [registry],
     }),
     transformSeconds: new Histogram({

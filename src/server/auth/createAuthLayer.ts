@@ -50,8 +50,15 @@ export interface AuthLayer {
   guardServer(server: grpc.Server): Pick<grpc.Server, 'addService'>;
 }
 
-/** Creates the {@link AuthLayer}; `store` undefined turns authorization off. */
-export function createAuthLayer(store: TokenStore | undefined, logger: Logger): AuthLayer {
+/**
+ * Creates the {@link AuthLayer}; `store` undefined turns authorization off. `onRefused` is told
+ * of every call it refuses (for `scylla_loader_calls_refused_total`).
+ */
+export function createAuthLayer(
+  store: TokenStore | undefined,
+  logger: Logger,
+  onRefused: (rpc: string, code: 'UNAUTHENTICATED' | 'PERMISSION_DENIED') => void = () => undefined,
+): AuthLayer {
   if (store === undefined) {
     return {
       enabled: false,
@@ -69,11 +76,13 @@ export function createAuthLayer(store: TokenStore | undefined, logger: Logger): 
     if (presented.kind !== 'token') {
       const details = presented.kind === 'missing' ? NO_TOKEN_DETAILS : MALFORMED_TOKEN_DETAILS;
       logger.info({ rpc, peer: call.getPeer(), reason: presented.kind }, 'call unauthenticated');
+      onRefused(rpc, 'UNAUTHENTICATED');
       return { code: grpc.status.UNAUTHENTICATED, details, metadata: new grpc.Metadata() };
     }
     const grant = findToken(store.grants, presented.token);
     if (grant === undefined) {
       logger.info({ rpc, peer: call.getPeer(), reason: 'unknown' }, 'call unauthenticated');
+      onRefused(rpc, 'UNAUTHENTICATED');
       return {
         code: grpc.status.UNAUTHENTICATED,
         details: UNKNOWN_TOKEN_DETAILS,
@@ -93,6 +102,7 @@ export function createAuthLayer(store: TokenStore | undefined, logger: Logger): 
     const denied = checkGrant(grant, rpc, dataset);
     if (denied === undefined) return undefined;
     logger.info({ rpc, dataset, token: grant.name, peer: call.getPeer() }, 'call denied');
+    onRefused(rpc, 'PERMISSION_DENIED');
     return { code: grpc.status.PERMISSION_DENIED, details: denied, metadata: new grpc.Metadata() };
   };
 

@@ -16,3 +16,17 @@ export interface ClusterHealth {
 export function isMessage<T extends { type: string }>(m: unknown, type: T['type']): m is T {
   return typeof m === 'object' && m !== null && (m as { type?: unknown }).type === type;
 }
+
+/** Primary to a worker: send your registry's metrics as JSON, tagged with `requestId`. */
+export interface MetricsRequest {
+  type: 'scylla-loader:metrics-request';
+  requestId: number;
+}
+
+/** Worker to primary: its registry (`Registry.getMetricsAsJSON()`), or why it could not. */
+export interface MetricsReply {
+  type: 'scylla-loader:metrics-reply';
+  requestId: number;
+  metrics?: unknown[];
+  error?: string;
+}

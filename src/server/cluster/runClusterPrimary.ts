@@ -1,12 +1,13 @@
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { LoaderError } from '../../core/index.js';
 import type { ServerConfig } from '../config/serverConfig.js';
 import { resolveNativeTransforms } from '../resolveNativeTransforms.js';
 import { startMetricsServer } from '../metricsServer.js';
 import { type ClusterHealth, type WorkerListening, isMessage } from './clusterMessages.js';
+import { createClusterMetrics } from './clusterMetrics.js';
 
 import { CLUSTER_WORKERS_ENV } from './clusterWorkersEnv.js';
 
@@ -34,7 +35,7 @@ export interface ClusterPrimary {
  * stream on it, stays on one worker, so the SDKs open a channel per stream.
  *
  * The primary holds no data: it serves `/metrics` (every worker's registry summed by
- * prom-client's AggregatorRegistry, plus the cluster's own gauges) and `/healthz` (503 while
+ * `createClusterMetrics`: the workers that answer in time, plus the cluster's own gauges) and `/healthz` (503 while
  * any worker is down or shutting down), tells the workers whether all serve (their gRPC
  * health says NOT_SERVING while one is down), replaces a worker that dies (its clients resume
  * on another with their tokens) after a backoff that grows while deaths repeat, and on
@@ -58,7 +59,10 @@ export async function runClusterPrimary(
     help: 'Loader workers that died and were replaced',
     registers: [registry],
   });
-  const aggregator = new AggregatorRegistry();
+  const clusterMetrics = createClusterMetrics({
+    registry,
+    timeoutMs: config.metricsWorkerTimeoutMs,
+  });
   const serving = new Set<number>();
   const bornAt = new Map<number, number>();
   let port = 0;
@@ -147,12 +151,9 @@ export async function runClusterPrimary(
     throw err;
   }
   const metricsServer = await startMetricsServer({
-    host: config.host,
+    host: config.metricsHost ?? config.host,
     port: config.metricsPort,
-    registry: {
-      contentType: registry.contentType,
-      metrics: async () => `${await aggregator.clusterMetrics()}\n${await registry.metrics()}`,
-    },
+    registry: clusterMetrics,
     isServing: allServe,
     notServingReason: () =>
       stopping ? 'shutting down' : `${serving.size} of ${count} workers serving`,
@@ -163,7 +164,7 @@ export async function runClusterPrimary(
     await stopWorkers(0);
     throw new LoaderError(
       'UNAVAILABLE',
-      `cannot serve metrics on ${config.host}:${config.metricsPort}: ${(err as Error).message}; ` +
+      `cannot serve metrics on ${config.metricsHost ?? config.host}:${config.metricsPort}: ${(err as Error).message}; ` +
         'pick another metrics port',
       { cause: err },
     );

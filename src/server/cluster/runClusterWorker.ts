@@ -1,9 +1,9 @@
 import process from 'node:process';
-import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/serverConfig.js';
 import { createLoaderServer, type LoaderServer } from '../createLoaderServer.js';
 import { type ClusterHealth, type WorkerListening, isMessage } from './clusterMessages.js';
+import { answerMetricsRequests } from './clusterMetrics.js';
 
 /**
  * Runs one worker of `serve --workers N`: a full loader (its own database connections, caches
@@ -17,9 +17,7 @@ export async function runClusterWorker(
   logger: Logger,
 ): Promise<LoaderServer> {
   const server = await createLoaderServer(config, { logger, metricsServer: false });
-  // Constructing one is what makes prom-client answer the primary's requests in a worker.
-  new AggregatorRegistry();
-  AggregatorRegistry.setRegistries([server.context.metrics.registry]);
+  answerMetricsRequests(server.context.metrics.registry);
   process.on('message', (m: unknown) => {
     if (isMessage<ClusterHealth>(m, 'scylla-loader:health')) server.setDegraded(!m.serving);
   });

@@ -23,6 +23,16 @@ export const serverConfigSchema = z.object({
   /** Prometheus `/metrics` port; 0 picks a free one. */
   metricsPort: z.number().int().min(0).max(65535).default(9464),
   /**
+   * Address of the `/metrics` and `/healthz` port; unset: the same as `host`. A sidecar binds
+   * gRPC to 127.0.0.1 (only its pod's trainer) and metrics to 0.0.0.0 (Prometheus scrapes it).
+   */
+  metricsHost: z.string().min(1).optional(),
+  /**
+   * With workers: how long a `/metrics` scrape waits for each worker's figures; one that is
+   * later is left out of that scrape and counted in `scylla_loader_metrics_workers_missing`.
+   */
+  metricsWorkerTimeoutMs: z.number().int().min(100).max(60_000).default(2_000),
+  /**
    * Loader processes sharing the gRPC port (`serve --workers`); 0: one per CPU the process
    * may use (cgroup quota included). 1 is a single process, as before workers existed.
    */
