@@ -126,6 +126,16 @@ export const DB_POOL_SETTINGS: readonly Setting[] = [
     unit: 'ms',
     help: 'per-request database timeout',
   },
+  {
+    field: 'db.connectTimeoutMs',
+    flag: '--connect-timeout-ms <n>',
+    env: 'SCYLLA_LOADER_CONNECT_TIMEOUT_MS',
+    type: 'number',
+    unit: 'ms',
+    help:
+      'longest a database connection may take to open (TCP, TLS, handshake); a node with ' +
+      'no connection left is down until one opens',
+  },
 ];
 
 const dbOnlySchema = z.object({ db: dbConfigSchema });

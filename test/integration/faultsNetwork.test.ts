@@ -6,6 +6,8 @@ import type { FaultBed, ScenarioResult } from '../../bench/faults/runScenario.js
 import { createDbClient } from '../../src/core/index.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 import { toolPath } from '../support/toolPath.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startToxiproxy } from '../../bench/latency/toxiproxy.js';
 
 let client: cassandra.Client;
 let bed: FaultBed;
@@ -73,4 +75,62 @@ describe('network faults through toxiproxy, 4 ranks, checked by the fault checke
     // Loader restarts take 10-30 s on a loaded 2-core machine; with 3 epochs the run ended
     // after 10 or 11 of the 12 faults there.
   }, 300_000);
+});
+
+describe('the driver after a route that swallowed everything', () => {
+  it('is back within the connect timeout after the fault ends, not the request timeout', async () => {
+    // Three 2 s black holes in a row, as the fault suite injects them: the reconnection the
+    // driver starts when the first one ends is caught by the next. Its handshake used to be
+    // timed by the request timeout (12 s): the node stayed down that long after the last.
+    const toxiproxy = await startToxiproxy(toolPath('toxiproxy-server'));
+    const db = testDbConfig();
+    const port = await toxiproxy.createProxy('db', `${db.contactPoints[0]}:${db.port}`);
+    const proxied = await createDbClient({
+      ...db,
+      contactPoints: ['127.0.0.1'],
+      port,
+      connectTimeoutMs: 1_000,
+      requestTimeoutMs: 12_000,
+    });
+    let stop = false;
+    let lastOk = 0;
+    const readers = Array.from({ length: 8 }, async () => {
+      while (!stop) {
+        try {
+          await proxied.execute('SELECT release_version FROM system.local');
+          lastOk = performance.now();
+        } catch {
+          await sleep(20);
+        }
+      }
+    });
+    try {
+      await sleep(500);
+      for (let i = 0; i < 3; i++) {
+        await toxiproxy.setToxics(
+          'db',
+          (['upstream', 'downstream'] as const).map((stream) => ({
+            name: `hole_${stream}`,
+            type: 'timeout' as const,
+            stream,
+            attributes: { timeout: 0 },
+          })),
+        );
+        await sleep(2_000);
+        await toxiproxy.setToxics('db', []);
+      }
+      const faultEnd = performance.now();
+      while (lastOk < faultEnd && performance.now() - faultEnd < 20_000) await sleep(20);
+      const recoveredMs = lastOk - faultEnd;
+      console.log(`first answer ${recoveredMs.toFixed(0)} ms after the last fault ended`);
+      expect(lastOk).toBeGreaterThan(faultEnd);
+      // At most one handshake lost in the last fault (1 s) and the reconnection gap (2 s).
+      expect(recoveredMs).toBeLessThan(4_500);
+    } finally {
+      stop = true;
+      await Promise.allSettled(readers);
+      await proxied.shutdown();
+      await toxiproxy.stop();
+    }
+  }, 60_000);
 });

@@ -3,8 +3,10 @@ import type { DbPath } from '../../src/core/db/DbPath.js';
 import { PathSelector, type PathState } from '../../src/core/fetch/PathSelector.js';
 import {
   HEDGE_FACTOR,
+  HEDGE_MAX_GAP_MS,
   HEDGE_MIN_MS,
   MAX_HEDGES,
+  MAX_HEDGES_PER_READ,
   StragglerHedger,
 } from '../../src/core/fetch/StragglerHedger.js';
 
@@ -17,13 +19,17 @@ function setup(names = ['a', 'b']): {
   selector: PathSelector;
   hedger: StragglerHedger;
   rereads: Array<[number, string]>;
+  /** The `done` of each extra read, in issue order: calling one ends that read. */
+  dones: Array<() => void>;
 } {
   const selector = new PathSelector(routes(...names));
   const rereads: Array<[number, string]> = [];
-  const hedger = new StragglerHedger(selector, (position, path) =>
-    rereads.push([position, path.path.name]),
-  );
-  return { selector, hedger, rereads };
+  const dones: Array<() => void> = [];
+  const hedger = new StragglerHedger(selector, (position, path, done) => {
+    rereads.push([position, path.path.name]);
+    dones.push(done);
+  });
+  return { selector, hedger, rereads, dones };
 }
 
 const state = (selector: PathSelector, name: string): PathState =>
@@ -63,13 +69,72 @@ describe('StragglerHedger', () => {
     expect(rereads).toEqual([[3, 'b']]);
   });
 
-  it('reads a stuck sample a second time only once', () => {
+  it(`reads a stuck sample again after twice the last gap, up to ${HEDGE_MAX_GAP_MS} ms apart, ${MAX_HEDGES_PER_READ} extra reads at most`, () => {
+    const { selector, hedger, rereads, dones } = setup();
+    for (const s of selector.states) s.latencyMs = 0.5; // threshold HEDGE_MIN_MS (20 ms)
+    hedger.track(3, selector.states[0]!, 0);
+    const times: number[] = [];
+    for (let now = 0; now <= 20_000; now += 1) {
+      const before = rereads.length;
+      hedger.check(now);
+      if (rereads.length > before) times.push(now);
+      // Every extra read fails at once: the position stays stuck (its first read hangs).
+      while (dones.length > 0) dones.shift()!();
+    }
+    // 20 ms, then gaps of 40, 80, 160, 320, 640 ms.
+    expect(times).toEqual([20, 60, 140, 300, 620, 1260]);
+    expect(times).toHaveLength(MAX_HEDGES_PER_READ);
+  });
+
+  it('a read resolved by one of its extra reads gets no more', () => {
     const { selector, hedger, rereads } = setup();
     hedger.track(3, selector.states[0]!, 0);
-    hedger.check(1000);
-    hedger.hedgeEnded();
-    hedger.check(2000);
+    hedger.check(HEDGE_MIN_MS);
+    hedger.settled(3); // the caller's answer to the first extra read
+    hedger.check(10_000);
     expect(rereads).toHaveLength(1);
+  });
+
+  it(`after a fault that swallowed every read, reads each stuck position again within ${HEDGE_MAX_GAP_MS} ms of its end`, () => {
+    // A black hole of 5 s over the only route: the first reads and every extra read issued
+    // during it are lost and never end; an extra read issued after it answers at once.
+    const selector = new PathSelector(routes('only'));
+    for (const s of selector.states) s.latencyMs = 2;
+    const faultEnd = 5_000;
+    const answeredAt = new Map<number, number>();
+    let now = 0;
+    let extraReads = 0;
+    const hedger = new StragglerHedger(selector, (position, _path, done) => {
+      extraReads++;
+      if (now < faultEnd) return; // lost, never ends
+      done();
+      if (!answeredAt.has(position)) answeredAt.set(position, now);
+      hedger.settled(position);
+    });
+    const positions = 40;
+    for (let p = 0; p < positions; p++) hedger.track(p, selector.states[0]!, p);
+    for (; now <= 20_000 && answeredAt.size < positions; now += 10) hedger.check(now);
+    expect(answeredAt.size).toBe(positions);
+    // The last one within the longest gap plus a few checks (the live bound spreads them).
+    expect(Math.max(...answeredAt.values()) - faultEnd).toBeLessThanOrEqual(HEDGE_MAX_GAP_MS + 100);
+    // Extra reads were lost in the fault (at most MAX_HEDGES live a second), never past the bound.
+    expect(extraReads).toBeGreaterThan(positions);
+    expect(extraReads).toBeLessThanOrEqual(positions * MAX_HEDGES_PER_READ);
+  });
+
+  it(`an extra read ${HEDGE_MAX_GAP_MS} ms old stops counting against the ${MAX_HEDGES} in flight`, () => {
+    const { selector, hedger, rereads } = setup();
+    for (let p = 0; p < MAX_HEDGES + 3; p++) hedger.track(p, selector.states[0]!, 0);
+    hedger.check(HEDGE_MIN_MS);
+    expect(rereads).toHaveLength(MAX_HEDGES);
+    expect(hedger.inFlight).toBe(MAX_HEDGES);
+    // None of them ended: they are stuck like the reads they stood in for.
+    hedger.check(HEDGE_MIN_MS + HEDGE_MAX_GAP_MS);
+    expect(rereads.map(([p]) => p).slice(MAX_HEDGES, MAX_HEDGES + 3)).toEqual([
+      MAX_HEDGES,
+      MAX_HEDGES + 1,
+      MAX_HEDGES + 2,
+    ]);
   });
 
   it('leaves a read that already answered alone', () => {
@@ -82,13 +147,14 @@ describe('StragglerHedger', () => {
   });
 
   it(`keeps at most ${MAX_HEDGES} second reads in flight, oldest stragglers first`, () => {
-    const { selector, hedger, rereads } = setup();
+    const { selector, hedger, rereads, dones } = setup();
     for (let p = 0; p < MAX_HEDGES + 3; p++) hedger.track(p, selector.states[0]!, p);
     hedger.check(10_000);
     expect(rereads.map(([p]) => p)).toEqual([...Array(MAX_HEDGES).keys()]);
     expect(hedger.inFlight).toBe(MAX_HEDGES);
-    hedger.hedgeEnded();
-    hedger.hedgeEnded();
+    dones[0]!();
+    dones[1]!();
+    dones[1]!(); // a second call of one done changes nothing
     hedger.check(10_000);
     expect(rereads.map(([p]) => p).slice(MAX_HEDGES)).toEqual([MAX_HEDGES, MAX_HEDGES + 1]);
   });

@@ -38,6 +38,13 @@ export const dbConfigSchema = z.object({
   connectionsPerHost: z.number().int().min(1).max(64).default(4),
   /** Per-request timeout in milliseconds. */
   requestTimeoutMs: z.number().int().min(100).default(12_000),
+  /**
+   * How long opening one connection (TCP, TLS, the CQL handshake) may take, and the driver's
+   * own requests (topology). While a node's connections are all broken the driver has it down
+   * and tries one connection at a time, so an attempt lost in a network fault holds the node
+   * down this long after the fault ends.
+   */
+  connectTimeoutMs: z.number().int().min(500).max(120_000).default(3_000),
 });
 
 /** Validated database settings. */

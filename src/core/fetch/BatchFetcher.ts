@@ -96,8 +96,8 @@ export class BatchFetcher {
       this.groupSize > 1
         ? new ReplicaSets(opts.paths[0]!.client.metadata, opts.keyspace, opts.ids)
         : undefined;
-    this.hedger = new StragglerHedger(this.selector, (position, path) =>
-      this.hedge(position, path),
+    this.hedger = new StragglerHedger(this.selector, (position, path, done) =>
+      this.hedge(position, path, done),
     );
     opts.signal.addEventListener('abort', () => this.notify(), { once: true });
     this.hedger.start();
@@ -316,13 +316,15 @@ export class BatchFetcher {
   }
 
   /**
-   * A second read of a stuck read or group (tracked by its first position `lead`), decided by
-   * the hedger: the members not resolved yet are read again, and the first answer wins.
+   * An extra read of a stuck read or group (tracked by its first position `lead`), decided by
+   * the hedger: the members not resolved yet are read again, and the first answer wins. `done`
+   * tells the hedger this read ended.
    */
-  private hedge(lead: number, path: PathState): void {
+  private hedge(lead: number, path: PathState, done: () => void): void {
     const group = (this.groupsByLead.get(lead) ?? [lead]).filter((p) => !this.isTaken(p));
     if (group.length === 0) {
-      this.hedger.hedgeEnded();
+      done();
+      this.hedger.settled(lead);
       return;
     }
     const epoch = this.assembler.epoch;
@@ -330,13 +332,16 @@ export class BatchFetcher {
     const size = this.groupsByLead.get(lead)?.length ?? 1;
     this.fetchRows(group, path, true).then(
       (rows) => {
-        this.hedger.hedgeEnded();
+        done();
         if (this.closed || epoch !== this.assembler.epoch) return;
         if (group.some((p) => !this.isTaken(p))) this.release(lead, size);
         this.onRows(group, rows);
+        // Resolved: the first read may stay stuck for the driver's timeout, but no more
+        // extra reads for it.
+        this.hedger.settled(lead);
       },
       () => {
-        this.hedger.hedgeEnded(); // the first read carries on, with its own retries
+        done(); // the first read carries on, with its own retries (and further extra reads)
       },
     );
   }
