@@ -51,9 +51,10 @@ function dbToxics(kind: (typeof DB_TOXIC_KINDS)[number]): Toxic[] {
 /** Puts a database-route fault on for `holdMs`, then removes it. */
 async function dbFault(ctx: FaultContext, kind: string, holdMs: number): Promise<void> {
   await ctx.toxiproxy!.setToxics('db', dbToxics(kind as (typeof DB_TOXIC_KINDS)[number]));
-  ctx.fault(`db ${kind}`);
+  const over = ctx.fault(`db ${kind}`);
   await sleep(holdMs);
   await ctx.toxiproxy!.setToxics('db', []);
+  over();
 }
 
 /**
@@ -73,16 +74,19 @@ async function resetFront(ctx: FaultContext): Promise<void> {
     slow,
     { name: 'reset', type: 'reset_peer', stream: 'downstream', attributes: { timeout: 0 } },
   ]);
-  ctx.fault('client reset mid-batch');
+  const over = ctx.fault('client reset mid-batch');
   await sleep(100);
   await ctx.toxiproxy!.setToxics('front', []);
+  over();
 }
 
 /** Kills the active loader with `signal` and starts a new one (same resume key). */
 async function restartLoader(ctx: FaultContext, signal: 'SIGKILL' | 'SIGTERM'): Promise<string> {
   await ctx.fleet.kill(signal);
-  ctx.fault(`loader ${signal}`);
-  return (await ctx.fleet.start()).address;
+  const over = ctx.fault(`loader ${signal}`);
+  const { address } = await ctx.fleet.start();
+  over();
+  return address;
 }
 
 /** Injects `fault` once each share of the run is delivered; stops when the run ends first. */

@@ -98,6 +98,8 @@ export interface CheckedStreams {
   history: FaultHistory;
   /** Samples delivered so far, all ranks and epochs. */
   delivered(): number;
+  /** performance.now() when the ranks started: the zero of the history's `atMs`. */
+  startedAt: number;
   /** Resolves with the history once every rank has finished or given up. */
   done: Promise<FaultHistory>;
 }
@@ -252,5 +254,5 @@ export function runCheckedStreams(options: CheckedStreamsOptions): CheckedStream
       }),
     ),
   ).then(() => history);
-  return { history, delivered: () => delivered, done };
+  return { history, delivered: () => delivered, startedAt: started, done };
 }

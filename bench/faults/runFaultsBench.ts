@@ -98,6 +98,15 @@ export async function runFaultsBench(
       const result = await runScenario(bed, scenario.spec(scale, bed, mixed));
       report.scenarios.push(result);
       progress.log(`  ${scenarioRow(result)} (${result.seconds.toFixed(0)} s)`);
+      // Where the stalls fell against the faults, in seconds from the start of the streams.
+      const s = (ms: number): string => (ms / 1000).toFixed(2);
+      progress.log(
+        `  faults: ${result.faultWindows.map((w) => `${w.kind} ${s(w.fromMs)}-${s(w.toMs)}`).join(', ')}; ` +
+          `longest waits: ${result.longestWaits.map((w) => `rank ${w.rank} ${s(w.atMs - w.ms)}-${s(w.atMs)}`).join(', ')}`,
+      );
+      for (const c of result.reconnectCauses.slice(0, 4)) {
+        progress.log(`  reconnects: ${c.count} x ${c.cause} (first at ${s(c.firstAtMs)})`);
+      }
       progress.update(++done);
     }
   };
@@ -180,7 +189,8 @@ function scenarioRow(s: ScenarioResult): string {
   const failed = v.failedRanks > 0 ? ` (${v.failedRanks} ranks gave up)` : '';
   return (
     `| ${s.scenario} | ${s.faultCount} | ${v.delivered} | ${v.lost}${failed} | ${v.duplicated} | ` +
-    `${v.foreign} | ${(v.longestStallMs / 1000).toFixed(2)} s | ${v.reconnects} | ${s.loaderCrashes} |`
+    `${v.foreign} | ${(v.longestStallMs / 1000).toFixed(2)} s | ` +
+    `${(s.longestStallPastFaultMs / 1000).toFixed(2)} s | ${v.reconnects} | ${s.loaderCrashes} |`
   );
 }
 
@@ -193,8 +203,8 @@ function scenarioRow(s: ScenarioResult): string {
  */
 export function formatFaultsReport(report: FaultsBenchReport): string {
   const lines = [
-    '| scenario | faults injected | samples delivered | lost | duplicated | foreign | longest stall | reconnects | loader crashes |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| scenario | faults injected | samples delivered | lost | duplicated | foreign | longest stall | of it past the fault | reconnects | loader crashes |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   const all = (figure: (s: ScenarioResult) => number): string =>
     `**${report.scenarios.reduce((sum, s) => sum + figure(s), 0)}**`;
@@ -202,7 +212,7 @@ export function formatFaultsReport(report: FaultsBenchReport): string {
     ...report.scenarios.map(scenarioRow),
     `| **all** | ${all((s) => s.faultCount)} | ${all((s) => s.verdict.delivered)} | ` +
       `${all((s) => s.verdict.lost)} | ${all((s) => s.verdict.duplicated)} | ` +
-      `${all((s) => s.verdict.foreign)} | | | ${all((s) => s.loaderCrashes)} |`,
+      `${all((s) => s.verdict.foreign)} | | | | ${all((s) => s.loaderCrashes)} |`,
   );
   for (const s of report.skipped) lines.push('', `skipped ${s.scenario}: ${s.reason}`);
   return `${lines.join('\n')}\n`;

@@ -54,6 +54,15 @@ export interface ScenarioResult {
   orphanDetails: string[];
   /** The three longest waits between batches (when, which rank): where the stalls were. */
   longestWaits: { rank: number; epoch: number; atMs: number; ms: number }[];
+  /** When each fault was on, ms from the start of the streams (an instant one ends at once). */
+  faultWindows: { kind: string; fromMs: number; toMs: number }[];
+  /**
+   * The longest wait between batches less its time under a fault: what the loader added after
+   * the fault was over (or beside it, for faults it should route around).
+   */
+  longestStallPastFaultMs: number;
+  /** Why calls broke (code and details), the most frequent first, with counts and first times. */
+  reconnectCauses: { cause: string; count: number; firstAtMs: number }[];
   seconds: number;
 }
 
@@ -69,8 +78,12 @@ export interface FaultContext {
    * false if the run ended first (then the fault would not be mid-epoch: skip it).
    */
   untilDelivered(share: number): Promise<boolean>;
-  /** Counts one injected fault of `kind`. */
-  fault(kind: string): void;
+  /**
+   * Counts one injected fault of `kind`, starting now; call what it returns when the fault is
+   * over (a route's toxics removed, a loader's replacement serving). A fault left unended is
+   * an instant: the loader is expected to route around it (a node killed or hung in a ring).
+   */
+  fault(kind: string): () => void;
   /** Whether every rank has finished. */
   finished(): boolean;
   log(line: string): void;
@@ -119,6 +132,7 @@ export async function runScenario(bed: FaultBed, spec: ScenarioSpec): Promise<Sc
     log,
   });
   const faults: Record<string, number> = {};
+  const windows: ScenarioResult['faultWindows'] = [];
   try {
     for (let i = 0; i < (spec.loaders ?? 1); i++) await fleet.start({ standby: i > 0 });
     const front = spec.proxyFront
@@ -157,6 +171,12 @@ export async function runScenario(bed: FaultBed, spec: ScenarioSpec): Promise<Sc
       fault: (kind) => {
         faults[kind] = (faults[kind] ?? 0) + 1;
         log(`fault ${kind} at ${streams.delivered()}/${total} samples`);
+        const window = { kind, fromMs: performance.now() - streams.startedAt, toMs: 0 };
+        window.toMs = window.fromMs;
+        windows.push(window);
+        return () => {
+          window.toMs = performance.now() - streams.startedAt;
+        };
       },
       finished: () => finished,
       log,
@@ -187,6 +207,12 @@ export async function runScenario(bed: FaultBed, spec: ScenarioSpec): Promise<Sc
       orphans: fleet.orphans.length,
       orphanDetails: fleet.orphans.map((o) => `${o.pid} of ${o.primary} after ${o.after}`),
       longestWaits: [...history.waits].sort((a, b) => b.ms - a.ms).slice(0, 3),
+      faultWindows: windows,
+      reconnectCauses: reconnectCauses(history.reconnects),
+      longestStallPastFaultMs: history.waits.reduce(
+        (max, w) => Math.max(max, w.ms - overlapMs(w.atMs - w.ms, w.atMs, windows)),
+        0,
+      ),
       seconds: (performance.now() - started) / 1000,
     };
   } finally {
@@ -211,4 +237,39 @@ async function startDbProxy(bed: FaultBed): Promise<{ toxiproxy: Toxiproxy; db: 
     await toxiproxy.stop();
     throw err;
   }
+}
+
+/** How much of [from, to] lies under one fault window or more (overlapping windows merged). */
+export function overlapMs(
+  from: number,
+  to: number,
+  windows: readonly { fromMs: number; toMs: number }[],
+): number {
+  const clipped = windows
+    .map((w) => [Math.max(from, w.fromMs), Math.min(to, w.toMs)] as const)
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
+  let covered = 0;
+  let reached = from;
+  for (const [a, b] of clipped) {
+    const start = Math.max(a, reached);
+    if (b > start) covered += b - start;
+    reached = Math.max(reached, b);
+  }
+  return covered;
+}
+
+/** The reconnects of a history grouped by cause (code and details), most frequent first. */
+function reconnectCauses(
+  reconnects: readonly { code: string; details: string; atMs: number }[],
+): ScenarioResult['reconnectCauses'] {
+  const byCause = new Map<string, { cause: string; count: number; firstAtMs: number }>();
+  for (const r of reconnects) {
+    const cause = `${r.code}: ${r.details.slice(0, 160)}`;
+    const entry = byCause.get(cause) ?? { cause, count: 0, firstAtMs: r.atMs };
+    entry.count++;
+    entry.firstAtMs = Math.min(entry.firstAtMs, r.atMs);
+    byCause.set(cause, entry);
+  }
+  return [...byCause.values()].sort((a, b) => b.count - a.count);
 }
