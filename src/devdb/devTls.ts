@@ -95,6 +95,24 @@ export async function ensureDevTls(
     }
   };
 
+  /** Signs the request `csr` with the test CA into the PEM `out`, with keytool extensions. */
+  const signWithCa = (csr: string, out: string, extensions: string[]): Promise<void> =>
+    tool([
+      '-gencert',
+      '-rfc',
+      '-alias',
+      'ca',
+      '-keystore',
+      caStore,
+      '-infile',
+      csr,
+      '-outfile',
+      out,
+      ...extensions.flatMap((e) => ['-ext', e]),
+      '-validity',
+      '825',
+    ]);
+
   if (!existsSync(caStore)) {
     log?.(`making a test CA in ${dir} (keytool)`);
     await tool([
@@ -139,24 +157,7 @@ export async function ensureDevTls(
       keystoreFile,
     ]);
     await tool(['-certreq', '-alias', 'node', '-keystore', keystoreFile, '-file', csr]);
-    await tool([
-      '-gencert',
-      '-rfc',
-      '-alias',
-      'ca',
-      '-keystore',
-      caStore,
-      '-infile',
-      csr,
-      '-outfile',
-      cert,
-      '-ext',
-      `san=${sans}`,
-      '-ext',
-      'eku=serverAuth,clientAuth',
-      '-validity',
-      '825',
-    ]);
+    await signWithCa(csr, cert, [`san=${sans}`, 'eku=serverAuth,clientAuth']);
     // The signed certificate replaces the self-signed one only once keytool can chain it to a
     // trusted CA in the same store.
     await tool(['-importcert', '-alias', 'ca', '-keystore', keystoreFile, '-file', caFile]);
@@ -193,22 +194,7 @@ export async function ensureDevTls(
       '-subj',
       '/CN=scylla-loader local client',
     ]);
-    await tool([
-      '-gencert',
-      '-rfc',
-      '-alias',
-      'ca',
-      '-keystore',
-      caStore,
-      '-infile',
-      csr,
-      '-outfile',
-      client.certFile,
-      '-ext',
-      'eku=clientAuth',
-      '-validity',
-      '825',
-    ]);
+    await signWithCa(csr, client.certFile, ['eku=clientAuth']);
     await rm(csr, { force: true });
   }
   return {

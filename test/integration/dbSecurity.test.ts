@@ -103,41 +103,9 @@ describe('the database with password authentication, TLS only and client certifi
     expect(ingest.code).toBe(0);
     expect(ingest.stdout).toContain(`${SAMPLES} samples`);
 
-    const readyFile = newReadyFile();
-    const serve = spawnCli(
-      ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
-      {
-        ...baseEnv,
-        SCYLLA_LOADER_DB_PASSWORD: password,
-        SCYLLA_LOADER_LOG_LEVEL: 'info',
-        SCYLLA_LOADER_READY_FILE: readyFile,
-      },
-    );
-    const output = collect(serve);
-    let result: CliResult | undefined;
-    try {
-      const { port } = await waitForReadyFile(serve, readyFile);
-      const client = new LoaderClient(`127.0.0.1:${port}`);
-      const ids: string[] = [];
-      try {
-        for await (const batch of client.streamBatches({
-          dataset: DATASET,
-          split: 'all',
-          batchSize: 16,
-          seed: 3,
-          epochs: 1,
-        })) {
-          ids.push(...batch.ids);
-        }
-      } finally {
-        client.close();
-      }
-      expect(ids).toHaveLength(SAMPLES);
-      expect(new Set(ids).size).toBe(SAMPLES);
-    } finally {
-      serve.kill('SIGTERM');
-      result = await output;
-    }
+    const { ids, result } = await streamOnce({ SCYLLA_LOADER_DB_PASSWORD: password });
+    expect(ids).toHaveLength(SAMPLES);
+    expect(new Set(ids).size).toBe(SAMPLES);
     const all = `${result.stdout}${result.stderr}`;
     // The configuration line was printed, with the password replaced.
     expect(all).toContain('serve configuration');
@@ -155,53 +123,47 @@ describe('the database with password authentication, TLS only and client certifi
   });
 
   it('serve stops at start, naming --db-tls-ca, when the CA is not the one that signed the node', async () => {
-    const r = await serveOnce({
-      SCYLLA_LOADER_DB_PASSWORD: password,
-      SCYLLA_LOADER_DB_TLS_CA: wrongCaFile,
-    });
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('is not signed by the CA in');
-    expect(r.stderr).toContain('--db-tls-ca (SCYLLA_LOADER_DB_TLS_CA)');
-    expectNoSecretNoStack(r, [password]);
+    await expectServeStops(
+      { SCYLLA_LOADER_DB_PASSWORD: password, SCYLLA_LOADER_DB_TLS_CA: wrongCaFile },
+      'is not signed by the CA in',
+      '--db-tls-ca (SCYLLA_LOADER_DB_TLS_CA)',
+    );
   });
 
   it('serve stops at start, naming --db-tls, when TLS is off against the TLS-only node', async () => {
-    const r = await serveOnce({
-      SCYLLA_LOADER_DB_PASSWORD_FILE: cluster.auth!.passwordFile,
-      // Each of these alone turns TLS on.
-      SCYLLA_LOADER_DB_TLS_CA: '',
-      SCYLLA_LOADER_DB_TLS_CERT: '',
-      SCYLLA_LOADER_DB_TLS_KEY: '',
-    });
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('requires TLS');
-    expect(r.stderr).toContain('--db-tls (SCYLLA_LOADER_DB_TLS=true)');
-    expectNoSecretNoStack(r, [password]);
+    await expectServeStops(
+      {
+        SCYLLA_LOADER_DB_PASSWORD_FILE: cluster.auth!.passwordFile,
+        // Each of these alone turns TLS on.
+        SCYLLA_LOADER_DB_TLS_CA: '',
+        SCYLLA_LOADER_DB_TLS_CERT: '',
+        SCYLLA_LOADER_DB_TLS_KEY: '',
+      },
+      'requires TLS',
+      '--db-tls (SCYLLA_LOADER_DB_TLS=true)',
+    );
   });
 
-  it('serve stops at start, naming --db-tls-cert, without a client certificate', async () => {
-    const r = await serveOnce({
-      SCYLLA_LOADER_DB_PASSWORD: password,
-      SCYLLA_LOADER_DB_TLS_CERT: '',
-      SCYLLA_LOADER_DB_TLS_KEY: '',
-    });
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain("the database refused the loader's client certificate");
-    expect(r.stderr).toContain('--db-tls-cert (SCYLLA_LOADER_DB_TLS_CERT)');
-    expectNoSecretNoStack(r, [password]);
-  });
-
-  it('serve stops at start, naming --db-tls-cert, with a client certificate of another CA', async () => {
-    const stranger = otherCa!.issue('loader', 'client');
-    const r = await serveOnce({
-      SCYLLA_LOADER_DB_PASSWORD: password,
-      SCYLLA_LOADER_DB_TLS_CERT: stranger.certFile,
-      SCYLLA_LOADER_DB_TLS_KEY: stranger.keyFile,
-    });
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain("the database refused the loader's client certificate");
-    expect(r.stderr).toContain('--db-tls-cert (SCYLLA_LOADER_DB_TLS_CERT)');
-    expectNoSecretNoStack(r, [password]);
+  it.each([
+    ['without a client certificate', () => ({ cert: '', key: '' })],
+    [
+      'with a client certificate of another CA',
+      () => {
+        const stranger = otherCa!.issue('loader', 'client');
+        return { cert: stranger.certFile, key: stranger.keyFile };
+      },
+    ],
+  ])('serve stops at start, naming --db-tls-cert, %s', async (_case, presented) => {
+    const { cert, key } = presented();
+    await expectServeStops(
+      {
+        SCYLLA_LOADER_DB_PASSWORD: password,
+        SCYLLA_LOADER_DB_TLS_CERT: cert,
+        SCYLLA_LOADER_DB_TLS_KEY: key,
+      },
+      "the database refused the loader's client certificate",
+      '--db-tls-cert (SCYLLA_LOADER_DB_TLS_CERT)',
+    );
   });
 
   it('refuses a node reached at an address its certificate does not name, unless host-name checks are off', async () => {
@@ -226,13 +188,16 @@ describe('the database with password authentication, TLS only and client certifi
         SCYLLA_LOADER_CONTACT_POINTS: '127.0.0.32',
         SCYLLA_LOADER_DB_PASSWORD: password,
       };
-      const refused = await serveOnce(viaOther);
-      expect(refused.code).not.toBe(0);
-      expect(refused.stderr).toContain('does not name the address it was reached at');
-      expect(refused.stderr).toContain('--db-tls-no-verify-hostname');
-      expectNoSecretNoStack(refused, [password]);
+      await expectServeStops(
+        viaOther,
+        'does not name the address it was reached at',
+        '--db-tls-no-verify-hostname',
+      );
 
-      const ids = await streamOnce({ ...viaOther, SCYLLA_LOADER_DB_TLS_VERIFY_HOSTNAME: 'false' });
+      const { ids } = await streamOnce({
+        ...viaOther,
+        SCYLLA_LOADER_DB_TLS_VERIFY_HOSTNAME: 'false',
+      });
       expect(ids).toHaveLength(SAMPLES);
       expect(new Set(ids).size).toBe(SAMPLES);
     } finally {
@@ -251,8 +216,8 @@ describe('the database with password authentication, TLS only and client certifi
   });
 });
 
-/** Serves with `env` and streams one epoch of the dataset; the ids received. */
-async function streamOnce(env: NodeJS.ProcessEnv): Promise<string[]> {
+/** Serves with `env` and streams one epoch of the dataset: the ids received, serve's output. */
+async function streamOnce(env: NodeJS.ProcessEnv): Promise<{ ids: string[]; result: CliResult }> {
   const readyFile = newReadyFile();
   const serve = spawnCli(
     ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
@@ -278,9 +243,8 @@ async function streamOnce(env: NodeJS.ProcessEnv): Promise<string[]> {
     }
   } finally {
     serve.kill('SIGTERM');
-    await output;
   }
-  return ids;
+  return { ids, result: await output };
 }
 
 /** Runs `serve` expecting it to stop on its own at start; kills it if it serves instead. */
@@ -295,6 +259,15 @@ async function serveOnce(env: NodeJS.ProcessEnv): Promise<CliResult> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** `serve` with `env` stops at start saying `reason` and naming `setting`, with no secret nor stack. */
+async function expectServeStops(env: NodeJS.ProcessEnv, reason: string, setting: string) {
+  const r = await serveOnce(env);
+  expect(r.code).not.toBe(0);
+  expect(r.stderr).toContain(reason);
+  expect(r.stderr).toContain(setting);
+  expectNoSecretNoStack(r, [password]);
 }
 
 function expectNoSecretNoStack(r: CliResult, secrets: string[]): void {
