@@ -101,7 +101,7 @@ describe('bench concurrency --quick', () => {
       expect(written).toMatch(
         new RegExp(
           `^Measured (${day}|\\d{4}-\\d\\d-\\d\\d) by \`npx tsx src/cli/main\\.ts bench concurrency --quick .*--docs .*\` ` +
-            'at commit \\w+ on .+, \\d+ cores, \\d+ GiB, Node v.+\\.$',
+            'at commit \\w+( with uncommitted changes)? on .+, \\d+ cores, \\d+ GiB, Node v.+\\.$',
           'm',
         ),
       );
