@@ -64,7 +64,8 @@ RUN groupadd --system --gid 10001 loader \
     && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
        --shell /usr/sbin/nologin loader
 COPY --from=probe /opt/tools/bin/grpc_health_probe /usr/local/bin/grpc_health_probe
-COPY --chmod=755 scripts/docker/healthcheck.sh /usr/local/bin/scylla-loader-healthcheck
+# Executable in the repository (mode 755), which COPY keeps.
+COPY scripts/docker/healthcheck.sh /usr/local/bin/scylla-loader-healthcheck
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=native /src/native/scylla_loader_native.node ./native/scylla_loader_native.node

@@ -13,11 +13,13 @@ set -eu
 
 case "${SCYLLA_LOADER_HOST:-0.0.0.0}" in
   0.0.0.0 | :: | '[::]') host=127.0.0.1 ;;
+  '['*) host="${SCYLLA_LOADER_HOST}" ;;
   *:*) host="[${SCYLLA_LOADER_HOST}]" ;;
   *) host="${SCYLLA_LOADER_HOST}" ;;
 esac
 case "${SCYLLA_LOADER_METRICS_HOST:-${SCYLLA_LOADER_HOST:-0.0.0.0}}" in
   0.0.0.0 | :: | '[::]') metrics_host=127.0.0.1 ;;
+  '['*) metrics_host="${SCYLLA_LOADER_METRICS_HOST:-${SCYLLA_LOADER_HOST}}" ;;
   *:*) metrics_host="[${SCYLLA_LOADER_METRICS_HOST:-${SCYLLA_LOADER_HOST}}]" ;;
   *) metrics_host="${SCYLLA_LOADER_METRICS_HOST:-${SCYLLA_LOADER_HOST}}" ;;
 esac

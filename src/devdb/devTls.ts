@@ -64,9 +64,20 @@ export async function ensureDevTls(
   const sans = ['dns:localhost', ...addresses.map((a) => `ip:${a}`)].join(',');
 
   if (!existsSync(passwordFile) || !existsSync(caStore) || !existsSync(caFile)) {
-    // A CA without its password (or the reverse) is useless: start the folder over.
+    // A CA without its password (or the reverse) is useless: start the folder over, with
+    // everything made from that CA or sealed with that password.
+    const client = devClientCertFiles(stateDir);
     await Promise.all(
-      [caStore, caFile, keystoreFile, sansFile, passwordFile].map((f) => rm(f, { force: true })),
+      [
+        caStore,
+        caFile,
+        keystoreFile,
+        sansFile,
+        passwordFile,
+        path.join(dir, 'truststore.p12'),
+        client.certFile,
+        client.keyFile,
+      ].map((f) => rm(f, { force: true })),
     );
     await writeFile(passwordFile, `${randomBytes(18).toString('base64url')}\n`, { mode: 0o600 });
   }

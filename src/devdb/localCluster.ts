@@ -315,7 +315,8 @@ function resolveSpec(
     heapMb: opts.heapMb ?? existing?.heapMb ?? (nodes === 1 ? 768 : 512),
     ...(jmxBasePort === undefined ? {} : { jmxBasePort }),
     auth: existing?.auth ?? opts.auth ?? false,
-    tls: existing?.tls ?? opts.tls ?? false,
+    // Client certificates are a kind of TLS: asking for them asks for TLS.
+    tls: existing?.tls ?? (opts.tls || opts.tlsClientAuth) ?? false,
     tlsClientAuth: existing?.tlsClientAuth ?? opts.tlsClientAuth ?? false,
     // Not part of the identity either: the yaml is rewritten at every start.
     tlsOptional: opts.tlsOptional ?? existing?.tlsOptional ?? false,

@@ -24,6 +24,7 @@ import {
 } from '../../src/core/index.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { collect, spawnCli } from '../support/runCli.js';
+import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 const N = 1500;
@@ -238,7 +239,6 @@ describe('StreamBatches through the SDK', () => {
   });
 
   it('the loader killed with SIGKILL mid-epoch and restarted: the SDK resumes, exactly once', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
     const db = testDbConfig();
     const env = {
       SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
@@ -247,16 +247,19 @@ describe('StreamBatches through the SDK', () => {
       SCYLLA_LOADER_RESUME_KEY: resumeKey,
       SCYLLA_LOADER_LOG_LEVEL: 'warn',
     };
-    const args = [
-      'serve',
-      '--host',
-      '127.0.0.1',
-      '--grpc-port',
-      String(port),
-      '--metrics-port',
-      '0',
-    ];
-    let loader = spawnCli(args, env);
+    // Each start is waited for by its ready file (a cold, loaded machine can take longer to
+    // start a loader than a client's reconnects last); the restart takes the first one's port.
+    const start = async (grpcPort: number) => {
+      const readyFile = newReadyFile();
+      const child = spawnCli(
+        ['serve', '--host', '127.0.0.1', '--grpc-port', String(grpcPort), '--metrics-port', '0'],
+        { ...env, SCYLLA_LOADER_READY_FILE: readyFile },
+      );
+      return { child, ready: await waitForReadyFile(child, readyFile) };
+    };
+    const first = await start(0);
+    const { port } = first.ready;
+    let loader = first.child;
     const resilient = new LoaderClient(`127.0.0.1:${port}`, {
       reconnect: { attempts: 30, initialBackoffMs: 200, maxBackoffMs: 1000 },
     });
@@ -274,7 +277,7 @@ describe('StreamBatches through the SDK', () => {
           killed = true;
           loader.kill('SIGKILL');
           await collect(loader);
-          loader = spawnCli(args, env);
+          loader = (await start(port)).child;
         }
       }
     } finally {

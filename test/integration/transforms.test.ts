@@ -15,6 +15,7 @@ import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
 import { type ImageFixture, ingestImageDataset } from '../support/imageDataset.js';
 import { collect, spawnCli } from '../support/runCli.js';
+import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 const GOOD = 40;
@@ -274,11 +275,12 @@ describe.each([
   });
 
   it('a second loader process gives byte-identical pixels', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
     const db = testDbConfig();
+    const readyFile = newReadyFile();
     const loader = spawnCli(
-      ['serve', '--host', '127.0.0.1', '--grpc-port', String(port), '--metrics-port', '0'],
+      ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
       {
+        SCYLLA_LOADER_READY_FILE: readyFile,
         SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
         SCYLLA_LOADER_CQL_PORT: String(db.port),
         SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
@@ -288,9 +290,11 @@ describe.each([
         SCYLLA_LOADER_NATIVE_TRANSFORMS: mode,
       },
     );
-    const other = new LoaderClient(`127.0.0.1:${port}`, {
-      reconnect: { attempts: 40, initialBackoffMs: 250, maxBackoffMs: 500 },
-    });
+    const done = collect(loader);
+    // Waited for by its ready file: a cold, loaded machine took over 15 s to start it, longer
+    // than a client's reconnects to a port nobody listened on yet.
+    const { port } = await waitForReadyFile(loader, readyFile);
+    const other = new LoaderClient(`127.0.0.1:${port}`);
     try {
       const there = pixelsById(await stream({ seed: 21, transform: RRC }, other));
       const here = pixelsById(await stream({ seed: 21, transform: RRC }));
@@ -299,7 +303,7 @@ describe.each([
     } finally {
       other.close();
       loader.kill('SIGTERM');
-      await collect(loader);
+      await done;
     }
   });
 

@@ -81,8 +81,9 @@ describe('StragglerHedger', () => {
       // Every extra read fails at once: the position stays stuck (its first read hangs).
       while (dones.length > 0) dones.shift()!();
     }
-    // 20 ms, then gaps of 40, 80, 160, 320, 640 ms.
-    expect(times).toEqual([20, 60, 140, 300, 620, 1260]);
+    // 20 ms, then gaps of 40, 80, 160, 320, 640 ms, then one a second.
+    const later = Array.from({ length: MAX_HEDGES_PER_READ - 6 }, (_, i) => 2260 + 1000 * i);
+    expect(times).toEqual([20, 60, 140, 300, 620, 1260, ...later]);
     expect(times).toHaveLength(MAX_HEDGES_PER_READ);
   });
 
@@ -120,6 +121,41 @@ describe('StragglerHedger', () => {
     // Extra reads were lost in the fault (at most MAX_HEDGES live a second), never past the bound.
     expect(extraReads).toBeGreaterThan(positions);
     expect(extraReads).toBeLessThanOrEqual(positions * MAX_HEDGES_PER_READ);
+  });
+
+  it('a lone stuck read is read again within a second of the end of a 5 s fault', () => {
+    // Few reads in flight (a small window, the end of an epoch): nothing spreads their extra
+    // reads out, and each must still be read again once the fault is over.
+    const selector = new PathSelector(routes('only'));
+    for (const s of selector.states) s.latencyMs = 2;
+    const faultEnd = 5_000;
+    let now = 0;
+    const answeredAt = new Map<number, number>();
+    const hedger = new StragglerHedger(selector, (position, _path, done) => {
+      if (now < faultEnd) return;
+      done();
+      answeredAt.set(position, now);
+      hedger.settled(position);
+    });
+    hedger.track(0, selector.states[0]!, 0);
+    hedger.track(1, selector.states[0]!, 300);
+    for (; now <= 20_000 && answeredAt.size < 2; now += 10) hedger.check(now);
+    expect([...answeredAt.keys()].sort()).toEqual([0, 1]);
+    expect(Math.max(...answeredAt.values()) - faultEnd).toBeLessThanOrEqual(HEDGE_MAX_GAP_MS + 10);
+  });
+
+  it(`reads a stuck read on a slow route again ${HEDGE_MAX_GAP_MS} ms apart after the first extra read`, () => {
+    const { selector, hedger, rereads, dones } = setup(['only']);
+    selector.states[0]!.latencyMs = 500; // threshold 2 s
+    hedger.track(1, selector.states[0]!, 0);
+    const times: number[] = [];
+    for (let now = 0; now <= 5_000; now += 10) {
+      const before = rereads.length;
+      hedger.check(now);
+      if (rereads.length > before) times.push(now);
+      while (dones.length > 0) dones.shift()!();
+    }
+    expect(times).toEqual([2000, 3000, 4000, 5000]);
   });
 
   it(`an extra read ${HEDGE_MAX_GAP_MS} ms old stops counting against the ${MAX_HEDGES} in flight`, () => {

@@ -46,8 +46,13 @@ export interface SoakReport {
   eventLoopP99Seconds: number;
   eventLoopMaxSeconds: number;
   processes: number;
-  /** Scrapes of /metrics that failed (a worker too busy to answer the primary in time). */
+  /** Scrapes of /metrics that failed (no answer, or not HTTP 200). */
   failedScrapes: number;
+  /**
+   * Scrapes in which a worker did not answer the primary in time (its figures there were
+   * those of its last answer): the loader's own `scylla_loader_metrics_workers_missing`.
+   */
+  partialScrapes: number;
   crash: string | undefined;
   samples: SoakSample[];
 }
@@ -70,7 +75,7 @@ export function formatSoakReport(r: SoakReport): string {
     `| RSS growth after warm-up | ${r.rssGrowthPercent.toFixed(2)}% |`,
     `| open fds after warm-up / end / max | ${r.fdsAfterWarmup} / ${r.fdsEnd} / ${r.fdsMax} |`,
     `| event-loop delay p99 / max (worst scrape after warm-up) | ${(r.eventLoopP99Seconds * 1000).toFixed(0)} ms / ${(r.eventLoopMaxSeconds * 1000).toFixed(0)} ms |`,
-    `| /metrics scrapes that failed (a worker too busy to answer its primary) | ${r.failedScrapes} |`,
+    `| /metrics scrapes that failed / with a worker too busy to answer the primary | ${r.failedScrapes} / ${r.partialScrapes} |`,
     `| loader crashes | ${r.crash ? `1 (${r.crash})` : 0} |`,
   ];
   return `${lines.join('\n')}\n`;
@@ -161,6 +166,7 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
     const samples: SoakSample[] = [];
     let p99 = 0;
     let failedScrapes = 0;
+    let partialScrapes = 0;
     let max = 0;
     const end = t0 + seconds * 1000;
     while (performance.now() < end) {
@@ -170,12 +176,13 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
       const u = treeUsage(serve.pid);
       const at = (performance.now() - t0) / 1000;
       // The primary gathers /metrics from every worker over IPC, with a timeout: a worker
-      // too busy to answer in time makes the scrape fail (HTTP 500). Counted, not fatal.
+      // too busy to answer in time is summed with its last figures and counted as missing.
       const m = await scrapeMetrics(serve.metricsAddress).catch((err: unknown) => {
         failedScrapes++;
         log(`soak: scrape failed: ${(err as Error).message}`);
         return new Map<string, number>();
       });
+      if ((m.get('scylla_loader_metrics_workers_missing') ?? 0) > 0) partialScrapes++;
       samples.push({
         at,
         rssBytes: u.rssBytes,
@@ -226,6 +233,7 @@ export async function runSoakBench(options: SoakBenchOptions): Promise<SoakRepor
       eventLoopMaxSeconds: max,
       processes: last.processes,
       failedScrapes,
+      partialScrapes,
       crash: serve.crash(),
       samples,
     };

@@ -56,8 +56,8 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     type: 'number',
     unit: 'ms',
     help:
-      'with workers, how long a /metrics scrape waits for each worker; a later one is left ' +
-      'out of that scrape and counted in scylla_loader_metrics_workers_missing',
+      'with workers, how long a /metrics scrape waits for each worker; a later one is summed ' +
+      'with its last figures and counted in scylla_loader_metrics_workers_missing',
   },
   {
     field: 'maxConcurrentStreams',

@@ -5,14 +5,18 @@ export const HEDGE_FACTOR = 4;
 /** ... but never younger than this (local reads vary by a few milliseconds). */
 export const HEDGE_MIN_MS = 20;
 /**
- * Live extra reads per stream at most, so hedging cannot double a loaded database's work. A
- * hedge stops counting once it is {@link HEDGE_MAX_GAP_MS} old: it is then as stuck as the read
- * it stood in for (a black-holed route, a hung node), costs the database nothing, and must not
- * keep the reads that come after the trouble from being hedged.
+ * Live extra reads per stream at most: extra reads younger than {@link HEDGE_MAX_GAP_MS} in
+ * flight, so a stream adds at most about this many reads a second to the database's work. An
+ * extra read stops counting once it is that old: it is then as stuck as the read it stood in
+ * for (a black-holed route, a hung node), costs the database nothing, and must not keep the
+ * reads that come after the trouble from being read again.
  */
 export const MAX_HEDGES = 8;
-/** Extra reads of one stuck read at most (each after a gap twice the last, up to the cap). */
-export const MAX_HEDGES_PER_READ = 6;
+/**
+ * Extra reads of one stuck read at most: enough to go on once a second past the driver's
+ * default request timeout (12 s), after which the read fails and is retried anyway.
+ */
+export const MAX_HEDGES_PER_READ = 16;
 /**
  * Longest gap between two reads of one stuck position: once a fault ends, a position whose
  * reads were all lost in it is read again within this (plus one check), not after the
@@ -34,9 +38,9 @@ interface TrackedRead {
  * Decides which stuck reads get another one (DESIGN: a straggler can be re-requested from
  * another replica): a read in flight longer than {@link HEDGE_FACTOR} times the fastest route's
  * mean latency (at least {@link HEDGE_MIN_MS}) is read again over another route when there is
- * one; if that read is stuck too, again after twice the gap, up to {@link HEDGE_MAX_GAP_MS}
- * between reads and {@link MAX_HEDGES_PER_READ} extra reads; at most {@link MAX_HEDGES} extra
- * reads younger than {@link HEDGE_MAX_GAP_MS} in flight. Whichever answer comes first is used;
+ * one; if that read is stuck too, again after twice the gap, then every
+ * {@link HEDGE_MAX_GAP_MS} (at most {@link MAX_HEDGES_PER_READ} extra reads); at most
+ * {@link MAX_HEDGES} extra reads younger than {@link HEDGE_MAX_GAP_MS} in flight. Whichever answer comes first is used;
  * dropping the others is the caller's business (the position is resolved).
  *
  * Why more than one: a fault that swallows requests (a route's black hole, a node that hangs)
@@ -98,9 +102,13 @@ export class StragglerHedger {
     return Math.max(HEDGE_MIN_MS, HEDGE_FACTOR * fastest);
   }
 
-  /** How long after its latest read a read with `hedges` extra reads gets the next one. */
+  /**
+   * How long after its latest read a read with `hedges` extra reads gets the next one: the
+   * threshold first (however long), then twice the last gap up to {@link HEDGE_MAX_GAP_MS}.
+   */
   gapMs(hedges: number): number {
-    return Math.min(HEDGE_MAX_GAP_MS, this.thresholdMs() * 2 ** hedges);
+    const threshold = this.thresholdMs();
+    return hedges === 0 ? threshold : Math.min(HEDGE_MAX_GAP_MS, threshold * 2 ** hedges);
   }
 
   /** Issues another read for every stuck read at `now`, within the bounds. */
@@ -112,11 +120,13 @@ export class StragglerHedger {
       this.live.delete(id);
     }
     if (this.reads.size === 0) return;
-    const threshold = this.thresholdMs();
+    // No read is due sooner after its latest read than this (the first gap is the threshold,
+    // later ones at most HEDGE_MAX_GAP_MS).
+    const soonest = Math.min(this.thresholdMs(), HEDGE_MAX_GAP_MS);
     const due: number[] = [];
     for (const [position, read] of this.reads) {
-      // Ordered by latest read: past the first one younger than the threshold, all are.
-      if (now - read.lastAt < threshold) break;
+      // Ordered by latest read: past the first one younger than that, all are.
+      if (now - read.lastAt < soonest) break;
       if (read.hedges >= MAX_HEDGES_PER_READ) continue;
       if (now - read.lastAt < this.gapMs(read.hedges)) continue;
       due.push(position);

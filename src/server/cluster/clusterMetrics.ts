@@ -15,12 +15,15 @@ type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[];
 
 /**
  * Gathers `/metrics` for `serve --workers N` in the primary. Each scrape asks every connected
- * worker for its registry over IPC and waits at most `timeoutMs`: the workers that answered
- * are summed (prom-client's `AggregatorRegistry.aggregate`, each metric by its own
- * aggregator), and `scylla_loader_metrics_workers_missing` says how many did not. prom-client's
- * own `clusterMetrics()` fails the whole scrape (HTTP 500) when one worker misses its fixed
- * 5 s: a scrape that fails hides exactly the overload it should show, so a scrape here always
- * answers. Replies that come after their scrape gave up are dropped.
+ * worker for its registry over IPC and waits at most `timeoutMs`. The workers are summed
+ * (prom-client's `AggregatorRegistry.aggregate`, each metric by its own aggregator): those that
+ * answered with this scrape's figures, a worker that did not with the figures of its last
+ * answer, so that no summed counter goes backwards (Prometheus would read a reset, and every
+ * rate() would spike when the worker came back). `scylla_loader_metrics_workers_missing` says
+ * how many did not answer this time. prom-client's own `clusterMetrics()` fails the whole
+ * scrape (HTTP 500) when one worker misses its fixed 5 s: a scrape that fails hides exactly
+ * the overload it should show, so a scrape here always answers. Replies that come after their
+ * scrape gave up are dropped; a worker that exits is no longer waited for, nor summed.
  */
 export function createClusterMetrics(options: {
   /** The primary's own registry (worker counts and restarts); the gauges are added to it. */
@@ -30,70 +33,75 @@ export function createClusterMetrics(options: {
   const { registry, timeoutMs } = options;
   const missing = new Gauge({
     name: 'scylla_loader_metrics_workers_missing',
-    help: 'Workers that did not answer the last /metrics scrape in time (their figures are left out of it)',
+    help:
+      'Workers that did not answer the last /metrics scrape in time (their figures in it are ' +
+      'those of their last answer)',
     registers: [registry],
   });
   const missed = new Counter({
     name: 'scylla_loader_metrics_worker_timeouts_total',
-    help: 'Times a worker did not answer a /metrics scrape in time',
+    help: 'Times a worker did not answer a /metrics scrape in time, or answered with an error',
     registers: [registry],
   });
+  /** Each live worker's latest figures, by worker id. */
+  const latest = new Map<number, WorkerMetrics>();
   let nextId = 0;
-  const pending = new Map<
-    number,
-    { replies: WorkerMetrics[]; waiting: Set<number>; done: () => void }
-  >();
+  const pending = new Map<number, { waiting: Set<number>; failed: number; done: () => void }>();
   cluster.on('message', (worker, m: unknown) => {
     if (!isMessage<MetricsReply>(m, 'scylla-loader:metrics-reply')) return;
     const request = pending.get(m.requestId);
     if (!request || !request.waiting.delete(worker.id)) return;
     // A worker whose registry failed counts as missing: the gauge says so, not a 500.
     if (m.error === undefined && Array.isArray(m.metrics)) {
-      request.replies.push(m.metrics as WorkerMetrics);
+      latest.set(worker.id, m.metrics as WorkerMetrics);
+    } else {
+      request.failed++;
     }
     if (request.waiting.size === 0) request.done();
   });
+  cluster.on('exit', (worker) => {
+    // Its figures go with it (a replacement starts from zero, as after any restart).
+    latest.delete(worker.id);
+    for (const request of pending.values()) {
+      if (request.waiting.delete(worker.id) && request.waiting.size === 0) request.done();
+    }
+  });
 
-  const gather = async (): Promise<{ replies: WorkerMetrics[]; notAnswered: number }> => {
+  /** Asks every connected worker; resolves with how many did not answer in time or failed. */
+  const gather = async (): Promise<number> => {
     const requestId = nextId++;
-    const replies: WorkerMetrics[] = [];
-    const waiting = new Set<number>();
+    const request = { waiting: new Set<number>(), failed: 0, done: () => undefined };
     const message: MetricsRequest = { type: 'scylla-loader:metrics-request', requestId };
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
-      pending.set(requestId, {
-        replies,
-        waiting,
-        done: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      });
+      // A scrape in progress must not hold up the primary's exit.
+      timer.unref();
+      request.done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      pending.set(requestId, request);
       for (const w of Object.values(cluster.workers ?? {})) {
         // A worker that exited abruptly may still be listed without a channel.
         if (!w?.isConnected()) continue;
-        waiting.add(w.id);
+        request.waiting.add(w.id);
         w.send(message);
       }
-      if (waiting.size === 0) {
-        clearTimeout(timer);
-        resolve();
-      }
+      if (request.waiting.size === 0) request.done();
     });
     pending.delete(requestId);
-    const notAnswered =
-      Object.values(cluster.workers ?? {}).filter(Boolean).length - replies.length;
-    return { replies, notAnswered: Math.max(0, notAnswered) };
+    return request.waiting.size + request.failed;
   };
 
   return {
     contentType: registry.contentType,
     metrics: async () => {
-      const { replies, notAnswered } = await gather();
+      const notAnswered = await gather();
       missing.set(notAnswered);
       if (notAnswered > 0) missed.inc(notAnswered);
+      const figures = [...latest.values()];
       const workers =
-        replies.length > 0 ? await AggregatorRegistry.aggregate(replies).metrics() : '';
+        figures.length > 0 ? await AggregatorRegistry.aggregate(figures).metrics() : '';
       return `${workers}\n${await registry.metrics()}`;
     },
   };

@@ -29,7 +29,7 @@ export const serverConfigSchema = z.object({
   metricsHost: z.string().min(1).optional(),
   /**
    * With workers: how long a `/metrics` scrape waits for each worker's figures; one that is
-   * later is left out of that scrape and counted in `scylla_loader_metrics_workers_missing`.
+   * later is summed with its last figures and counted in `scylla_loader_metrics_workers_missing`.
    */
   metricsWorkerTimeoutMs: z.number().int().min(100).max(60_000).default(2_000),
   /**
