@@ -64,7 +64,7 @@ if ! deps_current; then
     echo "warning: node_modules is a symbolic link ($(readlink node_modules)) and does not match" \
       "package-lock.json; not reinstalling through it: run npm ci where it points" >&2
   else
-    # Install scripts stay off (package.json "allowScripts"): sharp, esbuild and protobufjs ship
+    # Install scripts stay off (package.json "allowScripts"): sharp, esbuild, protobufjs and lmdb ship
     # what they need prebuilt, so nothing has to be approved.
     npm ci --no-audit --no-fund
   fi

@@ -72,7 +72,15 @@ export { permutationKey, remainderKey } from './stream/streamCacheKeys.js';
 export { type StreamPlan } from './stream/StreamPlan.js';
 export { type StreamRequest } from './stream/StreamRequest.js';
 export { type ColumnType, isColumnType } from './schema/columnTypes.js';
-export { type DatasetInfo, readDatasetInfo, refreshDatasetCounts } from './schema/datasetInfo.js';
+export {
+  type DatasetInfo,
+  readDatasetGeneration,
+  readDatasetInfo,
+  refreshDatasetCounts,
+} from './schema/datasetInfo.js';
+export { type CachedSample } from './cache/CachedSample.js';
+export { cacheKey, cacheScope } from './cache/cacheKey.js';
+export { type SampleCacheConfig, SampleCache } from './cache/SampleCache.js';
 export { datasetExists, ensureDatasetSchema, requireDataset } from './schema/datasetSchema.js';
 export { validateIdentifier } from './schema/identifiers.js';
 export { type Replication, parseReplication } from './schema/replication.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ServerConfig } from './config/serverConfig.js';
-import type { DbPath, LoaderMetrics, TransformPool } from '../core/index.js';
+import type { DbPath, LoaderMetrics, SampleCache, TransformPool } from '../core/index.js';
 
 /** What every RPC handler of a loader process shares. */
 export interface ServerContext {
@@ -13,4 +13,6 @@ export interface ServerContext {
   resumeKey: Buffer;
   /** The process's transform slots, shared by its streams. */
   transforms: TransformPool;
+  /** The process's sample cache, shared by its streams (absent: none configured). */
+  sampleCache?: SampleCache;
 }

@@ -15,6 +15,7 @@ import {
   connectDbPaths,
   LoaderError,
   createLoaderMetrics,
+  SampleCache,
   defaultTransformSlots,
   readWorkerCpuQuota,
   TransformPool,
@@ -98,18 +99,35 @@ export async function createLoaderServer(
   const reflection = createReflectionService();
   // TLS files and tokens file next, for the same reason: a bad one names itself at once.
   const security = openSecurity(config, logger);
+  // The cache's folder too: one that cannot be opened stops the start, naming --cache-dir.
+  let sampleCache: SampleCache | undefined;
+  try {
+    sampleCache = openSampleCache(config, metrics, logger);
+  } catch (err) {
+    security.close();
+    throw err;
+  }
   let paths: Awaited<ReturnType<typeof connectDbPaths>>;
   try {
     paths = await connectDbPaths(config);
   } catch (err) {
     security.close();
+    await sampleCache?.close();
     throw err;
   }
   const decoders = resolveNativeTransforms(config.nativeTransforms);
   const transforms = createTransformPool(config, metrics, logger, decoders.native);
   if (decoders.asConfigured) logger.info({ decoders: decoders.summary }, 'transform decoders');
   else logger.warn({ decoders: decoders.summary }, 'native transform path off');
-  const context: ServerContext = { config, paths, metrics, logger, resumeKey, transforms };
+  const context: ServerContext = {
+    config,
+    paths,
+    metrics,
+    logger,
+    resumeKey,
+    transforms,
+    ...(sampleCache ? { sampleCache } : {}),
+  };
 
   if (!installFramedSend()) {
     logger.warn(
@@ -230,8 +248,40 @@ export async function createLoaderServer(
       applyHealth();
     },
     shutdown: (reason = 'shutdown requested') =>
-      (stopping ??= shutdownLoader(parts, reason).finally(() => security.close())),
+      (stopping ??= shutdownLoader(parts, reason).finally(async () => {
+        security.close();
+        await sampleCache?.close();
+      })),
   };
+}
+
+/**
+ * The process's sample cache as the settings ask (undefined: none). A disk tier that fails at
+ * run time is turned off with one warning; streams go on from memory and the database.
+ */
+function openSampleCache(
+  config: ServerConfig,
+  metrics: ReturnType<typeof createLoaderMetrics>,
+  logger: Logger,
+): SampleCache | undefined {
+  const cache = SampleCache.open(config, metrics, (err) =>
+    logger.warn(
+      { err, cacheDir: config.cacheDir },
+      'the disk tier of the sample cache failed and is off until restart; streams go on ' +
+        'from memory and the database',
+    ),
+  );
+  if (cache) {
+    logger.info(
+      {
+        cacheMemoryBytes: config.cacheMemoryBytes,
+        cacheDir: config.cacheDir ?? null,
+        ...(config.cacheDir ? { cacheDiskBytes: config.cacheDiskBytes } : {}),
+      },
+      'sample cache on',
+    );
+  }
+  return cache;
 }
 
 /**

@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { cacheScope } from '../../src/core/cache/cacheKey.js';
+import { SampleCache } from '../../src/core/cache/SampleCache.js';
 import { streamLimitsSchema } from '../../src/core/config/streamLimits.js';
+import { createLoaderMetrics } from '../../src/core/metrics/loaderMetrics.js';
 import type { JobCheckpoint } from '../../src/core/resume/jobCheckpoint.js';
 import type { ResumeState } from '../../src/core/resume/resumeToken.js';
 import { createPermutationCache } from '../../src/core/sampling/createPermutationCache.js';
@@ -48,6 +51,7 @@ function depsFor(
     },
     permutations: createPermutationCache(1 << 20),
     remainders: createRemainderCache(1 << 20),
+    datasetGeneration: () => Promise.resolve('generation-1'),
     limits,
     resumeKey: key,
     transformer: () => {
@@ -320,6 +324,33 @@ describe('planStream', () => {
       expect(await groupReads('on', 1 << 20)).toEqual([limits.groupReadsSize, 0]);
       expect(await groupReads('off', 10)).toEqual([1, 0]);
     });
+  });
+
+  it("keys the sample cache by the dataset's generation, asked only when there is a cache", async () => {
+    const asked: string[] = [];
+    const datasetGeneration = (dataset: string): Promise<string | undefined> => {
+      asked.push(dataset);
+      return Promise.resolve(`g-${asked.length}`);
+    };
+    const none = await planStream(depsFor({ datasetGeneration }), request);
+    expect(none.fetch.cache).toBeUndefined();
+    expect(asked).toEqual([]);
+    const store = SampleCache.open(
+      { cacheMemoryBytes: 1 << 20, cacheDiskBytes: 0 },
+      createLoaderMetrics(),
+      () => undefined,
+    )!;
+    const first = await planStream(depsFor({ datasetGeneration, sampleCache: store }), request);
+    const second = await planStream(depsFor({ datasetGeneration, sampleCache: store }), request);
+    expect(first.fetch.cache?.store).toBe(store);
+    expect(first.fetch.cache?.scope).toEqual(cacheScope('d', 'g-1'));
+    expect(second.fetch.cache?.scope).toEqual(cacheScope('d', 'g-2'));
+    // No generation (no info row): the stream reads the database, uncached.
+    const unknown = await planStream(
+      depsFor({ datasetGeneration: () => Promise.resolve(undefined), sampleCache: store }),
+      request,
+    );
+    expect(unknown.fetch.cache).toBeUndefined();
   });
 
   it('shares one permutation per split and epoch among the ranks of a process', async () => {

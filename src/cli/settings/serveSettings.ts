@@ -180,6 +180,34 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     help: 'bytes of split ids cached',
   },
   {
+    field: 'cacheMemoryBytes',
+    flag: '--cache-memory-bytes <n>',
+    env: 'SCYLLA_LOADER_CACHE_MEMORY_BYTES',
+    type: 'number',
+    unit: 'bytes',
+    help:
+      'memory tier of the sample cache, per loader process: samples as the database returns ' +
+      'them, least recently used out first (0: none)',
+  },
+  {
+    field: 'cacheDir',
+    flag: '--cache-dir <path>',
+    env: 'SCYLLA_LOADER_CACHE_DIR',
+    type: 'text',
+    help:
+      "folder on local storage for the sample cache's disk tier, shared by every loader " +
+      'process of the host (an LMDB store); serve stops at start when it cannot be opened',
+    defaultText: 'none',
+  },
+  {
+    field: 'cacheDiskBytes',
+    flag: '--cache-disk-bytes <n>',
+    env: 'SCYLLA_LOADER_CACHE_DISK_BYTES',
+    type: 'number',
+    unit: 'bytes',
+    help: 'bound of the disk tier, all processes of the host together; oldest entries out first',
+  },
+  {
     field: 'maxImagePixels',
     flag: '--max-image-pixels <n>',
     env: 'SCYLLA_LOADER_MAX_IMAGE_PIXELS',

@@ -1,4 +1,7 @@
 import type cassandra from 'cassandra-driver';
+import type { CachedSample } from '../cache/CachedSample.js';
+import { cacheKey } from '../cache/cacheKey.js';
+import type { SharedRead } from '../cache/SampleCache.js';
 import type { ResumeState } from '../resume/resumeToken.js';
 import type { EpochShard } from '../sampling/epochShard.js';
 import type { StreamTransformer } from '../transform/StreamTransformer.js';
@@ -36,6 +39,13 @@ import { StragglerHedger } from './StragglerHedger.js';
  * those replicas. Every member still holds its own place in the window and the span; a group
  * is retried and hedged as a whole (less its members already resolved), and a member without
  * a row follows the missing-sample policy exactly as a single read of it would.
+ *
+ * With a sample cache (`cache`), each position a pump admits is looked up first: a hit
+ * resolves the position at once, without a database request (it still holds its place in the
+ * window until sent, so a stream of hits is paced by its client); a sample another stream is
+ * reading is taken from that read (single flight); only the rest is read, and what is read
+ * fills the cache, whether this stream still wants it or not. Where bytes came from changes
+ * nothing about batches, ordering or resume state.
  *
  * This class only wires the parts together and issues the reads: the window, span and ramp
  * are {@link FetchWindow}'s, routes {@link PathSelector}'s, second reads of stragglers
@@ -77,6 +87,10 @@ export class BatchFetcher {
   private released = 0;
   /** Positions whose sample was read and is being transformed (they hold window places). */
   private readonly transforming = new Set<number>();
+  /** Set by a pump that resolved positions from the cache before returning. */
+  private resolvedNow = false;
+  /** This stream's cache look ups: hits, misses read from the database, shared reads. */
+  readonly cacheFigures = { hits: 0, misses: 0, shared: 0 };
 
   // Per-epoch state.
   private plan!: EpochShard;
@@ -122,8 +136,10 @@ export class BatchFetcher {
             yield batch;
             continue;
           }
-          this.pump();
-          if (this.growWindowIfStarved()) this.pump();
+          // Cache hits resolve positions within the pump: take what they made ready first.
+          let ready = this.pump();
+          if (this.growWindowIfStarved()) ready = this.pump() || ready;
+          if (ready) continue;
           await new Promise<void>((resolve) => (this.wake = resolve));
           this.wake = undefined;
         }
@@ -193,9 +209,13 @@ export class BatchFetcher {
 
   /**
    * Issues reads while the window, the span, the in-flight limit and the ramp allow: the
-   * positions admitted are read one by one, or grouped by replica set when reads are grouped.
+   * positions admitted are taken from the cache when it has them, the rest read one by one, or
+   * grouped by replica set when reads are grouped.
+   *
+   * @returns true when positions were resolved from the cache before returning.
    */
-  private pump(): void {
+  private pump(): boolean {
+    this.resolvedNow = false;
     const { assembler, window, groupSize } = this;
     const picked: number[] = [];
     // Picked positions are not issued yet: they count as in flight, and as the queries they
@@ -218,31 +238,108 @@ export class BatchFetcher {
       window.issued();
       picked.push(this.issueCursor++);
     }
-    if (picked.length === 0) return;
-    if (groupSize === 1) {
-      for (const position of picked) this.read([position], 1, undefined);
-      return;
+    const toRead = this.opts.cache && picked.length > 0 ? this.fromCache(picked) : picked;
+    if (toRead.length > 0) {
+      if (groupSize === 1) {
+        for (const position of toRead) this.read([position], 1, undefined);
+      } else {
+        const sets = this.replicaSets!;
+        const groups = groupByReplica(
+          toRead,
+          (p) => sets.of(this.plan.storedPosition(p)),
+          groupSize,
+        );
+        for (const group of groups) this.read(group, 1, undefined);
+      }
     }
-    const sets = this.replicaSets!;
-    const groups = groupByReplica(picked, (p) => sets.of(this.plan.storedPosition(p)), groupSize);
-    for (const group of groups) this.read(group, 1, undefined);
+    return this.resolvedNow;
   }
 
-  /** Reads the rows of `positions` over `path`: one single-row read, or one group query. */
+  /**
+   * Resolves the positions of `picked` the cache has, waits on other streams' reads for those
+   * being read, and returns the rest, to be read from the database.
+   */
+  private fromCache(picked: readonly number[]): number[] {
+    const { store, scope } = this.opts.cache!;
+    const left: number[] = [];
+    for (const position of picked) {
+      const id = this.reader.idAt(this.plan.storedPosition(position));
+      const found = store.lookup(cacheKey(scope, id));
+      if (found === undefined) {
+        this.cacheFigures.misses++;
+        left.push(position);
+      } else if ('sample' in found) {
+        this.cacheFigures.hits++;
+        this.window.completed();
+        this.onSample(position, id, found.sample, performance.now());
+        this.resolvedNow = true;
+      } else {
+        this.cacheFigures.shared++;
+        this.join(position, id, found.shared);
+      }
+    }
+    return left;
+  }
+
+  /**
+   * Waits for another stream's read of the sample at `position`: it holds its place in the
+   * window as a read of its own would, without a database request. A read that gave up is
+   * made again by this stream.
+   */
+  private join(position: number, id: Buffer, shared: SharedRead): void {
+    const epoch = this.assembler.epoch;
+    this.inFlight++;
+    void shared.then((sample) => {
+      this.inFlight--;
+      if (this.closed || epoch !== this.assembler.epoch || this.isTaken(position)) return;
+      if (sample === undefined) {
+        this.read([position], 1, undefined);
+        return;
+      }
+      this.window.completed();
+      if (sample) this.onSample(position, id, sample, performance.now());
+      else this.onRow(position, id, null);
+      this.pump();
+      this.notify();
+    });
+  }
+
+  /**
+   * Reads the rows of `positions` over `path`: one single-row read, or one group query. With a
+   * cache, a first read claims its ids (other streams wait for it rather than read them too),
+   * and every answer fills the cache, even one that comes after this stream closed.
+   */
   private fetchRows(
     positions: readonly number[],
     path: PathState,
     hedge = false,
   ): Promise<RowRead[]> {
-    if (positions.length === 1) {
-      return this.reader
-        .read(this.plan.storedPosition(positions[0]!), path, hedge)
-        .then((r) => [r]);
-    }
-    return this.reader.readGroup(
-      positions.map((p) => this.plan.storedPosition(p)),
-      path,
-      hedge,
+    const rows =
+      positions.length === 1
+        ? this.reader.read(this.plan.storedPosition(positions[0]!), path, hedge).then((r) => [r])
+        : this.reader.readGroup(
+            positions.map((p) => this.plan.storedPosition(p)),
+            path,
+            hedge,
+          );
+    const cache = this.opts.cache;
+    if (!cache) return rows;
+    const keys = positions.map((p) =>
+      cacheKey(cache.scope, this.reader.idAt(this.plan.storedPosition(p))),
+    );
+    const claimed = hedge ? [] : keys.filter((key) => cache.store.claim(key));
+    return rows.then(
+      (answers) => {
+        for (let i = 0; i < answers.length; i++) {
+          const { row } = answers[i]!;
+          cache.store.fill(keys[i]!, row ? this.reader.toCached(row) : null);
+        }
+        return answers;
+      },
+      (err: unknown) => {
+        for (const key of claimed) cache.store.abandon(key);
+        throw err;
+      },
     );
   }
 
@@ -361,15 +458,21 @@ export class BatchFetcher {
     // place.
     if (!this.isTaken(position)) {
       const now = performance.now();
-      if (row && this.opts.transform) {
-        this.transformSample(this.reader.toSample(position, id, row), this.opts.transform);
-      } else if (row) {
-        this.assembler.add(this.reader.toSample(position, id, row), now);
+      if (row) {
+        this.onSample(position, id, this.reader.toCached(row), now);
       } else {
         const lost = this.assembler.missingRow(position, id, now);
         if (lost) this.failure ??= lost;
       }
     }
+  }
+
+  /** The sample at `position` arrived (read, or from the cache): transform it, or keep it. */
+  private onSample(position: number, id: Buffer, sample: CachedSample, now: number): void {
+    // A fresh object: the transform swaps its data, and a cached sample must stay as it is.
+    const fetched: FetchedSample = { position, id, ...sample };
+    if (this.opts.transform) this.transformSample(fetched, this.opts.transform);
+    else this.assembler.add(fetched, now);
   }
 
   /**

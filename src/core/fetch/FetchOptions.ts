@@ -1,3 +1,4 @@
+import type { SampleCache } from '../cache/SampleCache.js';
 import type { DbPath } from '../db/DbPath.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import type { ResumeState } from '../resume/resumeToken.js';
@@ -43,6 +44,11 @@ export interface FetchOptions {
    * bad-image policy.
    */
   transform?: StreamTransformer;
+  /**
+   * The process's sample cache and the dataset's identity in it (absent: every sample is read
+   * from the database).
+   */
+  cache?: { store: SampleCache; scope: Buffer };
   paths: readonly DbPath[];
   metrics: LoaderMetrics;
   signal: AbortSignal;

@@ -1,11 +1,9 @@
-/** One sample read from the database. */
-export interface FetchedSample {
+import type { CachedSample } from '../cache/CachedSample.js';
+
+/** One sample read from the database (or its cache) for a position of the rank's epoch. */
+export interface FetchedSample extends CachedSample {
   /** Position in the rank's epoch. */
   position: number;
   /** 16 UUID bytes (a view into the split's ids). */
   id: Buffer;
-  /** -1 when the sample has no integer label. */
-  label: number;
-  labelBlob: Buffer | null;
-  data: Buffer;
 }

@@ -1,6 +1,6 @@
 import cassandra from 'cassandra-driver';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
-import type { FetchedSample } from './FetchedSample.js';
+import type { CachedSample } from '../cache/CachedSample.js';
 import type { PathSelector, PathState } from './PathSelector.js';
 
 /** The answer to one read: the sample's id and its row (null when the id has none). */
@@ -131,11 +131,9 @@ export class SampleReader {
     return best;
   }
 
-  /** The sample at `position` of the epoch made from a row this reader read. */
-  toSample(position: number, id: Buffer, row: cassandra.types.Row): FetchedSample {
+  /** A sample's label and bytes from a row this reader read. */
+  toCached(row: cassandra.types.Row): CachedSample {
     return {
-      position,
-      id,
       label: (row['label'] as number | null) ?? -1,
       labelBlob: (row['label_blob'] as Buffer | null) ?? null,
       data: row['data'] as Buffer,

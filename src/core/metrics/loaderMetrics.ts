@@ -36,6 +36,26 @@ export interface LoaderMetrics {
   transformPixels: Counter;
   /** Transforms waiting for a slot of the process's pool. */
   transformsWaiting: Gauge;
+  /** Samples the sample cache had, by tier (`memory`, `disk`). */
+  cacheHits: Counter<'tier'>;
+  /** Samples the cache did not have, which a stream read from the database itself. */
+  cacheMisses: Counter;
+  /** Samples the cache did not have, which a stream took from another stream's read. */
+  cacheSharedReads: Counter;
+  /** Bytes the memory tier holds (each process's, summed over the workers). */
+  cacheMemoryBytes: Gauge;
+  /** Bytes the disk tier is counted as holding (one store per host, shared by the workers). */
+  cacheDiskBytes: Gauge;
+  /** Entries pushed out of a tier by its bound. */
+  cacheEvictions: Counter<'tier'>;
+  /** Disk entries whose checksum did not match: dropped and read again from the database. */
+  cacheDamaged: Counter;
+  /** Disk tier failures (a full or failing disk), each turning a process's disk tier off. */
+  cacheDiskErrors: Counter;
+  /** 1 while the disk tier is on (in every worker), 0 when off or not configured. */
+  cacheDiskEnabled: Gauge;
+  /** Disk tier writes dropped because the disk did not keep up (the samples stay uncached). */
+  cacheWritesDropped: Counter;
 }
 
 /** Creates the loader's metrics, with the process metrics, on a fresh registry. */
@@ -140,6 +160,61 @@ export function createLoaderMetrics(): LoaderMetrics {
     transformPixels: new Counter({
       name: 'scylla_loader_transform_pixels_total',
       help: 'Pixels produced by server-side transforms (output width x height).',
+      registers: [registry],
+    }),
+    cacheHits: new Counter({
+      name: 'scylla_loader_cache_hits_total',
+      help: 'Samples the sample cache had, by tier.',
+      labelNames: ['tier'],
+      registers: [registry],
+    }),
+    cacheMisses: new Counter({
+      name: 'scylla_loader_cache_misses_total',
+      help: 'Samples the sample cache did not have, read from the database.',
+      registers: [registry],
+    }),
+    cacheSharedReads: new Counter({
+      name: 'scylla_loader_cache_shared_reads_total',
+      help: "Samples the cache did not have, taken from another stream's database read in flight.",
+      registers: [registry],
+    }),
+    cacheMemoryBytes: new Gauge({
+      name: 'scylla_loader_cache_memory_bytes',
+      help: 'Bytes the memory tier of the sample cache holds.',
+      registers: [registry],
+    }),
+    cacheDiskBytes: new Gauge({
+      name: 'scylla_loader_cache_disk_bytes',
+      help: "Bytes the host's disk tier of the sample cache is counted as holding.",
+      // One store shared by the workers: each reports the same figure.
+      aggregator: 'max',
+      registers: [registry],
+    }),
+    cacheEvictions: new Counter({
+      name: 'scylla_loader_cache_evictions_total',
+      help: 'Entries pushed out of a tier of the sample cache by its bound.',
+      labelNames: ['tier'],
+      registers: [registry],
+    }),
+    cacheDamaged: new Counter({
+      name: 'scylla_loader_cache_damaged_entries_total',
+      help: 'Disk cache entries whose checksum did not match, dropped and read from the database.',
+      registers: [registry],
+    }),
+    cacheDiskErrors: new Counter({
+      name: 'scylla_loader_cache_disk_errors_total',
+      help: 'Disk tier failures, each turning the disk tier of a process off.',
+      registers: [registry],
+    }),
+    cacheDiskEnabled: new Gauge({
+      name: 'scylla_loader_cache_disk_enabled',
+      help: 'Whether the disk tier of the sample cache is on (in every worker).',
+      aggregator: 'min',
+      registers: [registry],
+    }),
+    cacheWritesDropped: new Counter({
+      name: 'scylla_loader_cache_disk_writes_dropped_total',
+      help: 'Disk tier writes dropped because the disk did not keep up; those samples stay uncached.',
       registers: [registry],
     }),
     transformsWaiting: new Gauge({

@@ -70,7 +70,8 @@ export async function recordIngestStart(
   const labelNames = info.labelNames.length > 0 ? info.labelNames : ingest.labelNames;
   await client.execute(
     `UPDATE ${dataset}.dataset_info SET label_names = ?, columns = columns + ?, ` +
-      'sources = sources + ?, created_at = ?, updated_at = ? WHERE dataset = ?',
+      'sources = sources + ?, created_at = ?, updated_at = ?, generation = now() ' +
+      'WHERE dataset = ?',
     [
       labelNames,
       ingest.columns,
@@ -81,6 +82,34 @@ export async function recordIngestStart(
     ],
     { prepare: true },
   );
+}
+
+/**
+ * The dataset's generation: a new one whenever an ingest starts and ends writing, so the
+ * sample cache keys entries by it and never serves a dataset bytes of before (made again under
+ * the same name, or ingested into again). A dataset written before generations existed gives
+ * its creation time; undefined when there is no info row.
+ */
+export async function readDatasetGeneration(
+  client: cassandra.Client,
+  dataset: string,
+): Promise<string | undefined> {
+  await requireDataset(client, dataset);
+  const read = (columns: string): Promise<cassandra.types.ResultSet> =>
+    client.execute(`SELECT ${columns} FROM ${dataset}.dataset_info WHERE dataset = ?`, [dataset], {
+      prepare: true,
+    });
+  const row = (
+    await read('generation, created_at').catch((err: unknown) => {
+      // A dataset made before generations existed has no such column until its next ingest.
+      if (/generation/i.test((err as Error).message)) return read('created_at');
+      throw err;
+    })
+  ).first();
+  const generation = row?.['generation'] as cassandra.types.TimeUuid | null | undefined;
+  if (generation) return generation.toString();
+  const created = row?.['created_at'] as Date | null | undefined;
+  return created ? `created ${created.toISOString()}` : undefined;
 }
 
 /** Counts recomputed from the metadata table. */
@@ -118,7 +147,7 @@ export async function refreshDatasetCounts(
   );
   await client.execute(
     `UPDATE ${dataset}.dataset_info SET sample_count = ?, total_bytes = ?, class_counts = ?, ` +
-      'updated_at = ? WHERE dataset = ?',
+      'updated_at = ?, generation = now() WHERE dataset = ?',
     [
       cassandra.types.Long.fromNumber(counts.sampleCount),
       cassandra.types.Long.fromNumber(counts.totalBytes),

@@ -60,8 +60,17 @@ export async function ensureDatasetSchema(
     `CREATE TABLE IF NOT EXISTS ${ks}.dataset_info (` +
       'dataset text PRIMARY KEY, label_names list<text>, columns map<text, text>, ' +
       'sample_count bigint, total_bytes bigint, class_counts map<int, bigint>, ' +
-      'sources set<text>, created_at timestamp, updated_at timestamp)',
+      'sources set<text>, created_at timestamp, updated_at timestamp, generation timeuuid)',
   );
+  // Datasets made before generations existed get the column on their next ingest.
+  const infoColumns = await client.execute(
+    'SELECT column_name FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?',
+    [ks, 'dataset_info'],
+    { prepare: true },
+  );
+  if (!infoColumns.rows.some((r) => r['column_name'] === 'generation')) {
+    await client.execute(`ALTER TABLE ${ks}.dataset_info ADD generation timeuuid`);
+  }
 
   const existing = await metadataColumnTypes(client, ks);
   for (const c of columns) {

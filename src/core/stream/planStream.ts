@@ -1,3 +1,5 @@
+import { cacheScope } from '../cache/cacheKey.js';
+import type { SampleCache } from '../cache/SampleCache.js';
 import type { StreamLimits } from '../config/streamLimits.js';
 import { adaptiveWindowMax } from '../fetch/adaptiveWindowMax.js';
 import { groupReadSize } from '../fetch/groupReadSize.js';
@@ -38,6 +40,14 @@ export interface StreamPlanDeps {
   meanSampleBytes(dataset: string): Promise<number | undefined>;
   permutations: PermutationCache;
   remainders: RemainderCache;
+  /** The process's sample cache (absent: none). */
+  sampleCache?: SampleCache;
+  /**
+   * A dataset's generation (see `readDatasetGeneration`), asked once per stream when there is
+   * a sample cache: what its entries are keyed by, so that a re-made dataset is never served
+   * old bytes.
+   */
+  datasetGeneration(dataset: string): Promise<string | undefined>;
   limits: Pick<
     StreamLimits,
     | 'maxPrefetch'
@@ -112,6 +122,11 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
     limits,
     limits.groupReads === 'auto' ? await deps.meanSampleBytes(req.dataset) : undefined,
   );
+  const generation = deps.sampleCache ? await deps.datasetGeneration(req.dataset) : undefined;
+  const cache =
+    deps.sampleCache && generation !== undefined
+      ? { store: deps.sampleCache, scope: cacheScope(req.dataset, generation) }
+      : undefined;
   return {
     split,
     job,
@@ -143,6 +158,7 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
       groupReads,
       ...(resume ? { resume } : {}),
       ...(transformer ? { transform: transformer } : {}),
+      ...(cache ? { cache } : {}),
     },
     resumeToken: (state: ResumeState) =>
       encodeResumeToken(

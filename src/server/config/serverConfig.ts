@@ -71,6 +71,16 @@ export const serverConfigSchema = z.object({
   authTokensFile: z.string().min(1).optional(),
   /** How often the TLS files and the tokens file are read again to pick up changes. */
   reloadIntervalMs: z.number().int().min(100).max(3_600_000).default(10_000),
+  /** Bytes of each process's memory tier of the sample cache (0: none). */
+  cacheMemoryBytes: z.number().int().min(0).default(0),
+  /** Folder of the host's disk tier of the sample cache, shared by its processes (unset: none). */
+  cacheDir: z.string().min(1).optional(),
+  /** Bytes of the disk tier, all processes of the host together. */
+  cacheDiskBytes: z
+    .number()
+    .int()
+    .min(16 * 1024 * 1024)
+    .default(10 * 1024 * 1024 * 1024),
   /** Largest split (ids) the process caches, in bytes of ids (16 per sample). */
   idCacheBytes: z
     .number()

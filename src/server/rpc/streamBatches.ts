@@ -11,6 +11,7 @@ import {
   createSplitIdsCache,
   meanSampleBytes,
   planStream,
+  readDatasetGeneration,
   resolveSplit,
   type StreamPlanDeps,
   type StreamTransformer,
@@ -38,6 +39,8 @@ export function createStreamBatchesHandler(
   const shared: Omit<StreamPlanDeps, 'transformer' | 'onCheckpoint'> = {
     splitIds: (dataset, split) => resolveSplit(ctx.paths[0]!.client, splits, dataset, split),
     meanSampleBytes: sizes,
+    ...(ctx.sampleCache ? { sampleCache: ctx.sampleCache } : {}),
+    datasetGeneration: (dataset) => readDatasetGeneration(ctx.paths[0]!.client, dataset),
     permutations: createPermutationCache(ctx.config.idCacheBytes),
     remainders: createRemainderCache(ctx.config.idCacheBytes),
     limits: ctx.config,
@@ -72,6 +75,8 @@ async function runStream(
     /** Samples per read query (1: single-row reads). */
     groupReads: 1,
   };
+  /** The stream's cache look ups, when the loader has a sample cache. */
+  let cacheFigures: BatchFetcher['cacheFigures'] | undefined;
   let log = ctx.logger.child({ streamId });
   let transformer: StreamTransformer | undefined;
   const transformFigures = (): void => {
@@ -121,6 +126,7 @@ async function runStream(
       metrics: ctx.metrics,
       signal: abort.signal,
     });
+    if (plan.fetch.cache) cacheFigures = fetcher.cacheFigures;
 
     // At most one batch waits in the call while the next is assembled. The call's own buffer
     // (an object-mode stream: 16 messages before write() says false) would otherwise let a
@@ -165,17 +171,40 @@ async function runStream(
     await settle();
     call.end();
     transformFigures();
-    logEnd(log, 'OK', started, figures);
+    logEnd(log, 'OK', started, { ...figures, ...cacheEndFigures(cacheFigures) });
   } catch (err) {
     const cause = abort.signal.aborted ? abort.signal.reason : err;
     const st = toGrpcStatus(cause, { streamId });
     if (st.code === grpc.status.INTERNAL) log.error({ err }, 'stream failed unexpectedly');
     transformFigures();
-    logEnd(log, grpc.status[st.code] ?? String(st.code), started, figures, st.details);
+    logEnd(
+      log,
+      grpc.status[st.code] ?? String(st.code),
+      started,
+      { ...figures, ...cacheEndFigures(cacheFigures) },
+      st.details,
+    );
     if (!abort.signal.aborted) call.emit('error', st);
   } finally {
     call.off('cancelled', onCancel);
   }
+}
+
+/**
+ * The end line's cache figures: hits, samples read from the database, samples taken from
+ * another stream's read, and the hit ratio of the look ups (none without a cache).
+ */
+function cacheEndFigures(
+  cache: { hits: number; misses: number; shared: number } | undefined,
+): Record<string, number> {
+  if (!cache) return {};
+  const lookups = cache.hits + cache.misses + cache.shared;
+  return {
+    cacheHits: cache.hits,
+    cacheMisses: cache.misses,
+    cacheSharedReads: cache.shared,
+    cacheHitRatio: lookups > 0 ? Number((cache.hits / lookups).toFixed(4)) : 0,
+  };
 }
 
 function logEnd(

@@ -1,0 +1,233 @@
+import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
+import { decodeCacheEntry, encodeCacheEntry } from './cacheEntry.js';
+import type { CachedSample } from './CachedSample.js';
+import { DiskTier } from './DiskTier.js';
+import { MemoryTier } from './MemoryTier.js';
+
+/**
+ * What a read that another stream has in flight ends with: the sample, null when the database
+ * has no row for the id, or undefined when that read gave up (the waiter reads it itself).
+ */
+export type SharedRead = Promise<CachedSample | null | undefined>;
+
+/** Where a sample can be had without a database request of one's own. */
+export type CacheLookup = { sample: CachedSample } | { shared: SharedRead } | undefined;
+
+/** The cache's settings, as `serve` takes them. */
+export interface SampleCacheConfig {
+  /** Bytes of the memory tier of each process (0: none). */
+  cacheMemoryBytes: number;
+  /** Folder of the disk tier, shared by the host's processes (absent: none). */
+  cacheDir?: string | undefined;
+  /** Bytes of the disk tier, all processes together. */
+  cacheDiskBytes: number;
+}
+
+type CacheMetrics = Pick<
+  LoaderMetrics,
+  | 'cacheHits'
+  | 'cacheMisses'
+  | 'cacheSharedReads'
+  | 'cacheMemoryBytes'
+  | 'cacheDiskBytes'
+  | 'cacheEvictions'
+  | 'cacheDamaged'
+  | 'cacheDiskErrors'
+  | 'cacheDiskEnabled'
+  | 'cacheWritesDropped'
+>;
+
+/**
+ * The sample cache of one loader process, shared by all its streams: a memory tier of its own
+ * and a disk tier shared with the host's other processes, either optional, both bounded in
+ * bytes. Keys are 32 bytes: the dataset's identity (see `cacheScope`), then the sample id.
+ *
+ * It also makes reads single flight: a stream that misses claims the id for the database read
+ * it is about to make, and other streams asking for that id meanwhile wait for that read
+ * ({@link SampleCache.lookup} hands them its promise) instead of making their own.
+ *
+ * Trouble with the disk never fails a stream: a damaged entry is counted, dropped and read
+ * from the database; a disk that fails (full, read-only, gone) turns the disk tier off with
+ * one call of `onDiskFailure`, and streams go on from memory and the database.
+ */
+export class SampleCache {
+  private readonly memory: MemoryTier | undefined;
+  private disk: DiskTier | undefined;
+  private readonly inFlight = new Map<string, (sample: CachedSample | null | undefined) => void>();
+  private readonly shared = new Map<string, SharedRead>();
+
+  private constructor(
+    config: SampleCacheConfig,
+    private readonly metrics: CacheMetrics,
+    private readonly onDiskFailure: (err: unknown) => void,
+  ) {
+    this.memory =
+      config.cacheMemoryBytes > 0
+        ? new MemoryTier(config.cacheMemoryBytes, () =>
+            metrics.cacheEvictions.inc({ tier: 'memory' }),
+          )
+        : undefined;
+    metrics.cacheDiskEnabled.set(0);
+  }
+
+  /**
+   * Opens the tiers `config` asks for; undefined when it asks for none. Throws an Error naming
+   * `--cache-dir` when the disk tier's folder cannot be made or opened.
+   */
+  static open(
+    config: SampleCacheConfig,
+    metrics: CacheMetrics,
+    onDiskFailure: (err: unknown) => void,
+  ): SampleCache | undefined {
+    if (config.cacheMemoryBytes <= 0 && config.cacheDir === undefined) return undefined;
+    const cache = new SampleCache(config, metrics, onDiskFailure);
+    if (config.cacheDir !== undefined) {
+      try {
+        cache.disk = DiskTier.open(config.cacheDir, config.cacheDiskBytes, {
+          onCommit: (evicted) => cache.onCommit(evicted),
+          onError: (err) => cache.diskFailed(err),
+          onDrop: () => metrics.cacheWritesDropped.inc(),
+        });
+      } catch (err) {
+        throw new Error(
+          `--cache-dir ${config.cacheDir}: the disk cache cannot be opened there ` +
+            `(${(err as Error).message}); give a writable folder on local storage, or leave ` +
+            'the setting out to run without a disk tier',
+          { cause: err },
+        );
+      }
+      metrics.cacheDiskEnabled.set(1);
+      metrics.cacheDiskBytes.set(cache.disk.bytes);
+    }
+    return cache;
+  }
+
+  /** True while the disk tier is on. */
+  get diskEnabled(): boolean {
+    return this.disk !== undefined;
+  }
+
+  /**
+   * The sample under `key` from memory or disk (a disk hit is kept in memory too), or a read
+   * of it another stream has in flight, or undefined: a miss, which the caller reads from the
+   * database after {@link SampleCache.claim}ing it. Counts hits by tier, shared reads and
+   * misses.
+   */
+  lookup(key: Buffer): CacheLookup {
+    const k = key.toString('latin1');
+    const inMemory = this.memory?.get(k);
+    if (inMemory) {
+      this.metrics.cacheHits.inc({ tier: 'memory' });
+      return { sample: inMemory };
+    }
+    const onDisk = this.readDisk(key);
+    if (onDisk) {
+      this.metrics.cacheHits.inc({ tier: 'disk' });
+      this.keepInMemory(k, onDisk);
+      return { sample: onDisk };
+    }
+    const shared = this.shared.get(k);
+    if (shared) {
+      this.metrics.cacheSharedReads.inc();
+      return { shared };
+    }
+    this.metrics.cacheMisses.inc();
+    return undefined;
+  }
+
+  /**
+   * Claims `key` for a database read about to be made: until it is {@link SampleCache.fill}ed
+   * or {@link SampleCache.abandon}ed, other streams' look ups wait for that read. False when
+   * another read has it claimed already.
+   */
+  claim(key: Buffer): boolean {
+    const k = key.toString('latin1');
+    if (this.shared.has(k)) return false;
+    this.shared.set(
+      k,
+      new Promise((resolve) => {
+        this.inFlight.set(k, resolve);
+      }),
+    );
+    return true;
+  }
+
+  /**
+   * A database read of `key` answered with `sample` (null: no row): keeps it in the tiers and
+   * hands it to the streams waiting for it. A row that is missing is not kept.
+   */
+  fill(key: Buffer, sample: CachedSample | null): void {
+    const k = key.toString('latin1');
+    if (sample) {
+      this.keepInMemory(k, sample);
+      this.disk?.write(key, encodeCacheEntry(key, sample));
+    }
+    this.settle(k, sample);
+  }
+
+  /** A claimed read gave up: the streams waiting for it read the sample themselves. */
+  abandon(key: Buffer): void {
+    this.settle(key.toString('latin1'), undefined);
+  }
+
+  /** Commits the disk tier's queued writes, then closes it. */
+  async close(): Promise<void> {
+    const disk = this.disk;
+    this.disk = undefined;
+    await disk?.close();
+  }
+
+  /** Resolves once the disk tier's queued writes are committed. */
+  async settled(): Promise<void> {
+    await this.disk?.settled();
+  }
+
+  private settle(k: string, outcome: CachedSample | null | undefined): void {
+    const resolve = this.inFlight.get(k);
+    if (!resolve) return;
+    this.inFlight.delete(k);
+    this.shared.delete(k);
+    resolve(outcome);
+  }
+
+  private keepInMemory(k: string, sample: CachedSample): void {
+    if (!this.memory) return;
+    this.memory.set(k, sample);
+    this.metrics.cacheMemoryBytes.set(this.memory.bytes);
+  }
+
+  /** The disk tier's good entry of `key`; a damaged one is counted and dropped. */
+  private readDisk(key: Buffer): CachedSample | undefined {
+    const disk = this.disk;
+    if (!disk) return undefined;
+    let raw: Buffer | undefined;
+    try {
+      raw = disk.get(key);
+    } catch (err) {
+      this.diskFailed(err);
+      return undefined;
+    }
+    if (!raw) return undefined;
+    const sample = decodeCacheEntry(key, raw);
+    if (sample) return sample;
+    this.metrics.cacheDamaged.inc();
+    disk.remove(key).catch((err: unknown) => this.diskFailed(err));
+    return undefined;
+  }
+
+  private onCommit(evicted: number): void {
+    if (evicted > 0) this.metrics.cacheEvictions.inc({ tier: 'disk' }, evicted);
+    if (this.disk) this.metrics.cacheDiskBytes.set(this.disk.bytes);
+  }
+
+  /** Turns the disk tier off, once, for the rest of the process's life. */
+  private diskFailed(err: unknown): void {
+    const disk = this.disk;
+    if (!disk) return;
+    this.disk = undefined;
+    this.metrics.cacheDiskErrors.inc();
+    this.metrics.cacheDiskEnabled.set(0);
+    this.onDiskFailure(err);
+    disk.close().catch(() => undefined);
+  }
+}

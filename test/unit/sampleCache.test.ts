@@ -1,0 +1,263 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { decodeCacheEntry, encodeCacheEntry } from '../../src/core/cache/cacheEntry.js';
+import { DiskTier } from '../../src/core/cache/DiskTier.js';
+import type { CachedSample } from '../../src/core/cache/CachedSample.js';
+import { cacheKey, cacheScope } from '../../src/core/cache/cacheKey.js';
+import { SampleCache } from '../../src/core/cache/SampleCache.js';
+import { createLoaderMetrics } from '../../src/core/index.js';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'sl-cache-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const scope = cacheScope('ds', 'generation-1');
+const keyOf = (i: number): Buffer => {
+  const id = Buffer.alloc(16);
+  id.writeUInt32BE(i, 0);
+  return cacheKey(scope, id);
+};
+const sampleOf = (i: number, bytes: number, blob = false): CachedSample => ({
+  label: blob ? -1 : i % 10,
+  labelBlob: blob ? Buffer.from(`blob-${i}`) : null,
+  data: Buffer.alloc(bytes, i % 251),
+});
+
+async function counter(
+  metrics: ReturnType<typeof createLoaderMetrics>,
+  name: keyof ReturnType<typeof createLoaderMetrics>,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const metric = metrics[name] as {
+    get(): Promise<{ values: { labels: object; value: number }[] }>;
+  };
+  const { values } = await metric.get();
+  return values
+    .filter((v) => Object.entries(labels).every(([k, x]) => (v.labels as never)[k] === x))
+    .reduce((a, v) => a + v.value, 0);
+}
+
+describe('cache entries', () => {
+  it('round-trip label, blob and bytes', () => {
+    for (const sample of [sampleOf(3, 250), sampleOf(4, 100_000, true), sampleOf(5, 0)]) {
+      const entry = encodeCacheEntry(keyOf(1), sample);
+      expect(decodeCacheEntry(keyOf(1), entry)).toEqual(sample);
+    }
+  });
+
+  it('are refused when damaged, truncated or found under another key', () => {
+    const entry = encodeCacheEntry(keyOf(1), sampleOf(3, 1000, true));
+    for (const at of [0, 5, 9, 14, 16, 500, entry.length - 1]) {
+      const bad = Buffer.from(entry);
+      bad[at]! ^= 0x40;
+      expect(decodeCacheEntry(keyOf(1), bad), `byte ${at}`).toBeUndefined();
+    }
+    expect(decodeCacheEntry(keyOf(1), entry.subarray(0, entry.length - 1))).toBeUndefined();
+    expect(decodeCacheEntry(keyOf(1), entry.subarray(0, 10))).toBeUndefined();
+    expect(decodeCacheEntry(keyOf(2), entry)).toBeUndefined();
+  });
+
+  it('are keyed by dataset and generation', () => {
+    expect(cacheScope('ds', 'g1').equals(cacheScope('ds', 'g2'))).toBe(false);
+    expect(cacheScope('ds', 'g1').equals(cacheScope('other', 'g1'))).toBe(false);
+    expect(cacheScope('ds', 'g1').equals(cacheScope('ds', 'g1'))).toBe(true);
+  });
+});
+
+describe('the memory tier', () => {
+  it('stays within its bytes, evicting the least recently used', async () => {
+    const metrics = createLoaderMetrics();
+    const bound = 200_000;
+    const cache = SampleCache.open(
+      { cacheMemoryBytes: bound, cacheDiskBytes: 0 },
+      metrics,
+      () => undefined,
+    )!;
+    for (let i = 0; i < 400; i++) {
+      expect(cache.claim(keyOf(i))).toBe(true);
+      cache.fill(keyOf(i), sampleOf(i, 1000));
+      expect(await counter(metrics, 'cacheMemoryBytes')).toBeLessThanOrEqual(bound);
+    }
+    expect(await counter(metrics, 'cacheEvictions', { tier: 'memory' })).toBeGreaterThan(200);
+    // The newest are there, the oldest gone.
+    expect(cache.lookup(keyOf(399))).toEqual({ sample: sampleOf(399, 1000) });
+    expect(cache.lookup(keyOf(0))).toBeUndefined();
+  });
+
+  it('keeps copies, not views into the buffers it was given', () => {
+    const cache = SampleCache.open(
+      { cacheMemoryBytes: 1 << 20, cacheDiskBytes: 0 },
+      createLoaderMetrics(),
+      () => undefined,
+    )!;
+    const frame = Buffer.alloc(4096, 7);
+    const sample = { label: 1, labelBlob: null, data: frame.subarray(100, 200) };
+    cache.fill(keyOf(1), sample);
+    frame.fill(0);
+    const found = cache.lookup(keyOf(1));
+    expect(found && 'sample' in found && found.sample.data.equals(Buffer.alloc(100, 7))).toBe(true);
+    expect(found && 'sample' in found && found.sample.data.buffer.byteLength).toBe(100);
+  });
+});
+
+describe('single flight', () => {
+  it('hands a read in flight to later look ups, and its answer when it comes', async () => {
+    const metrics = createLoaderMetrics();
+    const cache = SampleCache.open(
+      { cacheMemoryBytes: 1 << 20, cacheDiskBytes: 0 },
+      metrics,
+      () => undefined,
+    )!;
+    expect(cache.lookup(keyOf(1))).toBeUndefined();
+    expect(cache.claim(keyOf(1))).toBe(true);
+    expect(cache.claim(keyOf(1))).toBe(false);
+    const waiting = cache.lookup(keyOf(1));
+    expect(waiting && 'shared' in waiting).toBe(true);
+    cache.fill(keyOf(1), sampleOf(1, 10));
+    expect(await (waiting as { shared: Promise<unknown> }).shared).toEqual(sampleOf(1, 10));
+    expect(cache.lookup(keyOf(1))).toEqual({ sample: sampleOf(1, 10) });
+    expect(await counter(metrics, 'cacheMisses')).toBe(1);
+    expect(await counter(metrics, 'cacheSharedReads')).toBe(1);
+    expect(await counter(metrics, 'cacheHits', { tier: 'memory' })).toBe(1);
+  });
+
+  it('tells waiters to read themselves when the read gives up, and passes on a missing row', async () => {
+    const cache = SampleCache.open(
+      { cacheMemoryBytes: 1 << 20, cacheDiskBytes: 0 },
+      createLoaderMetrics(),
+      () => undefined,
+    )!;
+    cache.claim(keyOf(1));
+    const gaveUp = cache.lookup(keyOf(1)) as { shared: Promise<unknown> };
+    cache.abandon(keyOf(1));
+    expect(await gaveUp.shared).toBeUndefined();
+    expect(cache.claim(keyOf(1))).toBe(true);
+    const missing = cache.lookup(keyOf(1)) as { shared: Promise<unknown> };
+    cache.fill(keyOf(1), null);
+    expect(await missing.shared).toBeNull();
+    expect(cache.lookup(keyOf(1))).toBeUndefined(); // a missing row is not kept
+  });
+});
+
+describe('the disk tier', () => {
+  it('serves what was filled to another cache of the same folder', async () => {
+    const dir = tempDir();
+    const first = SampleCache.open(
+      { cacheMemoryBytes: 0, cacheDir: dir, cacheDiskBytes: 64 << 20 },
+      createLoaderMetrics(),
+      () => undefined,
+    )!;
+    for (let i = 0; i < 50; i++) first.fill(keyOf(i), sampleOf(i, 3000, i % 2 === 0));
+    await first.close();
+    const metrics = createLoaderMetrics();
+    const second = SampleCache.open(
+      { cacheMemoryBytes: 0, cacheDir: dir, cacheDiskBytes: 64 << 20 },
+      metrics,
+      () => undefined,
+    )!;
+    for (let i = 0; i < 50; i++) {
+      expect(second.lookup(keyOf(i))).toEqual({ sample: sampleOf(i, 3000, i % 2 === 0) });
+    }
+    expect(await counter(metrics, 'cacheHits', { tier: 'disk' })).toBe(50);
+    await second.close();
+  });
+
+  it('drops a damaged entry, counts it, and never returns it', async () => {
+    const dir = tempDir();
+    const metrics = createLoaderMetrics();
+    const cache = SampleCache.open(
+      { cacheMemoryBytes: 0, cacheDir: dir, cacheDiskBytes: 64 << 20 },
+      metrics,
+      () => undefined,
+    )!;
+    cache.fill(keyOf(1), sampleOf(1, 500));
+    await cache.settled();
+    await cache.close();
+    // Damage the stored value in place, as a bad disk would.
+    const ignore = (): void => undefined;
+    const tier = DiskTier.open(dir, 64 << 20, {
+      onCommit: ignore,
+      onError: ignore,
+      onDrop: ignore,
+    });
+    const entry = tier.get(keyOf(1))!;
+    entry[200]! ^= 1;
+    tier.write(Buffer.from(keyOf(2)), entry); // the same bytes under a key they do not belong to
+    await tier.settled();
+    await tier.close();
+    const again = SampleCache.open(
+      { cacheMemoryBytes: 0, cacheDir: dir, cacheDiskBytes: 64 << 20 },
+      metrics,
+      () => undefined,
+    )!;
+    expect(again.lookup(keyOf(2))).toBeUndefined();
+    expect(await counter(metrics, 'cacheDamaged')).toBe(1);
+    expect(again.lookup(keyOf(1))).toEqual({ sample: sampleOf(1, 500) });
+    await again.close();
+  });
+
+  for (const [what, bytes] of [
+    ['MNIST-sized', 250],
+    ['photo-sized', 100_000],
+  ] as const) {
+    it(`stays within its bound on disk with ${what} samples (${bytes} B) twice its size`, async () => {
+      const dir = tempDir();
+      const bound = 24 << 20;
+      const metrics = createLoaderMetrics();
+      const cache = SampleCache.open(
+        { cacheMemoryBytes: 0, cacheDir: dir, cacheDiskBytes: bound },
+        metrics,
+        () => undefined,
+      )!;
+      const count = Math.ceil((2 * bound) / bytes);
+      for (let i = 0; i < count; i++) {
+        cache.fill(keyOf(i), sampleOf(i, bytes));
+        if (i % Math.floor(500_000 / bytes) === 0) await cache.settled();
+      }
+      await cache.settled();
+      const file = statSync(path.join(dir, 'samples', 'data.mdb')).size;
+      expect(file).toBeLessThanOrEqual(bound);
+      expect(await counter(metrics, 'cacheDiskBytes')).toBeLessThanOrEqual(bound);
+      expect(await counter(metrics, 'cacheEvictions', { tier: 'disk' })).toBeGreaterThan(0);
+      expect(await counter(metrics, 'cacheDiskErrors')).toBe(0);
+      expect(await counter(metrics, 'cacheWritesDropped')).toBe(0);
+      // The newest entry is there, the oldest left first.
+      expect(cache.lookup(keyOf(count - 1))).toEqual({ sample: sampleOf(count - 1, bytes) });
+      expect(cache.lookup(keyOf(0))).toBeUndefined();
+      await cache.close();
+    });
+  }
+
+  it('names --cache-dir when the folder cannot be used', () => {
+    const file = path.join(tempDir(), 'a-file');
+    writeFileSync(file, 'not a folder');
+    expect(() =>
+      SampleCache.open(
+        { cacheMemoryBytes: 0, cacheDir: file, cacheDiskBytes: 64 << 20 },
+        createLoaderMetrics(),
+        () => undefined,
+      ),
+    ).toThrow(/--cache-dir .*a-file: the disk cache cannot be opened there/);
+  });
+
+  it('keys entries by generation: another generation of the dataset misses', async () => {
+    const cache = SampleCache.open(
+      { cacheMemoryBytes: 1 << 20, cacheDir: tempDir(), cacheDiskBytes: 64 << 20 },
+      createLoaderMetrics(),
+      () => undefined,
+    )!;
+    const id = randomBytes(16);
+    cache.fill(cacheKey(cacheScope('ds', 'g1'), id), sampleOf(1, 10));
+    expect(cache.lookup(cacheKey(cacheScope('ds', 'g2'), id))).toBeUndefined();
+    await cache.close();
+  });
+});
