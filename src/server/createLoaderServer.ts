@@ -264,12 +264,20 @@ function openSampleCache(
   metrics: ReturnType<typeof createLoaderMetrics>,
   logger: Logger,
 ): SampleCache | undefined {
-  const cache = SampleCache.open(config, metrics, (err) =>
-    logger.warn(
-      { err, cacheDir: config.cacheDir },
-      'the disk tier of the sample cache failed and is off until restart; streams go on ' +
-        'from memory and the database',
-    ),
+  const cache = SampleCache.open(
+    config,
+    metrics,
+    (err) =>
+      logger.warn(
+        { err, cacheDir: config.cacheDir },
+        'the disk tier of the sample cache failed and is off until restart; streams go on ' +
+          'from memory and the database',
+      ),
+    (err) =>
+      logger.warn(
+        { err, cacheDir: config.cacheDir },
+        'the disk cache found in --cache-dir did not open and was made anew, empty',
+      ),
   );
   if (cache) {
     logger.info(

@@ -249,6 +249,33 @@ describe('the disk tier', () => {
     ).toThrow(/--cache-dir .*a-file: the disk cache cannot be opened there/);
   });
 
+  it('makes a store last open before the machine started anew, and says so', async () => {
+    const dir = tempDir();
+    const config = { cacheMemoryBytes: 0, cacheDir: dir, cacheDiskBytes: 64 << 20 };
+    const first = SampleCache.open(config, createLoaderMetrics(), () => undefined)!;
+    first.fill(keyOf(1), sampleOf(1, 100));
+    await first.close();
+    // As a machine that stopped mid-commit may leave it (commits are not flushed): torn, and
+    // written under another boot.
+    writeFileSync(path.join(dir, 'samples', 'data.mdb'), randomBytes(64 * 1024));
+    writeFileSync(path.join(dir, 'samples', 'boot-id'), 'an earlier boot');
+    const remade: unknown[] = [];
+    const again = SampleCache.open(
+      config,
+      createLoaderMetrics(),
+      () => undefined,
+      (err) => remade.push(err),
+    )!;
+    expect(remade).toHaveLength(1);
+    expect(String(remade[0])).toMatch(/the machine has started since/);
+    expect(again.diskEnabled).toBe(true);
+    expect(again.lookup(keyOf(1))).toBeUndefined();
+    again.fill(keyOf(2), sampleOf(2, 100));
+    await again.settled();
+    expect(again.lookup(keyOf(2))).toEqual({ sample: sampleOf(2, 100) });
+    await again.close();
+  });
+
   it('keys entries by generation: another generation of the dataset misses', async () => {
     const cache = SampleCache.open(
       { cacheMemoryBytes: 1 << 20, cacheDir: tempDir(), cacheDiskBytes: 64 << 20 },

@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { join } from 'node:path';
 import { type Database, type RootDatabase, open } from 'lmdb';
 
@@ -12,16 +13,18 @@ const FORMAT = 1;
  */
 const FIRST_TARGET_SHARE = 0.5;
 /** The file's size, as a share of the bound, past which the target share is lowered. */
-const HIGH_WATER_SHARE = 0.85;
+const HIGH_WATER_SHARE = 0.7;
 /** What the target share is multiplied by each time the file passes the high-water mark. */
-const TARGET_STEP = 0.85;
+const TARGET_STEP = 0.8;
 /** The target share never goes below this. */
 const MIN_TARGET_SHARE = 0.1;
 /** Victims looked at per step of an eviction. */
 const EVICT_STEP = 64;
 /** How long writes gather before their transaction. */
 const FLUSH_DELAY_MS = 5;
-/** Bytes of writes waiting for their transaction at most; more are dropped. */
+/** Transactions of writes under way at most. */
+const MAX_TRANSACTIONS = 4;
+/** Bytes of writes not committed yet at most; more are dropped. */
 const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 const STATE_KEY = Buffer.from('state');
 const TARGET_KEY = Buffer.from('target');
@@ -35,6 +38,8 @@ export interface DiskTierEvents {
   onError(err: unknown): void;
   /** A write was dropped: the disk did not keep up with the writes queued for it. */
   onDrop(): void;
+  /** The store found at open did not open (`err`) and was made anew, empty. */
+  onRemade?(err: unknown): void;
 }
 
 /**
@@ -54,7 +59,8 @@ export class DiskTier {
   private queue: { key: Buffer; value: Buffer }[] = [];
   private queuedBytes = 0;
   private flushTimer: NodeJS.Timeout | undefined;
-  private committing: Promise<void> | undefined;
+  /** Transactions of writes started and not ended yet. */
+  private readonly committing = new Set<Promise<void>>();
   private closed = false;
 
   private constructor(
@@ -77,16 +83,50 @@ export class DiskTier {
    */
   static open(dir: string, maxBytes: number, events: DiskTierEvents): DiskTier {
     const path = join(dir, 'samples');
+    // Commits are not flushed (noSync): a process that dies leaves a sound store (the kernel
+    // holds its writes), a machine that stops may not. A store last opened before the
+    // machine's last start is made anew rather than opened: a torn one could crash LMDB.
+    const marker = join(path, 'boot-id');
+    const boot = currentBootId();
+    if (existsSync(join(path, 'data.mdb')) && readText(marker) !== boot) {
+      rmSync(path, { recursive: true, force: true });
+      events.onRemade?.(
+        new Error('the machine has started since the store was last open: it may be torn'),
+      );
+    }
     mkdirSync(path, { recursive: true });
+    writeFileSync(marker, boot);
+    try {
+      return DiskTier.openAt(path, maxBytes, events);
+    } catch (err) {
+      // A store that is there but does not open (a crash of the machine, another LMDB
+      // layout) is a cache: it is made anew. A folder that cannot be written is the caller's.
+      const code = (err as NodeJS.ErrnoException).code;
+      const unwritable = code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
+      if (unwritable || !existsSync(join(path, 'data.mdb'))) throw err;
+      rmSync(path, { recursive: true, force: true });
+      mkdirSync(path, { recursive: true });
+      writeFileSync(marker, boot);
+      const tier = DiskTier.openAt(path, maxBytes, events);
+      events.onRemade?.(err);
+      return tier;
+    }
+  }
+
+  private static openAt(path: string, maxBytes: number, events: DiskTierEvents): DiskTier {
     const binary = { encoding: 'binary', keyEncoding: 'binary' } as const;
     const env = open<Buffer, Buffer>({
       path,
       noSubdir: false, // a folder holding data.mdb and lock.mdb
       ...binary,
-      // The map may grow to the bound, no further (lmdb-js grows it past a full map by
-      // itself; the eviction below keeps the store well under it).
+      // The map starts at the bound; lmdb-js grows it past a full map by itself, so the bound
+      // is the eviction's to keep (see afterCommit).
       mapSize: Math.max(1 << 20, Math.ceil(maxBytes / 65536) * 65536),
       maxDbs: 4,
+      // A cache needs no flush to disk per commit (a flush per commit could not keep up with
+      // a stream's reads): a store a crash of the machine left unreadable is made anew at
+      // open, and a damaged entry is caught by its checksum.
+      noSync: true,
       // Writes of one event turn go in one transaction, committed off the main thread.
       commitDelay: 5,
     });
@@ -107,11 +147,11 @@ export class DiskTier {
    * Queues `value` to be stored under `key`. Writes of a few milliseconds go in one
    * transaction, which skips keys stored already (another process may have read the same
    * sample) and first evicts the oldest entries while the count would pass the budget. While
-   * {@link MAX_QUEUED_BYTES} (or a 32nd of the bound) wait, further writes are dropped: the
+   * {@link MAX_QUEUED_BYTES} (or a quarter of the bound) wait, further writes are dropped: the
    * cache is best effort, the stream never waits for it.
    */
   write(key: Buffer, value: Buffer): void {
-    const queueBound = Math.min(MAX_QUEUED_BYTES, this.maxBytes / 32);
+    const queueBound = Math.min(MAX_QUEUED_BYTES, this.maxBytes / 4);
     if (this.closed || this.counted(key.length, value.length) > this.budget / 4) return;
     if (this.queuedBytes + value.length > queueBound) {
       this.events.onDrop();
@@ -124,37 +164,51 @@ export class DiskTier {
 
   /** Resolves once every write queued so far is committed (or failed). */
   async settled(): Promise<void> {
-    while (this.flushTimer !== undefined || this.committing !== undefined) {
+    while (this.flushTimer !== undefined || this.committing.size > 0) {
       if (this.flushTimer !== undefined) {
         clearTimeout(this.flushTimer);
         this.flush();
       }
-      await this.committing;
+      await Promise.all(this.committing);
     }
   }
 
+  /**
+   * Starts transactions for what is queued, a 32nd of the bound each at most (so the file's
+   * growth between two measurements stays small against the room above the high-water mark),
+   * {@link MAX_TRANSACTIONS} at a time; the rest waits for one of them to end.
+   */
   private flush(): void {
     this.flushTimer = undefined;
-    if (this.committing !== undefined) {
-      // One transaction at a time: the next takes what queued meanwhile.
-      this.flushTimer = setTimeout(() => this.flush(), FLUSH_DELAY_MS);
-      return;
-    }
-    const batch = this.queue;
-    this.queue = [];
-    this.queuedBytes = 0;
-    if (batch.length === 0) return;
-    this.committing = (this.env.transaction(() => this.store(batch)) as Promise<number>)
-      .then(
-        (evicted) => {
-          this.afterCommit();
-          this.events.onCommit(evicted);
-        },
-        (err: unknown) => this.events.onError(err),
+    const most = this.maxBytes / 32;
+    while (this.queue.length > 0 && this.committing.size < MAX_TRANSACTIONS) {
+      let take = 0;
+      let bytes = 0;
+      while (
+        take < this.queue.length &&
+        (take === 0 || bytes + this.queue[take]!.value.length <= most)
+      ) {
+        bytes += this.queue[take]!.value.length;
+        take++;
+      }
+      const batch = this.queue.splice(0, take);
+      const commit: Promise<void> = (
+        this.env.transaction(() => this.store(batch)) as Promise<number>
       )
-      .finally(() => {
-        this.committing = undefined;
-      });
+        .then(
+          (evicted) => {
+            this.afterCommit();
+            this.events.onCommit(evicted);
+          },
+          (err: unknown) => this.events.onError(err),
+        )
+        .finally(() => {
+          this.committing.delete(commit);
+          this.queuedBytes -= bytes;
+          if (this.queue.length > 0 && this.flushTimer === undefined && !this.closed) this.flush();
+        });
+      this.committing.add(commit);
+    }
   }
 
   /** Inside a write transaction: stores `batch`, evicting first; returns the entries evicted. */
@@ -286,6 +340,24 @@ export class DiskTier {
       raw.writeUInt32BE(FORMAT, 0);
       this.meta.putSync(FORMAT_KEY, raw);
     });
+  }
+}
+
+/**
+ * What tells this start of the machine from others: Linux's boot id, else the boot time from
+ * the uptime (to the minute).
+ */
+function currentBootId(): string {
+  const id = readText('/proc/sys/kernel/random/boot_id');
+  if (id) return id.trim();
+  return `booted ${Math.round((Date.now() / 1000 - os.uptime()) / 60)}`;
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
   }
 }
 

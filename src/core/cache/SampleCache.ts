@@ -72,12 +72,14 @@ export class SampleCache {
 
   /**
    * Opens the tiers `config` asks for; undefined when it asks for none. Throws an Error naming
-   * `--cache-dir` when the disk tier's folder cannot be made or opened.
+   * `--cache-dir` when the disk tier's folder cannot be made or opened. A store there that
+   * does not open is made anew (`onDiskRemade` hears why).
    */
   static open(
     config: SampleCacheConfig,
     metrics: CacheMetrics,
     onDiskFailure: (err: unknown) => void,
+    onDiskRemade?: (err: unknown) => void,
   ): SampleCache | undefined {
     if (config.cacheMemoryBytes <= 0 && config.cacheDir === undefined) return undefined;
     const cache = new SampleCache(config, metrics, onDiskFailure);
@@ -87,6 +89,7 @@ export class SampleCache {
           onCommit: (evicted) => cache.onCommit(evicted),
           onError: (err) => cache.diskFailed(err),
           onDrop: () => metrics.cacheWritesDropped.inc(),
+          onRemade: (err) => onDiskRemade?.(err),
         });
       } catch (err) {
         throw new Error(

@@ -1,0 +1,401 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import cassandra from 'cassandra-driver';
+import pino from 'pino';
+import { stringify } from 'uuid';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LoaderClient } from '../../src/client/LoaderClient.js';
+import { DiskTier } from '../../src/core/cache/DiskTier.js';
+import {
+  type AssembledBatch,
+  BatchFetcher,
+  SampleCache,
+  cacheKey,
+  cacheScope,
+  createDbClient,
+  createLoaderMetrics,
+  epochShard,
+  type FetchOptions,
+  type LoaderMetrics,
+  loadSplitIds,
+  readDatasetGeneration,
+  type SplitIds,
+} from '../../src/core/index.js';
+import { datasetNamespace, sampleId } from '../../src/core/schema/sampleId.js';
+import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
+import { createLoaderServer } from '../../src/server/createLoaderServer.js';
+import { type ExpectedSample, ingestMixedLabelDataset } from '../support/manifestDataset.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+
+/**
+ * The sample cache against the real node: the same samples as the database, single flight,
+ * bounds, damaged entries, a dataset made again, a failing disk.
+ */
+
+const N = 600;
+const SIZE = 700;
+let db: cassandra.Client;
+let ks: string;
+let split: SplitIds;
+/** Expected sample by id (UUID string). */
+let expected: Map<string, ExpectedSample>;
+const dirs: string[] = [];
+
+function tempDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'sl-cache-it-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function byId(dataset: string, bySource: Map<string, ExpectedSample>): Map<string, ExpectedSample> {
+  const ns = datasetNamespace(dataset);
+  return new Map([...bySource].map(([key, s]) => [sampleId(key, ns), s]));
+}
+
+function options(extra: Partial<FetchOptions>, metrics: LoaderMetrics): FetchOptions {
+  const ids = extra.ids ?? split.ids;
+  const n = ids.length / 16;
+  const seed = 5n;
+  return {
+    keyspace: ks,
+    ids,
+    firstEpoch: 0,
+    endEpoch: 1,
+    shardOf: (epoch) =>
+      epochShard({
+        n,
+        seed,
+        epoch,
+        rank: 0,
+        worldSize: 1,
+        shardRule: 'uneven',
+        shuffle: 'uniform',
+        batchSize: 32,
+        dropLast: false,
+      }),
+    batchSize: 32,
+    prefetch: 4,
+    ordering: 'out-of-order',
+    missing: 'fail',
+    maxInFlight: 64,
+    readAttempts: 3,
+    retryBaseMs: 10,
+    paths: [{ name: 'primary', client: db }],
+    metrics,
+    signal: new AbortController().signal,
+    ...extra,
+  };
+}
+
+async function collect(opts: FetchOptions): Promise<AssembledBatch[]> {
+  const out: AssembledBatch[] = [];
+  for await (const b of new BatchFetcher(opts).batches()) out.push(b);
+  return out;
+}
+
+/** Every delivered sample equals the database's, each id once per epoch. */
+function expectSamples(batches: AssembledBatch[], want: Map<string, ExpectedSample>, epochs = 1) {
+  const seen = new Map<string, number>();
+  for (const b of batches) {
+    for (const s of b.samples) {
+      const id = stringify(s.id);
+      const e = want.get(id);
+      expect(e, `sample ${id}`).toBeDefined();
+      expect(s.data.equals(e!.data)).toBe(true);
+      expect(s.label).toBe(e!.label);
+      expect(s.labelBlob === null ? null : Buffer.from(s.labelBlob)).toEqual(e!.blob);
+      seen.set(id, (seen.get(id) ?? 0) + 1);
+    }
+  }
+  expect(seen.size).toBe(want.size);
+  expect([...seen.values()].every((c) => c === epochs)).toBe(true);
+}
+
+async function value(
+  metrics: LoaderMetrics,
+  name: keyof LoaderMetrics,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const metric = metrics[name] as {
+    get(): Promise<{ values: { labels: object; value: number; metricName?: string }[] }>;
+  };
+  const { values } = await metric.get();
+  return values
+    .filter((v) => !v.metricName || !/_(bucket|sum)$/.test(v.metricName))
+    .filter((v) => Object.entries(labels).every(([k, x]) => (v.labels as never)[k] === x))
+    .reduce((a, v) => a + v.value, 0);
+}
+
+/** Database reads a fetch made: the read-latency histogram's count. */
+const dbReads = (metrics: LoaderMetrics): Promise<number> =>
+  metrics.dbReadSeconds
+    .get()
+    .then((m) =>
+      m.values.filter((v) => v.metricName?.endsWith('_count')).reduce((a, v) => a + v.value, 0),
+    );
+
+async function scopeOf(dataset: string): Promise<Buffer> {
+  return cacheScope(dataset, (await readDatasetGeneration(db, dataset))!);
+}
+
+beforeAll(async () => {
+  db = await createDbClient(testDbConfig());
+  ks = uniqueKeyspace();
+  expected = byId(ks, await ingestMixedLabelDataset(db, ks, N, SIZE));
+  split = await loadSplitIds(db, ks);
+}, 120_000);
+
+afterAll(async () => {
+  await dropKeyspace(db, ks);
+  await db.shutdown();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the sample cache in the fetch engine', () => {
+  it('streams the same bytes, labels and blobs from memory and from disk as from the database', async () => {
+    const dir = tempDir();
+    const config = { cacheMemoryBytes: 64 << 20, cacheDir: dir, cacheDiskBytes: 256 << 20 };
+    const scope = await scopeOf(ks);
+    const metrics = createLoaderMetrics();
+    const cache = SampleCache.open(config, metrics, (err) => {
+      throw err;
+    })!;
+    const cold = await collect(options({ cache: { store: cache, scope } }, metrics));
+    expectSamples(cold, expected);
+    expect(await dbReads(metrics)).toBe(N + (await value(metrics, 'dbHedgedReads')));
+    expect(await value(metrics, 'cacheMisses')).toBe(N);
+
+    const warmMetrics = createLoaderMetrics();
+    const warm = await collect(options({ cache: { store: cache, scope } }, warmMetrics));
+    expectSamples(warm, expected);
+    expect(await dbReads(warmMetrics)).toBe(0);
+    expect(await value(metrics, 'cacheHits', { tier: 'memory' })).toBe(N);
+    await cache.close();
+
+    // A new process of the host: nothing in memory, everything on disk.
+    const diskMetrics = createLoaderMetrics();
+    const diskOnly = SampleCache.open({ ...config, cacheMemoryBytes: 0 }, diskMetrics, (err) => {
+      throw err;
+    })!;
+    const fromDisk = await collect(options({ cache: { store: diskOnly, scope } }, diskMetrics));
+    expectSamples(fromDisk, expected);
+    expect(await dbReads(diskMetrics)).toBe(0);
+    expect(await value(diskMetrics, 'cacheHits', { tier: 'disk' })).toBe(N);
+    await diskOnly.close();
+  });
+
+  it('single flight: four streams asking for the same ids at once read each id once', async () => {
+    const metrics = createLoaderMetrics();
+    const cache = SampleCache.open(
+      { cacheMemoryBytes: 64 << 20, cacheDiskBytes: 0 },
+      metrics,
+      () => undefined,
+    )!;
+    const scope = await scopeOf(ks);
+    const streams = await Promise.all(
+      [0, 1, 2, 3].map(() => collect(options({ cache: { store: cache, scope } }, metrics))),
+    );
+    for (const s of streams) expectSamples(s, expected);
+    const hedges = await value(metrics, 'dbHedgedReads');
+    expect(await dbReads(metrics)).toBe(N + hedges);
+    expect(await value(metrics, 'cacheMisses')).toBe(N);
+    // The same seed: the streams ask in the same order, so most waited on another's read.
+    expect(await value(metrics, 'cacheSharedReads')).toBeGreaterThan(0);
+    expect((await value(metrics, 'cacheSharedReads')) + (await value(metrics, 'cacheHits'))).toBe(
+      3 * N,
+    );
+  });
+
+  it('a sweep of four jobs with different seeds reads the split from the database once', async () => {
+    const metrics = createLoaderMetrics();
+    const cache = SampleCache.open(
+      { cacheMemoryBytes: 64 << 20, cacheDiskBytes: 0 },
+      metrics,
+      () => undefined,
+    )!;
+    const scope = await scopeOf(ks);
+    const streams = await Promise.all(
+      [11n, 12n, 13n, 14n].map((seed) =>
+        collect(
+          options(
+            {
+              cache: { store: cache, scope },
+              shardOf: (epoch) =>
+                epochShard({
+                  n: N,
+                  seed,
+                  epoch,
+                  rank: 0,
+                  worldSize: 1,
+                  shardRule: 'uneven',
+                  shuffle: 'uniform',
+                  batchSize: 32,
+                  dropLast: false,
+                }),
+            },
+            metrics,
+          ),
+        ),
+      ),
+    );
+    for (const s of streams) expectSamples(s, expected);
+    const hedges = await value(metrics, 'dbHedgedReads');
+    expect(await dbReads(metrics)).toBe(N + hedges);
+  });
+
+  it('memory stays within its bound with a split twice its size; the rest is read', async () => {
+    const metrics = createLoaderMetrics();
+    const bound = Math.floor((N * (SIZE + 200)) / 2);
+    const cache = SampleCache.open(
+      { cacheMemoryBytes: bound, cacheDiskBytes: 0 },
+      metrics,
+      () => undefined,
+    )!;
+    const scope = await scopeOf(ks);
+    const batches = await collect(
+      options({ cache: { store: cache, scope }, endEpoch: 3 }, metrics),
+    );
+    for (const epoch of [0, 1, 2]) {
+      expectSamples(
+        batches.filter((b) => b.epoch === epoch),
+        expected,
+      );
+    }
+    expect(await value(metrics, 'cacheMemoryBytes')).toBeLessThanOrEqual(bound);
+    expect(await value(metrics, 'cacheEvictions', { tier: 'memory' })).toBeGreaterThan(0);
+    const hits = await value(metrics, 'cacheHits');
+    // Epochs 1 and 2 find about half the split (a random order against a least recently used
+    // half); epoch 0 nothing.
+    expect(hits).toBeGreaterThan(0.2 * 2 * N);
+    expect(hits).toBeLessThan(0.8 * 2 * N);
+    expect(await dbReads(metrics)).toBe(3 * N - hits + (await value(metrics, 'dbHedgedReads')));
+  });
+
+  it('disk stays within its bound with a split twice its size', async () => {
+    const big = uniqueKeyspace();
+    const count = 640;
+    const size = 52_000; // 33 MB: twice the 16 MiB bound
+    try {
+      const want = byId(big, await ingestMixedLabelDataset(db, big, count, size));
+      const bigSplit = await loadSplitIds(db, big);
+      const dir = tempDir();
+      const bound = 16 << 20;
+      const metrics = createLoaderMetrics();
+      const cache = SampleCache.open(
+        { cacheMemoryBytes: 0, cacheDir: dir, cacheDiskBytes: bound },
+        metrics,
+        () => undefined,
+      )!;
+      const scope = await scopeOf(big);
+      const batches = await collect(
+        options(
+          {
+            keyspace: big,
+            ids: bigSplit.ids,
+            cache: { store: cache, scope },
+            endEpoch: 2,
+          },
+          metrics,
+        ),
+      );
+      await cache.settled();
+      for (const epoch of [0, 1]) {
+        const epochBatches = batches.filter((b) => b.epoch === epoch);
+        expectSamples(epochBatches, want);
+      }
+      expect(statSync(path.join(dir, 'samples', 'data.mdb')).size).toBeLessThanOrEqual(bound);
+      expect(await value(metrics, 'cacheDiskBytes')).toBeLessThanOrEqual(bound);
+      expect(await value(metrics, 'cacheEvictions', { tier: 'disk' })).toBeGreaterThan(0);
+      expect(await value(metrics, 'cacheHits', { tier: 'disk' })).toBeGreaterThan(0);
+      await cache.close();
+    } finally {
+      await dropKeyspace(db, big);
+    }
+  });
+
+  it('a damaged disk entry is read again from the database, counted, and never delivered', async () => {
+    const dir = tempDir();
+    const config = { cacheMemoryBytes: 0, cacheDir: dir, cacheDiskBytes: 64 << 20 };
+    const scope = await scopeOf(ks);
+    const fill = SampleCache.open(config, createLoaderMetrics(), () => undefined)!;
+    await collect(options({ cache: { store: fill, scope } }, createLoaderMetrics()));
+    await fill.close();
+    // Flip one byte of one stored sample, as a bad disk would.
+    const victim = split.ids.subarray(0, 16);
+    const ignore = (): void => undefined;
+    const tier = DiskTier.open(dir, config.cacheDiskBytes, {
+      onCommit: ignore,
+      onError: ignore,
+      onDrop: ignore,
+    });
+    const key = cacheKey(scope, victim);
+    const entry = tier.get(key)!;
+    entry[entry.length - 5]! ^= 0xff;
+    await tier.remove(key);
+    tier.write(key, entry);
+    await tier.close();
+
+    const metrics = createLoaderMetrics();
+    const cache = SampleCache.open(config, metrics, () => undefined)!;
+    const batches = await collect(options({ cache: { store: cache, scope } }, metrics));
+    expectSamples(batches, expected);
+    expect(await value(metrics, 'cacheDamaged')).toBe(1);
+    expect(await dbReads(metrics)).toBe(1 + (await value(metrics, 'dbHedgedReads')));
+    await cache.close();
+  });
+});
+
+describe('a loader with a sample cache', () => {
+  it('streams the new bytes of a dataset dropped and ingested again under its name', async () => {
+    const remade = uniqueKeyspace();
+    const server = await createLoaderServer(
+      serverConfigSchema.parse({
+        db: testDbConfig(),
+        host: '127.0.0.1',
+        port: 0,
+        metricsPort: 0,
+        resumeKey: randomBytes(32).toString('hex'),
+        cacheMemoryBytes: 64 << 20,
+        cacheDir: tempDir(),
+      }),
+      { logger: pino({ level: 'silent' }) },
+    );
+    const client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
+    const streamAll = async (): Promise<Map<string, Buffer>> => {
+      const got = new Map<string, Buffer>();
+      for await (const b of client.streamBatches({
+        dataset: remade,
+        split: 'all',
+        batchSize: 25,
+        seed: 1,
+        epochs: 2,
+      })) {
+        b.ids.forEach((id, i) => got.set(`${b.epoch}/${id}`, Buffer.from(b.samples[i]!)));
+      }
+      return got;
+    };
+    try {
+      const v1 = byId(remade, await ingestMixedLabelDataset(db, remade, 200, 300, 'v1'));
+      const first = await streamAll();
+      expect(first.size).toBe(400);
+      for (const [key, data] of first)
+        expect(data.equals(v1.get(key.split('/')[1]!)!.data)).toBe(true);
+
+      await dropKeyspace(db, remade);
+      const v2 = byId(remade, await ingestMixedLabelDataset(db, remade, 200, 300, 'v2'));
+      expect([...v2.keys()]).toEqual([...v1.keys()]); // the same ids, other bytes
+      const second = await streamAll();
+      expect(second.size).toBe(400);
+      for (const [key, data] of second) {
+        expect(data.toString().startsWith('v2-')).toBe(true);
+        expect(data.equals(v2.get(key.split('/')[1]!)!.data)).toBe(true);
+      }
+    } finally {
+      client.close();
+      await server.shutdown();
+      await dropKeyspace(db, remade);
+    }
+  });
+});
