@@ -1,27 +1,22 @@
-import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
 import { createDbClient } from '../../src/core/index.js';
-import { collect, spawnCli, type CliResult } from '../support/runCli.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
-import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
+import {
+  type ServedLoader as Loader,
+  metric,
+  pidsOf,
+  scrape,
+  startServeCli as startLoader,
+} from '../support/serveCli.js';
 
 const N = 2000;
 let db: cassandra.Client;
 let ks: string;
-
-/** A `serve` child whose JSON log lines are kept as they arrive. */
-interface Loader {
-  child: ChildProcess;
-  lines: Record<string, unknown>[];
-  done: Promise<CliResult>;
-  port: number;
-  metricsPort: number;
-}
 
 async function eventually(what: string, cond: () => boolean | Promise<boolean>, ms = 60_000) {
   const end = Date.now() + ms;
@@ -29,49 +24,6 @@ async function eventually(what: string, cond: () => boolean | Promise<boolean>, 
     if (Date.now() > end) throw new Error(`not in ${ms} ms: ${what}`);
     await sleep(50);
   }
-}
-
-/** Starts `serve --workers <workers>` (no resume key: the cluster must draw one for all). */
-async function startLoader(workers: number, args: string[] = []): Promise<Loader> {
-  const db = testDbConfig();
-  const readyFile = newReadyFile();
-  const child = spawnCli(
-    ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0', ...args],
-    {
-      SCYLLA_LOADER_READY_FILE: readyFile,
-      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(db.port),
-      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
-      SCYLLA_LOADER_RESUME_KEY: '',
-      SCYLLA_LOADER_WORKERS: String(workers),
-      SCYLLA_LOADER_LOG_LEVEL: 'info',
-    },
-  );
-  const lines: Record<string, unknown>[] = [];
-  let partial = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    const text = partial + d.toString();
-    const parts = text.split('\n');
-    partial = parts.pop()!;
-    for (const p of parts) if (p.trim()) lines.push(JSON.parse(p) as Record<string, unknown>);
-  });
-  const done = collect(child);
-  const ready = await waitForReadyFile(child, readyFile);
-  expect(ready.workers).toBe(workers);
-  return { child, lines, done, port: ready.port, metricsPort: ready.metricsPort };
-}
-
-/** The pids that logged `msg`. */
-const pidsOf = (loader: Loader, msg: string): Set<number> =>
-  new Set(loader.lines.filter((l) => l['msg'] === msg).map((l) => l['pid'] as number));
-
-async function scrape(loader: Loader): Promise<string> {
-  return (await fetch(`http://127.0.0.1:${loader.metricsPort}/metrics`)).text();
-}
-
-function metric(text: string, series: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.split(' ').at(-1)) : NaN;
 }
 
 async function healthz(loader: Loader): Promise<number> {

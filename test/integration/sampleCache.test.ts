@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +28,8 @@ import { datasetNamespace, sampleId } from '../../src/core/schema/sampleId.js';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createLoaderServer } from '../../src/server/createLoaderServer.js';
 import { type ExpectedSample, ingestMixedLabelDataset } from '../support/manifestDataset.js';
+import { runCommand } from '../support/runCommand.js';
+import { metric, pidsOf, scrape, startServeCli } from '../support/serveCli.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 /**
@@ -333,7 +336,7 @@ describe('the sample cache in the fetch engine', () => {
     const key = cacheKey(scope, victim);
     const entry = tier.get(key)!;
     entry[entry.length - 5]! ^= 0xff;
-    await tier.remove(key);
+    tier.remove(key);
     tier.write(key, entry);
     await tier.close();
 
@@ -396,6 +399,129 @@ describe('a loader with a sample cache', () => {
       client.close();
       await server.shutdown();
       await dropKeyspace(db, remade);
+    }
+  });
+
+  it('two workers of one host share the disk tier: the second reads nothing from the database', async () => {
+    const loader = await startServeCli(2, ['--cache-dir', tempDir(), '--cache-memory-bytes', '0']);
+    try {
+      const workers = pidsOf(loader, 'worker serving');
+      expect(workers.size).toBe(2);
+      /** The end line of each worker's first stream, in the order they came. */
+      const firstEnds = new Map<number, Record<string, unknown>>();
+      for (let attempt = 0; attempt < 8 && firstEnds.size < 2; attempt++) {
+        // A client of its own, a connection of its own: the cluster hands connections to the
+        // workers in turn.
+        const client = new LoaderClient(`127.0.0.1:${loader.port}`, {
+          reconnect: { attempts: 0 },
+        });
+        const ids: string[] = [];
+        try {
+          for await (const b of client.streamBatches({
+            dataset: ks,
+            split: 'all',
+            batchSize: 50,
+            seed: attempt,
+            epochs: 1,
+          })) {
+            ids.push(...b.ids);
+          }
+        } finally {
+          client.close();
+        }
+        expect(new Set(ids).size).toBe(N);
+        expect(ids).toHaveLength(N);
+        let ends: Record<string, unknown>[] = [];
+        for (let i = 0; i < 100 && ends.length <= attempt; i++) {
+          ends = loader.lines.filter((l) => l['event'] === 'stream_end');
+          await sleep(20);
+        }
+        const end = ends.at(-1)!;
+        if (!firstEnds.has(end['pid'] as number)) firstEnds.set(end['pid'] as number, end);
+        // Let the disk tier commit what this stream read before the next one looks.
+        let last = -1;
+        for (let i = 0; i < 50; i++) {
+          const bytes = metric(await scrape(loader), 'scylla_loader_cache_disk_bytes');
+          if (bytes > 0 && bytes === last) break;
+          last = bytes;
+          await sleep(100);
+        }
+      }
+      expect(firstEnds.size).toBe(2);
+      const [first, second] = [...firstEnds.values()];
+      expect(first).toMatchObject({ code: 'OK', samples: N, cacheMisses: N, cacheHits: 0 });
+      // Another process, the same store: every sample from disk, none from the database.
+      expect(second).toMatchObject({ code: 'OK', samples: N, cacheMisses: 0, cacheHits: N });
+      const text = await scrape(loader);
+      expect(metric(text, 'scylla_loader_cache_misses_total')).toBe(N);
+      expect(metric(text, 'scylla_loader_cache_disk_enabled')).toBe(1);
+    } finally {
+      loader.child.kill('SIGTERM');
+      await loader.done;
+    }
+  });
+
+  it('a disk that fills up turns the disk tier off with one warning; the streams go on whole', async (ctx) => {
+    const mount = tempDir();
+    // A small file system of its own, to fill: needs root (CI and the dev machines run as root).
+    const mounted = await runCommand(
+      'mount',
+      ['-t', 'tmpfs', '-o', 'size=192k', 'tmpfs', mount],
+      '/',
+    )
+      .then((r) => r.code === 0)
+      .catch(() => false);
+    if (!mounted) ctx.skip('cannot mount a small tmpfs here (not root)');
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino(
+      { level: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
+    const server = await createLoaderServer(
+      serverConfigSchema.parse({
+        db: testDbConfig(),
+        host: '127.0.0.1',
+        port: 0,
+        metricsPort: 0,
+        resumeKey: randomBytes(32).toString('hex'),
+        cacheMemoryBytes: 0,
+        cacheDir: mount,
+        cacheDiskBytes: 64 << 20,
+      }),
+      { logger },
+    );
+    const client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
+    try {
+      const byEpoch = new Map<number, string[]>();
+      for await (const b of client.streamBatches({
+        dataset: ks,
+        split: 'all',
+        batchSize: 50,
+        seed: 4,
+        epochs: 3,
+      })) {
+        byEpoch.set(b.epoch, [...(byEpoch.get(b.epoch) ?? []), ...b.ids]);
+      }
+      for (const epoch of [0, 1, 2]) {
+        expect(byEpoch.get(epoch)).toHaveLength(N);
+        expect(new Set(byEpoch.get(epoch)).size).toBe(N);
+      }
+      const warnings = lines.filter((l) =>
+        String(l['msg']).startsWith('the disk tier of the sample cache failed'),
+      );
+      expect(warnings).toHaveLength(1);
+      // The cause itself, not lmdb-js's "Commit failed" wrapper.
+      console.log(JSON.stringify(warnings[0]!['err']));
+      expect(String((warnings[0]!['err'] as { message?: string }).message)).not.toMatch(
+        /Commit failed/,
+      );
+      const { metrics } = server.context;
+      expect((await metrics.cacheDiskErrors.get()).values[0]!.value).toBe(1);
+      expect((await metrics.cacheDiskEnabled.get()).values[0]!.value).toBe(0);
+    } finally {
+      client.close();
+      await server.shutdown();
+      await runCommand('umount', [mount], '/').catch(() => undefined);
     }
   });
 });

@@ -200,7 +200,7 @@ export class DiskTier {
             this.afterCommit();
             this.events.onCommit(evicted);
           },
-          (err: unknown) => this.events.onError(err),
+          (err: unknown) => this.failed(err),
         )
         .finally(() => {
           this.committing.delete(commit);
@@ -244,8 +244,33 @@ export class DiskTier {
   }
 
   /** Drops the entry of `key` (a damaged one); its bytes stay counted until it would leave. */
-  remove(key: Buffer): Promise<unknown> {
-    return this.entries.remove(key);
+  remove(key: Buffer): void {
+    this.entries.remove(key).catch((err: unknown) => this.failed(err));
+  }
+
+  /**
+   * Reports a failed write once its cause is known. lmdb-js rejects each write of a failed
+   * commit with "Commit failed" and the cause in a promise of its own (`commitError`), which
+   * it rejects later and which, unhandled, would end the process.
+   */
+  private failed(err: unknown): void {
+    const cause = (err as { commitError?: unknown } | null)?.commitError;
+    if (!(cause instanceof Promise)) {
+      this.events.onError(err);
+      return;
+    }
+    let reported = false;
+    const report = (e: unknown): void => {
+      if (reported) return;
+      reported = true;
+      clearTimeout(fallback);
+      this.events.onError(e);
+    };
+    const fallback = setTimeout(() => report(err), 1000).unref();
+    cause.then(
+      () => report(err),
+      (real: unknown) => report(real),
+    );
   }
 
   /**
@@ -282,7 +307,7 @@ export class DiskTier {
       target = Math.max(MIN_TARGET_SHARE, target * TARGET_STEP);
       const raw = Buffer.allocUnsafe(8);
       raw.writeDoubleBE(target, 0);
-      this.meta.put(TARGET_KEY, raw).catch((err: unknown) => this.events.onError(err));
+      this.meta.put(TARGET_KEY, raw).catch((err: unknown) => this.failed(err));
     }
     this.budget = Math.floor((this.maxBytes * target) / this.inflation);
   }

@@ -214,7 +214,7 @@ export class SampleCache {
     const sample = decodeCacheEntry(key, raw);
     if (sample) return sample;
     this.metrics.cacheDamaged.inc();
-    disk.remove(key).catch((err: unknown) => this.diskFailed(err));
+    disk.remove(key);
     return undefined;
   }
 
