@@ -1,3 +1,6 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startLocalCluster } from '../../src/devdb/localCluster.js';
 import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
@@ -152,6 +155,42 @@ const loaderKill = (signal: 'SIGKILL' | 'SIGTERM'): FaultScenario => ({
 });
 
 /**
+ * The disk tier of the loaders of scenario `loader SIGKILL, warm cache`: made empty when the
+ * scenario starts, left for a look afterwards (the tests open it).
+ *
+ * @internal
+ */
+export const WARM_CACHE_DIR = path.join(os.tmpdir(), 'scylla-loader-fault-cache');
+
+/**
+ * Loader with a sample cache: a disk tier (shared by the loader's workers) and a memory tier.
+ * The loader is SIGKILLed once the disk tier is warm (early in the job's second epoch, maybe mid
+ * commit: later, a rank's rest of the job fits in its connection's buffers and the kill
+ * reaches nobody) and its replacement opens the same store: the ranks resume by token and get every
+ * sample once, whether its bytes came from memory, disk or the database.
+ */
+const warmCacheKill: FaultScenario = {
+  name: 'loader SIGKILL, warm cache',
+  bed: 'node',
+  spec: (scale) => {
+    rmSync(WARM_CACHE_DIR, { recursive: true, force: true });
+    mkdirSync(WARM_CACHE_DIR, { recursive: true });
+    return {
+      name: 'loader SIGKILL + restart, warm disk cache',
+      stepMs: 100,
+      loaderEnv: {
+        SCYLLA_LOADER_CACHE_DIR: WARM_CACHE_DIR,
+        SCYLLA_LOADER_CACHE_MEMORY_BYTES: String(64 << 20),
+      },
+      inject: (ctx) =>
+        atShares(ctx, quick(scale) ? [0.55] : [0.55, 0.65], async () => {
+          await restartLoader(ctx, 'SIGKILL');
+        }),
+    };
+  },
+};
+
+/**
  * Every scenario of `bench faults`, in the order they run. The tests run each by name with
  * {@link runFaultScenario}.
  *
@@ -160,6 +199,7 @@ const loaderKill = (signal: 'SIGKILL' | 'SIGTERM'): FaultScenario => ({
 export const FAULT_SCENARIOS: readonly FaultScenario[] = [
   loaderKill('SIGKILL'),
   loaderKill('SIGTERM'),
+  warmCacheKill,
   {
     // Two replicas share the resume key; the one the ranks use is SIGKILLed mid-epoch and they
     // go on from the other with their tokens (as a Service would send them elsewhere). Long: a
