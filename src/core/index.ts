@@ -81,6 +81,7 @@ export {
 export { type CachedSample } from './cache/CachedSample.js';
 export { cacheKey, cacheScope } from './cache/cacheKey.js';
 export { type SampleCacheConfig, SampleCache } from './cache/SampleCache.js';
+export { type WarmSummary, warmCache } from './cache/warmCache.js';
 export { datasetExists, ensureDatasetSchema, requireDataset } from './schema/datasetSchema.js';
 export { validateIdentifier } from './schema/identifiers.js';
 export { type Replication, parseReplication } from './schema/replication.js';

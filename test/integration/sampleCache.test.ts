@@ -28,6 +28,7 @@ import { datasetNamespace, sampleId } from '../../src/core/schema/sampleId.js';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createLoaderServer } from '../../src/server/createLoaderServer.js';
 import { type ExpectedSample, ingestMixedLabelDataset } from '../support/manifestDataset.js';
+import { runCli } from '../support/runCli.js';
 import { runCommand } from '../support/runCommand.js';
 import { metric, pidsOf, scrape, startServeCli } from '../support/serveCli.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
@@ -511,7 +512,6 @@ describe('a loader with a sample cache', () => {
       );
       expect(warnings).toHaveLength(1);
       // The cause itself, not lmdb-js's "Commit failed" wrapper.
-      console.log(JSON.stringify(warnings[0]!['err']));
       expect(String((warnings[0]!['err'] as { message?: string }).message)).not.toMatch(
         /Commit failed/,
       );
@@ -522,6 +522,54 @@ describe('a loader with a sample cache', () => {
       client.close();
       await server.shutdown();
       await runCommand('umount', [mount], '/').catch(() => undefined);
+    }
+  });
+
+  it('cache warm fills the disk tier before a job: its first epoch reads nothing from the database', async () => {
+    const dir = tempDir();
+    const db = testDbConfig();
+    const env = {
+      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
+      SCYLLA_LOADER_CQL_PORT: String(db.port),
+      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+    };
+    const missing = await runCli(['cache', 'warm', ks, 'all'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/error: cache warm needs the disk cache folder: --cache-dir/);
+    const warm = await runCli(['cache', 'warm', ks, 'all', '--cache-dir', dir], env);
+    expect(warm.code, warm.stderr).toBe(0);
+    expect(warm.stdout).toMatch(new RegExp(`warmed ${N} samples of ${ks} all .*: ${N} read from`));
+    const again = await runCli(['cache', 'warm', ks, 'all'], {
+      ...env,
+      SCYLLA_LOADER_CACHE_DIR: dir,
+    });
+    expect(again.stdout).toMatch(new RegExp(`: 0 read from the database, ${N} there already`));
+
+    const loader = await startServeCli(1, ['--cache-dir', dir, '--cache-memory-bytes', '0']);
+    const client = new LoaderClient(`127.0.0.1:${loader.port}`, { reconnect: { attempts: 0 } });
+    try {
+      const ids: string[] = [];
+      for await (const b of client.streamBatches({
+        dataset: ks,
+        split: 'all',
+        batchSize: 50,
+        seed: 8,
+        epochs: 1,
+      })) {
+        ids.push(...b.ids);
+      }
+      expect(new Set(ids).size).toBe(N);
+      let end: Record<string, unknown> | undefined;
+      for (let i = 0; i < 100 && !end; i++) {
+        end = loader.lines.find((l) => l['event'] === 'stream_end');
+        await sleep(20);
+      }
+      expect(end).toMatchObject({ code: 'OK', samples: N, cacheHits: N, cacheMisses: 0 });
+      expect(end!['cacheHitRatio']).toBe(1);
+    } finally {
+      client.close();
+      loader.child.kill('SIGTERM');
+      await loader.done;
     }
   });
 });

@@ -6,7 +6,13 @@ import { runClusterPrimary } from '../../server/cluster/runClusterPrimary.js';
 import { runClusterWorker } from '../../server/cluster/runClusterWorker.js';
 import { createLoaderServer } from '../../server/createLoaderServer.js';
 import { createLogger } from '../../server/createLogger.js';
-import { dbConfigSchema, invalidArgument, parseResumeKey } from '../../core/index.js';
+import {
+  SampleCache,
+  createLoaderMetrics,
+  dbConfigSchema,
+  invalidArgument,
+  parseResumeKey,
+} from '../../core/index.js';
 import { DB_POOL_SETTINGS, dbRawFromFlags, type DbFlags } from '../dbOptions.js';
 import { SERVE_SETTINGS } from '../settings/serveSettings.js';
 import { schemaFacts } from '../settings/schemaFacts.js';
@@ -48,9 +54,10 @@ export function registerServeCommand(program: Command): void {
         });
         return;
       }
+      const workers = resolveWorkerCount(config.workers);
       // Settings the workers would each refuse are refused once, here, before any is forked.
       if (config.resumeKey !== undefined) parseResumeKey(config.resumeKey);
-      const workers = resolveWorkerCount(config.workers);
+      if (workers > 1 && config.cacheDir !== undefined) await checkCacheDir(config);
       logger.info({ config: redactConfig(config), workers }, 'serve configuration');
       const server =
         workers > 1
@@ -175,4 +182,15 @@ function redactConfig(config: ServerConfig): Record<string, unknown> {
     resumeKey: config.resumeKey === undefined ? '(random, this process only)' : '(redacted)',
     db: { ...config.db, ...(config.db.password === undefined ? {} : { password: '(redacted)' }) },
   };
+}
+
+/** Opens and closes the disk cache `config` names: a folder that cannot hold it stops serve. */
+async function checkCacheDir(config: ServerConfig): Promise<void> {
+  const ignore = (): void => undefined;
+  const cache = SampleCache.open(
+    { cacheMemoryBytes: 0, cacheDir: config.cacheDir, cacheDiskBytes: config.cacheDiskBytes },
+    createLoaderMetrics(),
+    ignore,
+  );
+  await cache?.close();
 }

@@ -1,3 +1,4 @@
+import { invalidArgument } from '../errors/LoaderError.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import { decodeCacheEntry, encodeCacheEntry } from './cacheEntry.js';
 import type { CachedSample } from './CachedSample.js';
@@ -92,11 +93,11 @@ export class SampleCache {
           onRemade: (err) => onDiskRemade?.(err),
         });
       } catch (err) {
-        throw new Error(
+        throw invalidArgument(
           `--cache-dir ${config.cacheDir}: the disk cache cannot be opened there ` +
             `(${(err as Error).message}); give a writable folder on local storage, or leave ` +
             'the setting out to run without a disk tier',
-          { cause: err },
+          err,
         );
       }
       metrics.cacheDiskEnabled.set(1);
