@@ -346,6 +346,24 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
 
   const get = (dir: string): K8sObject[] => rendered.get(dir)!.objects;
 
+  /**
+   * The disk tier's folder is an emptyDir volume mounted where SCYLLA_LOADER_CACHE_DIR says,
+   * whose sizeLimit is above the tier's bound (a full emptyDir evicts the pod).
+   */
+  function expectCacheVolume(pod: PodTemplate, loader: Container, volume: string, bound: number) {
+    const dir = loader.env?.find((e) => e.name === 'SCYLLA_LOADER_CACHE_DIR')?.value;
+    expect(dir, 'SCYLLA_LOADER_CACHE_DIR').toBeDefined();
+    expect(loader.volumeMounts).toContainEqual({ name: volume, mountPath: dir });
+    const spec = pod.spec.volumes?.find((v) => v.name === volume) as
+      { emptyDir?: { sizeLimit?: string } } | undefined;
+    const limit = spec?.emptyDir?.sizeLimit ?? '';
+    const [, amount, unit] = /^(\d+)(Mi|Gi)$/.exec(limit) ?? [];
+    expect(amount, `sizeLimit of ${volume}`).toBeDefined();
+    const limitBytes = Number(amount) * (unit === 'Gi' ? 1024 ** 3 : 1024 ** 2);
+    expect(bound).toBeGreaterThanOrEqual(16 * 1024 ** 2);
+    expect(limitBytes).toBeGreaterThan(bound * 1.05);
+  }
+
   it('covers every kustomization in deploy/k8s', () => {
     const found = run('find', [k8sDir, '-name', 'kustomization.yaml'])
       .trim()
@@ -454,6 +472,12 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
     expect(pod.spec.volumes).toContainEqual(
       expect.objectContaining({ name: 'tmp', emptyDir: expect.anything() }),
     );
+    expectCacheVolume(
+      pod,
+      loader!,
+      'cache',
+      Number(configData(objects).SCYLLA_LOADER_CACHE_DISK_BYTES),
+    );
     const graceMs = Number(configData(objects).SCYLLA_LOADER_SHUTDOWN_GRACE_MS);
     expect(graceMs).toBe(15000);
     expect(pod.spec.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(graceMs);
@@ -521,6 +545,8 @@ describe('deploy/k8s (kustomize + kubeconform, offline)', () => {
       runAsNonRoot: true,
     });
     expect(loader!.envFrom).toContainEqual({ configMapRef: { name: 'scylla-loader-config' } });
+    const diskBytes = loader!.env!.find((e) => e.name === 'SCYLLA_LOADER_CACHE_DISK_BYTES');
+    expectCacheVolume(pod, loader!, 'loader-cache', Number(diskBytes?.value));
     const trainer = pod.spec.containers.find((c) => c.name === 'trainer');
     expect(trainer?.env).toContainEqual({
       name: 'SCYLLA_LOADER_ADDRESS',
