@@ -190,6 +190,31 @@ describe('the sample cache in the fetch engine', () => {
     await diskOnly.close();
   });
 
+  it('grouped reads fill the cache and take from it as single reads do', async () => {
+    const metrics = createLoaderMetrics();
+    const cache = SampleCache.open(
+      { cacheMemoryBytes: 64 << 20, cacheDiskBytes: 0 },
+      metrics,
+      () => undefined,
+    )!;
+    const scope = await scopeOf(ks);
+    const batches = await collect(
+      options({ cache: { store: cache, scope }, groupReads: 16, endEpoch: 2 }, metrics),
+    );
+    expectSamples(
+      batches.filter((b) => b.epoch === 0),
+      expected,
+    );
+    expectSamples(
+      batches.filter((b) => b.epoch === 1),
+      expected,
+    );
+    // Epoch 0 read in groups (far fewer queries than samples), epoch 1 nothing.
+    expect(await value(metrics, 'cacheMisses')).toBe(N);
+    expect(await value(metrics, 'cacheHits', { tier: 'memory' })).toBe(N);
+    expect(await dbReads(metrics)).toBeLessThan(N / 4);
+  });
+
   it('single flight: four streams asking for the same ids at once read each id once', async () => {
     const metrics = createLoaderMetrics();
     const cache = SampleCache.open(

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type cassandra from 'cassandra-driver';
 import pino from 'pino';
 import sharp from 'sharp';
@@ -14,6 +17,7 @@ import { randomResizedRegion } from '../../src/core/transform/planTransform.js';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
 import { type ImageFixture, ingestImageDataset } from '../support/imageDataset.js';
+import { metric } from '../support/serveCli.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
@@ -274,7 +278,7 @@ describe.each([
     expect(err.codeName).toBe('INVALID_ARGUMENT');
   });
 
-  it('a second loader process gives byte-identical pixels', async () => {
+  it('a second loader process, with a sample cache, gives byte-identical pixels, cold and warm', async () => {
     const db = testDbConfig();
     const readyFile = newReadyFile();
     const loader = spawnCli(
@@ -288,18 +292,31 @@ describe.each([
         SCYLLA_LOADER_LOG_LEVEL: 'warn',
         SCYLLA_LOADER_MAX_IMAGE_PIXELS: '4000000',
         SCYLLA_LOADER_NATIVE_TRANSFORMS: mode,
+        // The cache keeps what the database returned; the transform runs on every delivery.
+        // The disk tier is the one the loader's workers share (the two streams below may go to
+        // different workers, each with a memory tier of its own).
+        SCYLLA_LOADER_CACHE_MEMORY_BYTES: String(64 << 20),
+        SCYLLA_LOADER_CACHE_DIR: mkdtempSync(path.join(os.tmpdir(), 'sl-transform-cache-')),
       },
     );
     const done = collect(loader);
     // Waited for by its ready file: a cold, loaded machine took over 15 s to start it, longer
     // than a client's reconnects to a port nobody listened on yet.
-    const { port } = await waitForReadyFile(loader, readyFile);
+    const { port, metricsPort } = await waitForReadyFile(loader, readyFile);
     const other = new LoaderClient(`127.0.0.1:${port}`);
     try {
       const there = pixelsById(await stream({ seed: 21, transform: RRC }, other));
       const here = pixelsById(await stream({ seed: 21, transform: RRC }));
       expect(there.size).toBe(GOOD);
       expect(there).toEqual(here);
+      // Every sample from the cache now (the bad ones too, skipped again by the policy).
+      const warm = pixelsById(await stream({ seed: 21, transform: RRC }, other));
+      expect(warm).toEqual(here);
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const hits = ['memory', 'disk']
+        .map((tier) => metric(text, `scylla_loader_cache_hits_total{tier="${tier}"}`) || 0)
+        .reduce((a, b) => a + b);
+      expect(hits).toBeGreaterThanOrEqual(GOOD);
     } finally {
       other.close();
       loader.kill('SIGTERM');
