@@ -201,6 +201,8 @@ describe('ingest', () => {
     const { width, height } = await sharp(png).metadata();
     expect([width, height]).toEqual([28, 28]);
 
+    const generation = (await readDatasetInfo(client, ks)).generation;
+    expect(generation).toMatch(/^[0-9a-f-]{36}$/);
     const second = await run();
     expect(second.written).toBe(0);
     expect(second.alreadyPresent).toBe(600);
@@ -209,6 +211,8 @@ describe('ingest', () => {
     const info = await readDatasetInfo(client, ks);
     expect(info.sampleCount).toBe(600);
     expect(info.columns).toEqual({ index: 'int', subset: 'text' });
+    // Every ingest renews the generation the sample cache keys entries by.
+    expect(info.generation).not.toBe(generation);
   });
 
   it('preprocesses with sharp to the requested size, equal to sharp on its own', async () => {

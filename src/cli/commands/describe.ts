@@ -53,6 +53,7 @@ export function formatInfo(info: DatasetInfo): string {
     `  sources       ${info.sources.join(', ')}`,
     `  created at    ${info.createdAt?.toISOString() ?? '-'}`,
     `  updated at    ${info.updatedAt?.toISOString() ?? '-'}`,
+    `  generation    ${info.generation ?? '-'} (renewed by every ingest; the sample cache's key)`,
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -14,6 +14,8 @@ export interface DatasetInfo {
   sources: string[];
   createdAt: Date | null;
   updatedAt: Date | null;
+  /** Renewed by every ingest; what the sample cache keys entries by (null: before they existed). */
+  generation: string | null;
 }
 
 /** Reads a dataset's info row; NOT_FOUND when the dataset does not exist. */
@@ -43,6 +45,8 @@ export async function readDatasetInfo(
     sources: (row?.['sources'] as string[] | null) ?? [],
     createdAt: (row?.['created_at'] as Date | null) ?? null,
     updatedAt: (row?.['updated_at'] as Date | null) ?? null,
+    generation:
+      (row?.['generation'] as cassandra.types.TimeUuid | null | undefined)?.toString() ?? null,
   };
 }
 
