@@ -197,8 +197,13 @@ export class DiskTier {
       )
         .then(
           (evicted) => {
-            this.afterCommit();
-            this.events.onCommit(evicted);
+            // Nothing may escape: nobody awaits this promise but settled().
+            try {
+              this.afterCommit();
+              this.events.onCommit(evicted);
+            } catch (err) {
+              this.failed(err);
+            }
           },
           (err: unknown) => this.failed(err),
         )
