@@ -2,6 +2,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { CACHE_FLAGS, resolveCacheBenchOptions } from '../cache/CacheBenchOptions.js';
+import { formatCacheReport } from '../cache/formatCacheReport.js';
+import { runCacheBench } from '../cache/runCacheBench.js';
 import { formatCeilingReport, runCeilingBench } from '../ceiling/runCeilingBench.js';
 import {
   CONCURRENCY_FLAGS,
@@ -203,6 +206,22 @@ export function registerBenchCommand(program: Command): Command {
         resolveLatencyBenchOptions({ ...context, ...input, toxiproxy: toxiproxyBinary() }),
       );
       return { markdown: formatLatencyReport(report), table: 'latency' };
+    },
+  });
+  addBenchCommand(bench, {
+    name: 'cache',
+    description:
+      'the sample cache: cold and warm epochs with and without a cache at 0 and 150 ms ' +
+      'injected by toxiproxy (samples/s, database reads per epoch from the metrics), a sweep ' +
+      'of 4 jobs sharing one loader, a split twice the disk tier; goals with PASS/FAIL',
+    quick: 'about a minute: 1,000 samples (the split twice the cache: 32 MiB)',
+    flags: CACHE_FLAGS,
+    docs: true,
+    run: async (input, context) => {
+      const report = await runCacheBench(
+        resolveCacheBenchOptions({ ...context, ...input, toxiproxy: toxiproxyBinary() }),
+      );
+      return { markdown: formatCacheReport(report), table: 'cache' };
     },
   });
   addBenchCommand(bench, {

@@ -9,6 +9,7 @@ export const DOC_TABLES = [
   'stream',
   'grouped-reads',
   'latency',
+  'cache',
   'concurrency',
   'scale',
   'cores',
