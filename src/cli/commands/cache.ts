@@ -68,6 +68,7 @@ export function registerCacheCommand(program: Command): void {
           );
         }
         const metrics = createLoaderMetrics();
+        let diskFailure: unknown;
         const store = SampleCache.open(
           {
             cacheMemoryBytes: 0,
@@ -76,7 +77,7 @@ export function registerCacheCommand(program: Command): void {
           },
           metrics,
           (err) => {
-            throw err;
+            diskFailure ??= err;
           },
         )!;
         const client = await createDbClient(dbConfigFromFlags(flags));
@@ -105,6 +106,13 @@ export function registerCacheCommand(program: Command): void {
             onProgress: (samples, bytes) => progress.update(samples, bytes),
           });
           progress.stop();
+          if (diskFailure !== undefined) {
+            throw invalidArgument(
+              `the disk cache in ${settings.cacheDir} failed while warming ` +
+                `(${(diskFailure as Error).message}); what was written before stays cached`,
+              diskFailure,
+            );
+          }
           const dropped = (await metrics.cacheWritesDropped.get()).values[0]?.value ?? 0;
           process.stdout.write(
             `warmed ${summary.samples} samples of ${dataset} ${splitName} ` +

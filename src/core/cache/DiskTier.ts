@@ -1,7 +1,17 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { type Database, type RootDatabase, open } from 'lmdb';
+import { ADMIT_WHEN_FULL } from './admission.js';
 
 /** Layout of the store; another one found at open is cleared (it is a cache). */
 const FORMAT = 1;
@@ -18,12 +28,14 @@ const HIGH_WATER_SHARE = 0.7;
 const TARGET_STEP = 0.8;
 /** The target share never goes below this. */
 const MIN_TARGET_SHARE = 0.1;
-/** Victims looked at per step of an eviction. */
+/** Victims looked at per step of an eviction (a run of neighbours in insertion order). */
 const EVICT_STEP = 64;
 /** How long writes gather before their transaction. */
 const FLUSH_DELAY_MS = 5;
-/** Transactions of writes under way at most. */
-const MAX_TRANSACTIONS = 4;
+/** Entries per transaction at most (a few milliseconds of the event loop). */
+const MAX_TRANSACTION_ENTRIES = 1000;
+/** Bytes of values per transaction at most. */
+const MAX_TRANSACTION_BYTES = 4 * 1024 * 1024;
 /** Bytes of writes not committed yet at most; more are dropped. */
 const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 const STATE_KEY = Buffer.from('state');
@@ -44,9 +56,9 @@ export interface DiskTierEvents {
 
 /**
  * The disk tier: one LMDB environment in a folder on local storage, shared by every loader
- * process of the host (LMDB's write lock is across processes), bounded in bytes. Entries leave
- * in the order they came (first in, first out): an epoch reads its split in a random order,
- * so recency says nothing about the next read, and insertion order needs no write per hit.
+ * process of the host (LMDB's write lock is across processes), bounded in bytes. Once full, a
+ * new sample is kept with the chance {@link ADMIT_WHEN_FULL}, in place of entries from a
+ * random place of the insertion order (see `admission.ts`; no write per hit).
  * The byte count and the order live in the store itself, updated in the same transaction as
  * the entries, so every process sees and keeps one bound.
  */
@@ -58,15 +70,15 @@ export class DiskTier {
   private readonly pageSize: number;
   private queue: { key: Buffer; value: Buffer }[] = [];
   private queuedBytes = 0;
+  /** Damaged entries to drop in the next transaction. */
+  private removals: Buffer[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
-  /** Transactions of writes started and not ended yet. */
-  private readonly committing = new Set<Promise<void>>();
   private closed = false;
 
   private constructor(
     private readonly env: RootDatabase<Buffer, Buffer>,
     private readonly entries: Database<Buffer, Buffer>,
-    /** Insertion order: 8-byte sequence number → entry key and its counted bytes. */
+    /** Every entry by insertion: 8-byte sequence number → entry key and its counted bytes. */
     private readonly order: Database<Buffer, Buffer>,
     private readonly meta: Database<Buffer, Buffer>,
     /** The bound: the store's files never grow past it. */
@@ -83,34 +95,39 @@ export class DiskTier {
    */
   static open(dir: string, maxBytes: number, events: DiskTierEvents): DiskTier {
     const path = join(dir, 'samples');
-    // Commits are not flushed (noSync): a process that dies leaves a sound store (the kernel
-    // holds its writes), a machine that stops may not. A store last opened before the
-    // machine's last start is made anew rather than opened: a torn one could crash LMDB.
-    const marker = join(path, 'boot-id');
-    const boot = currentBootId();
-    if (existsSync(join(path, 'data.mdb')) && readText(marker) !== boot) {
-      rmSync(path, { recursive: true, force: true });
-      events.onRemade?.(
-        new Error('the machine has started since the store was last open: it may be torn'),
-      );
-    }
-    mkdirSync(path, { recursive: true });
-    writeFileSync(marker, boot);
-    try {
-      return DiskTier.openAt(path, maxBytes, events);
-    } catch (err) {
-      // A store that is there but does not open (a crash of the machine, another LMDB
-      // layout) is a cache: it is made anew. A folder that cannot be written is the caller's.
-      const code = (err as NodeJS.ErrnoException).code;
-      const unwritable = code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
-      if (unwritable || !existsSync(join(path, 'data.mdb'))) throw err;
-      rmSync(path, { recursive: true, force: true });
+    // The host's processes (a cluster's workers start together) decide one at a time whether
+    // the store is to be made anew: two deciding at once removed a store the other had open.
+    return withFolderLock(dir, () => {
+      // Commits are not flushed (noSync): a process that dies leaves a sound store (the
+      // kernel holds its writes), a machine that stops may not. A store last opened before the
+      // machine's last start is made anew rather than opened: a torn one could crash LMDB.
+      const marker = join(path, 'boot-id');
+      const boot = currentBootId();
+      const stamped = readText(marker);
+      if (existsSync(join(path, 'data.mdb')) && stamped !== undefined && stamped !== boot) {
+        rmSync(path, { recursive: true, force: true });
+        events.onRemade?.(
+          new Error('the machine has started since the store was last open: it may be torn'),
+        );
+      }
       mkdirSync(path, { recursive: true });
-      writeFileSync(marker, boot);
-      const tier = DiskTier.openAt(path, maxBytes, events);
-      events.onRemade?.(err);
-      return tier;
-    }
+      if (stamped !== boot) writeAtomically(marker, boot);
+      try {
+        return DiskTier.openAt(path, maxBytes, events);
+      } catch (err) {
+        // A store that LMDB refuses (its own errors are negative numbers: a torn or foreign
+        // file) is a cache: it is made anew. Anything else (a folder that cannot be written,
+        // a full or failing disk) is the caller's, and the store is left as it is.
+        const code = (err as { code?: unknown }).code;
+        if (typeof code !== 'number' || code >= 0) throw err;
+        rmSync(path, { recursive: true, force: true });
+        mkdirSync(path, { recursive: true });
+        writeAtomically(marker, boot);
+        const tier = DiskTier.openAt(path, maxBytes, events);
+        events.onRemade?.(err);
+        return tier;
+      }
+    });
   }
 
   private static openAt(path: string, maxBytes: number, events: DiskTierEvents): DiskTier {
@@ -127,8 +144,6 @@ export class DiskTier {
       // a stream's reads): a store a crash of the machine left unreadable is made anew at
       // open, and a damaged entry is caught by its checksum.
       noSync: true,
-      // Writes of one event turn go in one transaction, committed off the main thread.
-      commitDelay: 5,
     });
     const entries = env.openDB<Buffer, Buffer>({ name: 'entries', ...binary });
     const order = env.openDB<Buffer, Buffer>({ name: 'order', ...binary });
@@ -146,9 +161,9 @@ export class DiskTier {
   /**
    * Queues `value` to be stored under `key`. Writes of a few milliseconds go in one
    * transaction, which skips keys stored already (another process may have read the same
-   * sample) and first evicts the oldest entries while the count would pass the budget. While
-   * {@link MAX_QUEUED_BYTES} (or a quarter of the bound) wait, further writes are dropped: the
-   * cache is best effort, the stream never waits for it.
+   * sample) and makes room by evicting first. While {@link MAX_QUEUED_BYTES} (or a quarter of
+   * the bound) wait, further writes are dropped: the cache is best effort, the stream never
+   * waits for it.
    */
   write(key: Buffer, value: Buffer): void {
     const queueBound = Math.min(MAX_QUEUED_BYTES, this.maxBytes / 4);
@@ -159,61 +174,78 @@ export class DiskTier {
     }
     this.queue.push({ key, value });
     this.queuedBytes += value.length;
-    this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_DELAY_MS);
+    this.schedule(FLUSH_DELAY_MS);
   }
 
-  /** Resolves once every write queued so far is committed (or failed). */
+  /** Drops the entry of `key` (a damaged one) in the next transaction. */
+  remove(key: Buffer): void {
+    if (this.closed) return;
+    this.removals.push(key);
+    this.schedule(FLUSH_DELAY_MS);
+  }
+
+  /** Bytes of writes queued and not committed yet. */
+  get backlogBytes(): number {
+    return this.queuedBytes;
+  }
+
+  /** Commits every write queued so far (or fails, as {@link DiskTierEvents.onError} says). */
   async settled(): Promise<void> {
-    while (this.flushTimer !== undefined || this.committing.size > 0) {
-      if (this.flushTimer !== undefined) {
-        clearTimeout(this.flushTimer);
-        this.flush();
-      }
-      await Promise.all(this.committing);
-    }
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    while (!this.closed && (this.queue.length > 0 || this.removals.length > 0)) this.flush();
+    return Promise.resolve();
+  }
+
+  private schedule(delayMs: number): void {
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flush();
+      // One transaction per turn of the event loop: streams go on between them.
+      if (this.queue.length > 0 || this.removals.length > 0) this.schedule(0);
+    }, delayMs);
   }
 
   /**
-   * Starts transactions for what is queued, a 32nd of the bound each at most (so the file's
-   * growth between two measurements stays small against the room above the high-water mark),
-   * {@link MAX_TRANSACTIONS} at a time; the rest waits for one of them to end.
+   * Commits one transaction of what is queued: at most {@link MAX_TRANSACTION_ENTRIES} entries
+   * and a 32nd of the bound (at most {@link MAX_TRANSACTION_BYTES}), so one holds the event
+   * loop for a few milliseconds and the file's growth between two measurements stays small
+   * against the room above the high-water mark. Synchronous on purpose: lmdb-js's
+   * asynchronous transactions leave a rejected promise nobody can handle when a commit fails
+   * (kriszyp/lmdb-js#368), which would end the process on a full disk.
    */
   private flush(): void {
-    this.flushTimer = undefined;
-    const most = this.maxBytes / 32;
-    while (this.queue.length > 0 && this.committing.size < MAX_TRANSACTIONS) {
-      let take = 0;
-      let bytes = 0;
-      while (
-        take < this.queue.length &&
-        (take === 0 || bytes + this.queue[take]!.value.length <= most)
-      ) {
-        bytes += this.queue[take]!.value.length;
-        take++;
-      }
-      const batch = this.queue.splice(0, take);
-      const commit: Promise<void> = (
-        this.env.transaction(() => this.store(batch)) as Promise<number>
-      )
-        .then(
-          (evicted) => {
-            // Nothing may escape: nobody awaits this promise but settled().
-            try {
-              this.afterCommit();
-              this.events.onCommit(evicted);
-            } catch (err) {
-              this.failed(err);
-            }
-          },
-          (err: unknown) => this.failed(err),
-        )
-        .finally(() => {
-          this.committing.delete(commit);
-          this.queuedBytes -= bytes;
-          if (this.queue.length > 0 && this.flushTimer === undefined && !this.closed) this.flush();
-        });
-      this.committing.add(commit);
+    const most = Math.min(MAX_TRANSACTION_BYTES, this.maxBytes / 32);
+    let take = 0;
+    let bytes = 0;
+    while (
+      take < this.queue.length &&
+      take < MAX_TRANSACTION_ENTRIES &&
+      (take === 0 || bytes + this.queue[take]!.value.length <= most)
+    ) {
+      bytes += this.queue[take]!.value.length;
+      take++;
     }
+    const batch = this.queue.splice(0, take);
+    const removals = this.removals;
+    this.removals = [];
+    this.queuedBytes -= bytes;
+    let evicted = 0;
+    try {
+      this.env.transactionSync(() => {
+        for (const key of removals) this.entries.removeSync(key);
+        evicted = this.store(batch);
+      });
+      this.afterCommit();
+    } catch (err) {
+      // A full or failing disk: nothing more is written; the owner turns the tier off.
+      this.queue = [];
+      this.queuedBytes = 0;
+      this.closed = true;
+      this.events.onError(err);
+      return;
+    }
+    this.events.onCommit(evicted);
   }
 
   /** Inside a write transaction: stores `batch`, evicting first; returns the entries evicted. */
@@ -223,8 +255,14 @@ export class DiskTier {
     for (const { key, value } of batch) {
       if (this.entries.doesExist(key)) continue;
       const size = this.counted(key.length, value.length);
+      if (state.bytes + size > this.budget && Math.random() >= ADMIT_WHEN_FULL) continue;
       while (state.bytes + size > this.budget) {
-        const victims = [...this.order.getRange({ limit: EVICT_STEP })];
+        // Victims from a random place of the insertion order, as many as the room needs
+        // (see admission.ts for why not the oldest), a run of neighbours at a time, whose
+        // pages LMDB frees together.
+        const from = sequenceKey(Math.floor(Math.random() * state.next));
+        let victims = [...this.order.getRange({ start: from, limit: EVICT_STEP })];
+        if (victims.length === 0) victims = [...this.order.getRange({ limit: EVICT_STEP })];
         if (victims.length === 0) {
           state.bytes = 0; // nothing left to count: a count that drifted starts over
           break;
@@ -246,36 +284,6 @@ export class DiskTier {
     }
     this.writeState(state);
     return evicted;
-  }
-
-  /** Drops the entry of `key` (a damaged one); its bytes stay counted until it would leave. */
-  remove(key: Buffer): void {
-    this.entries.remove(key).catch((err: unknown) => this.failed(err));
-  }
-
-  /**
-   * Reports a failed write once its cause is known. lmdb-js rejects each write of a failed
-   * commit with "Commit failed" and the cause in a promise of its own (`commitError`), which
-   * it rejects later and which, unhandled, would end the process.
-   */
-  private failed(err: unknown): void {
-    const cause = (err as { commitError?: unknown } | null)?.commitError;
-    if (!(cause instanceof Promise)) {
-      this.events.onError(err);
-      return;
-    }
-    let reported = false;
-    const report = (e: unknown): void => {
-      if (reported) return;
-      reported = true;
-      clearTimeout(fallback);
-      this.events.onError(e);
-    };
-    const fallback = setTimeout(() => report(err), 1000).unref();
-    cause.then(
-      () => report(err),
-      (real: unknown) => report(real),
-    );
   }
 
   /**
@@ -305,22 +313,33 @@ export class DiskTier {
     const usedBytes = (stats(this.entries) + stats(this.order)) * this.pageSize;
     const counted = this.readState().bytes;
     if (counted > this.maxBytes / 100) this.inflation = Math.max(1, usedBytes / counted);
-    let target = this.readTarget();
-    const fileBytes =
-      ((this.env.getStats() as { lastPageNumber: number }).lastPageNumber + 1) * this.pageSize;
-    if (fileBytes > this.maxBytes * HIGH_WATER_SHARE && target > MIN_TARGET_SHARE) {
-      target = Math.max(MIN_TARGET_SHARE, target * TARGET_STEP);
-      const raw = Buffer.allocUnsafe(8);
-      raw.writeDoubleBE(target, 0);
-      this.meta.put(TARGET_KEY, raw).catch((err: unknown) => this.failed(err));
+    let { share, fileAtLowering } = this.readTarget();
+    const fileBytes = this.fileBytes;
+    // The file never shrinks: lowered once for each growth of a transaction's worth past the
+    // high-water mark, not at every commit while the file stays there.
+    if (
+      fileBytes > this.maxBytes * HIGH_WATER_SHARE &&
+      fileBytes > fileAtLowering + this.maxBytes / 32 &&
+      share > MIN_TARGET_SHARE
+    ) {
+      share = Math.max(MIN_TARGET_SHARE, share * TARGET_STEP);
+      const raw = Buffer.allocUnsafe(16);
+      raw.writeDoubleBE(share, 0);
+      raw.writeDoubleBE(fileBytes, 8);
+      this.env.transactionSync(() => this.meta.putSync(TARGET_KEY, raw));
     }
-    this.budget = Math.floor((this.maxBytes * target) / this.inflation);
+    this.budget = Math.floor((this.maxBytes * share) / this.inflation);
   }
 
-  /** The share of the bound the pages in use are kept to (lowered as the file grows). */
-  private readTarget(): number {
+  /**
+   * The share of the bound the pages in use are kept to (lowered as the file grows), and the
+   * file's size when it was last lowered.
+   */
+  private readTarget(): { share: number; fileAtLowering: number } {
     const raw = this.meta.getBinary(TARGET_KEY);
-    return raw?.length === 8 ? raw.readDoubleBE(0) : FIRST_TARGET_SHARE;
+    return raw?.length === 16
+      ? { share: raw.readDoubleBE(0), fileAtLowering: raw.readDoubleBE(8) }
+      : { share: FIRST_TARGET_SHARE, fileAtLowering: 0 };
   }
 
   /** Bytes of the store's file: its high-water mark, what the bound is kept on. */
@@ -338,10 +357,12 @@ export class DiskTier {
     return (this.entries.getStats() as { entryCount: number }).entryCount;
   }
 
-  /** Commits what is queued, then closes the store; later writes are dropped. */
+  /** Commits what is queued (unless the disk failed), then closes the store. */
   async close(): Promise<void> {
-    await this.settled();
+    if (!this.closed) await this.settled();
     this.closed = true;
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     await this.env.close();
   }
 
@@ -381,6 +402,60 @@ function currentBootId(): string {
   const id = readText('/proc/sys/kernel/random/boot_id');
   if (id) return id.trim();
   return `booted ${Math.round((Date.now() / 1000 - os.uptime()) / 60)}`;
+}
+
+/** Writes `text` to `file` so that a reader sees the old text or the new, never a part. */
+function writeAtomically(file: string, text: string): void {
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, text);
+  renameSync(temp, file);
+}
+
+/** How long {@link withFolderLock} waits for another process before giving up. */
+const LOCK_WAIT_MS = 10_000;
+
+/**
+ * Runs `work` holding `<dir>/open.lock` (made exclusively, holding the pid). A lock whose
+ * process is gone (killed while opening) is taken over. The wait blocks: it happens once, at
+ * start, for the few milliseconds another process takes to open the store.
+ */
+function withFolderLock<T>(dir: string, work: () => T): T {
+  mkdirSync(dir, { recursive: true });
+  const lock = join(dir, 'open.lock');
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const fd = openSync(lock, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number(readText(lock));
+      if (Number.isInteger(holder) && holder > 0 && !alive(holder)) {
+        rmSync(lock, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`${lock} has been held by process ${holder} for over 10 s`, { cause: err });
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+  }
+  try {
+    return work();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 function readText(file: string): string | undefined {

@@ -11,6 +11,9 @@ import { MemoryTier } from './MemoryTier.js';
  */
 export type SharedRead = Promise<CachedSample | null | undefined>;
 
+/** What a claim is told apart by (see {@link SampleCache.claim}). */
+export type ClaimToken = object;
+
 /** Where a sample can be had without a database request of one's own. */
 export type CacheLookup = { sample: CachedSample } | { shared: SharedRead } | undefined;
 
@@ -54,7 +57,10 @@ type CacheMetrics = Pick<
 export class SampleCache {
   private readonly memory: MemoryTier | undefined;
   private disk: DiskTier | undefined;
-  private readonly inFlight = new Map<string, (sample: CachedSample | null | undefined) => void>();
+  private readonly inFlight = new Map<
+    string,
+    { token: ClaimToken; resolve: (sample: CachedSample | null | undefined) => void }
+  >();
   private readonly shared = new Map<string, SharedRead>();
 
   private constructor(
@@ -141,19 +147,20 @@ export class SampleCache {
 
   /**
    * Claims `key` for a database read about to be made: until it is {@link SampleCache.fill}ed
-   * or {@link SampleCache.abandon}ed, other streams' look ups wait for that read. False when
-   * another read has it claimed already.
+   * or {@link SampleCache.abandon}ed, other streams' look ups wait for that read. Returns the
+   * claim's token, or undefined when another read has the key claimed already.
    */
-  claim(key: Buffer): boolean {
+  claim(key: Buffer): ClaimToken | undefined {
     const k = key.toString('latin1');
-    if (this.shared.has(k)) return false;
+    if (this.shared.has(k)) return undefined;
+    const token: ClaimToken = {};
     this.shared.set(
       k,
       new Promise((resolve) => {
-        this.inFlight.set(k, resolve);
+        this.inFlight.set(k, { token, resolve });
       }),
     );
-    return true;
+    return token;
   }
 
   /**
@@ -162,16 +169,25 @@ export class SampleCache {
    */
   fill(key: Buffer, sample: CachedSample | null): void {
     const k = key.toString('latin1');
-    if (sample) {
-      this.keepInMemory(k, sample);
-      this.disk?.write(key, encodeCacheEntry(key, sample));
+    try {
+      if (sample) {
+        this.keepInMemory(k, sample);
+        this.disk?.write(key, encodeCacheEntry(key, sample));
+      }
+    } finally {
+      // Whatever keeping it did, the streams waiting for the read get its answer.
+      this.settle(k, sample);
     }
-    this.settle(k, sample);
   }
 
-  /** A claimed read gave up: the streams waiting for it read the sample themselves. */
-  abandon(key: Buffer): void {
-    this.settle(key.toString('latin1'), undefined);
+  /**
+   * The read that claimed `key` with `token` gave up: the streams waiting for it read the
+   * sample themselves. A claim made since by another read (the first one settled meanwhile)
+   * is left alone.
+   */
+  abandon(key: Buffer, token: ClaimToken): void {
+    const k = key.toString('latin1');
+    if (this.inFlight.get(k)?.token === token) this.settle(k, undefined);
   }
 
   /** Commits the disk tier's queued writes, then closes it. */
@@ -181,17 +197,22 @@ export class SampleCache {
     await disk?.close();
   }
 
+  /** Bytes of disk writes queued and not committed yet (0 without a disk tier). */
+  get diskBacklogBytes(): number {
+    return this.disk?.backlogBytes ?? 0;
+  }
+
   /** Resolves once the disk tier's queued writes are committed. */
   async settled(): Promise<void> {
     await this.disk?.settled();
   }
 
   private settle(k: string, outcome: CachedSample | null | undefined): void {
-    const resolve = this.inFlight.get(k);
-    if (!resolve) return;
+    const claim = this.inFlight.get(k);
+    if (!claim) return;
     this.inFlight.delete(k);
     this.shared.delete(k);
-    resolve(outcome);
+    claim.resolve(outcome);
   }
 
   private keepInMemory(k: string, sample: CachedSample): void {

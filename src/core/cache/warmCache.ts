@@ -5,6 +5,9 @@ import { epochShard } from '../sampling/epochShard.js';
 import type { SplitIds } from '../splits/SplitIds.js';
 import type { SampleCache } from './SampleCache.js';
 
+/** Disk writes queued past which warming waits for them to be committed. */
+const WARM_BACKLOG_BYTES = 8 * 1024 * 1024;
+
 /** What {@link warmCache} did. */
 export interface WarmSummary {
   samples: number;
@@ -33,7 +36,8 @@ export interface WarmOptions {
 /**
  * Fills a host's sample cache with a split before a job starts: every sample read once through
  * the fetch engine (its retries, hedges and single flight), in stored order, samples the cache
- * has already skipped. Resolves once the disk tier has committed what was read.
+ * has already skipped, at the disk's pace. Resolves once the disk tier has committed what was
+ * read.
  */
 export async function warmCache(options: WarmOptions): Promise<WarmSummary> {
   const started = performance.now();
@@ -70,6 +74,8 @@ export async function warmCache(options: WarmOptions): Promise<WarmSummary> {
   let samples = 0;
   let bytes = 0;
   for await (const batch of fetcher.batches()) {
+    // Reads wait for the disk rather than outrun it (a stream would drop writes instead).
+    if (options.cache.diskBacklogBytes > WARM_BACKLOG_BYTES) await options.cache.settled();
     samples += batch.samples.length;
     for (const s of batch.samples) bytes += s.data.length + (s.labelBlob?.length ?? 0);
     options.onProgress?.(samples, bytes);
