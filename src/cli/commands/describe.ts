@@ -53,7 +53,7 @@ export function formatInfo(info: DatasetInfo): string {
     `  sources       ${info.sources.join(', ')}`,
     `  created at    ${info.createdAt?.toISOString() ?? '-'}`,
     `  updated at    ${info.updatedAt?.toISOString() ?? '-'}`,
-    `  generation    ${info.generation ?? '-'} (renewed by every ingest; the sample cache's key)`,
+    `  generation    ${info.generation ?? '-'} (made with the dataset; the sample cache's key)`,
   ];
   return `${lines.join('\n')}\n`;
 }

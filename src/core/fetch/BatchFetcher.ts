@@ -283,25 +283,35 @@ export class BatchFetcher {
 
   /**
    * Waits for another stream's read of the sample at `position`: it holds its place in the
-   * window as a read of its own would, without a database request. A read that gave up is
-   * made again by this stream.
+   * window as a read of its own would, without a database request, and is hedged as one (that
+   * read may be stuck on a hung node, and its stream may have gone, taking its hedges along).
+   * A read that gave up sends the position back to the cache, then to a read of its own.
    */
   private join(position: number, id: Buffer, shared: SharedRead): void {
     const epoch = this.assembler.epoch;
     this.inFlight++;
+    this.hedger.track(position, this.selector.pick(), performance.now());
     void shared.then((sample) => {
       this.inFlight--;
-      if (this.closed || epoch !== this.assembler.epoch || this.isTaken(position)) return;
+      if (this.closed || epoch !== this.assembler.epoch) return;
+      this.hedger.settled(position);
+      if (this.isTaken(position)) return; // a hedge of it came first
       if (sample === undefined) {
-        this.read([position], 1, undefined);
-        return;
+        this.retake(position);
+      } else {
+        this.window.completed();
+        if (sample) this.onSample(position, id, sample, performance.now());
+        else this.onRow(position, id, null);
       }
-      this.window.completed();
-      if (sample) this.onSample(position, id, sample, performance.now());
-      else this.onRow(position, id, null);
       this.pump();
       this.notify();
     });
+  }
+
+  /** A position whose shared read gave up: from the cache, another shared read, or a read. */
+  private retake(position: number): void {
+    const left = this.fromCache([position]);
+    if (left.length > 0) this.read(left, 1, undefined);
   }
 
   /**
@@ -327,7 +337,7 @@ export class BatchFetcher {
     const keys = positions.map((p) =>
       cacheKey(cache.scope, this.reader.idAt(this.plan.storedPosition(p))),
     );
-    const claimed = hedge ? [] : keys.filter((key) => cache.store.claim(key));
+    const claims = hedge ? [] : keys.map((key) => ({ key, token: cache.store.claim(key) }));
     return rows.then(
       (answers) => {
         for (let i = 0; i < answers.length; i++) {
@@ -337,7 +347,7 @@ export class BatchFetcher {
         return answers;
       },
       (err: unknown) => {
-        for (const key of claimed) cache.store.abandon(key);
+        for (const { key, token } of claims) if (token) cache.store.abandon(key, token);
         throw err;
       },
     );

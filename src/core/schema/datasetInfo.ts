@@ -14,7 +14,7 @@ export interface DatasetInfo {
   sources: string[];
   createdAt: Date | null;
   updatedAt: Date | null;
-  /** Renewed by every ingest; what the sample cache keys entries by (null: before they existed). */
+  /** Made by the first ingest; what the sample cache keys entries by (null: before they existed). */
   generation: string | null;
 }
 
@@ -74,14 +74,15 @@ export async function recordIngestStart(
   const labelNames = info.labelNames.length > 0 ? info.labelNames : ingest.labelNames;
   await client.execute(
     `UPDATE ${dataset}.dataset_info SET label_names = ?, columns = columns + ?, ` +
-      'sources = sources + ?, created_at = ?, updated_at = ?, generation = now() ' +
-      'WHERE dataset = ?',
+      'sources = sources + ?, created_at = ?, updated_at = ?, generation = ? WHERE dataset = ?',
     [
       labelNames,
       ingest.columns,
       [ingest.source],
       info.createdAt ?? new Date(),
       new Date(),
+      // Made once, with the info row: see readDatasetGeneration.
+      info.generation ?? cassandra.types.TimeUuid.now(),
       dataset,
     ],
     { prepare: true },
@@ -89,10 +90,13 @@ export async function recordIngestStart(
 }
 
 /**
- * The dataset's generation: a new one whenever an ingest starts and ends writing, so the
- * sample cache keys entries by it and never serves a dataset bytes of before (made again under
- * the same name, or ingested into again). A dataset written before generations existed gives
- * its creation time; undefined when there is no info row.
+ * The dataset's generation: made with its info row by its first ingest, so a dataset dropped
+ * and made again under the same name has another. The sample cache keys entries by it and
+ * never serves a re-made dataset bytes of before. Later ingests keep it (and hosts' caches
+ * warm): ingest never rewrites a sample that exists (it skips ids already there, and writes a
+ * sample's data and metadata rows in one logged batch), so a sample's bytes never change
+ * under one generation. A dataset written before generations existed gives its creation time
+ * until its next ingest; undefined when there is no info row.
  */
 export async function readDatasetGeneration(
   client: cassandra.Client,
@@ -151,7 +155,7 @@ export async function refreshDatasetCounts(
   );
   await client.execute(
     `UPDATE ${dataset}.dataset_info SET sample_count = ?, total_bytes = ?, class_counts = ?, ` +
-      'updated_at = ?, generation = now() WHERE dataset = ?',
+      'updated_at = ? WHERE dataset = ?',
     [
       cassandra.types.Long.fromNumber(counts.sampleCount),
       cassandra.types.Long.fromNumber(counts.totalBytes),

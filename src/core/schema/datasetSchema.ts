@@ -69,7 +69,14 @@ export async function ensureDatasetSchema(
     { prepare: true },
   );
   if (!infoColumns.rows.some((r) => r['column_name'] === 'generation')) {
-    await client.execute(`ALTER TABLE ${ks}.dataset_info ADD generation timeuuid`);
+    await client
+      .execute(`ALTER TABLE ${ks}.dataset_info ADD generation timeuuid`)
+      .catch((err: unknown) => {
+        // Another ingest of the dataset added it first.
+        if (!/conflicts with an existing column|already exists/i.test((err as Error).message)) {
+          throw err;
+        }
+      });
   }
 
   const existing = await metadataColumnTypes(client, ks);
