@@ -313,13 +313,14 @@ export class DiskTier {
     const usedBytes = (stats(this.entries) + stats(this.order)) * this.pageSize;
     const counted = this.readState().bytes;
     if (counted > this.maxBytes / 100) this.inflation = Math.max(1, usedBytes / counted);
-    let { share, fileAtLowering } = this.readTarget();
+    const target = this.readTarget();
+    let share = target.share;
     const fileBytes = this.fileBytes;
     // The file never shrinks: lowered once for each growth of a transaction's worth past the
     // high-water mark, not at every commit while the file stays there.
     if (
       fileBytes > this.maxBytes * HIGH_WATER_SHARE &&
-      fileBytes > fileAtLowering + this.maxBytes / 32 &&
+      fileBytes > target.fileAtLowering + this.maxBytes / 32 &&
       share > MIN_TARGET_SHARE
     ) {
       share = Math.max(MIN_TARGET_SHARE, share * TARGET_STEP);
