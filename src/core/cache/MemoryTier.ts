@@ -25,22 +25,26 @@ export class MemoryTier {
   }
 
   /**
-   * Keeps `sample`, copied into buffers of its own: the driver's buffers are views into whole
-   * response frames, which a kept view would keep alive beyond the bound. A sample larger than
+   * Keeps `sample`, copied into buffers of its own (the driver's buffers are views into whole
+   * response frames, which a kept view would keep alive beyond the bound), or as it is when
+   * `owned`: its buffers are views into one buffer of about its size that nothing else keeps
+   * (a disk entry). A sample larger than
    * the whole tier is not kept; one kept already is left as it is (samples are immutable under
    * their key); once the tier is full, most are not kept (see {@link ADMIT_WHEN_FULL}).
    */
-  set(key: string, sample: CachedSample): void {
+  set(key: string, sample: CachedSample, owned = false): void {
     const size = memoryFootprint(sample);
     if (size > this.maxBytes || this.entries.has(key)) return;
     if (this.held + size > this.maxBytes && this.random() >= ADMIT_WHEN_FULL) return;
     while (this.held + size > this.maxBytes) this.evictOne();
     this.entries.set(key, {
-      sample: {
-        label: sample.label,
-        labelBlob: sample.labelBlob ? copyOf(sample.labelBlob) : null,
-        data: copyOf(sample.data),
-      },
+      sample: owned
+        ? sample
+        : {
+            label: sample.label,
+            labelBlob: sample.labelBlob ? copyOf(sample.labelBlob) : null,
+            data: copyOf(sample.data),
+          },
       slot: this.keys.length,
     });
     this.keys.push(key);

@@ -133,7 +133,7 @@ export class SampleCache {
     const onDisk = this.readDisk(key);
     if (onDisk) {
       this.metrics.cacheHits.inc({ tier: 'disk' });
-      this.keepInMemory(k, onDisk);
+      this.keepInMemory(k, onDisk, true); // views into the entry read, a copy of its own
       return { sample: onDisk };
     }
     const shared = this.shared.get(k);
@@ -170,9 +170,13 @@ export class SampleCache {
   fill(key: Buffer, sample: CachedSample | null): void {
     const k = key.toString('latin1');
     try {
-      if (sample) {
+      if (sample && this.disk) {
+        // One copy for both tiers: the disk entry, which the memory tier keeps views into.
+        const entry = encodeCacheEntry(key, sample);
+        this.disk.write(key, entry);
+        this.keepInMemory(k, decodeCacheEntry(key, entry)!, true);
+      } else if (sample) {
         this.keepInMemory(k, sample);
-        this.disk?.write(key, encodeCacheEntry(key, sample));
       }
     } finally {
       // Whatever keeping it did, the streams waiting for the read get its answer.
@@ -215,9 +219,9 @@ export class SampleCache {
     claim.resolve(outcome);
   }
 
-  private keepInMemory(k: string, sample: CachedSample): void {
+  private keepInMemory(k: string, sample: CachedSample, owned = false): void {
     if (!this.memory) return;
-    this.memory.set(k, sample);
+    this.memory.set(k, sample, owned);
     this.metrics.cacheMemoryBytes.set(this.memory.bytes);
   }
 

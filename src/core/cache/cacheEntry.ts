@@ -13,7 +13,8 @@ const HEADER_BYTES = 16;
  */
 export function encodeCacheEntry(key: Buffer, sample: CachedSample): Buffer {
   const blob = sample.labelBlob;
-  const out = Buffer.allocUnsafe(HEADER_BYTES + (blob?.length ?? 0) + sample.data.length);
+  // Not from the shared pool: the memory tier may keep views into it.
+  const out = Buffer.allocUnsafeSlow(HEADER_BYTES + (blob?.length ?? 0) + sample.data.length);
   out.writeUInt32BE(MAGIC, 0);
   out.writeInt32BE(sample.label, 8);
   out.writeInt32BE(blob ? blob.length : -1, 12);
