@@ -14,12 +14,12 @@ import {
   BatchFetcher,
   createDbClient,
   createLoaderMetrics,
-  epochShard,
   type FetchOptions,
   loadSplitIds,
   meanSampleBytes,
   type SplitIds,
 } from '../../src/core/index.js';
+import { collectBatches, engineOptions } from '../support/engineOptions.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
@@ -39,44 +39,10 @@ const idsOf = (batches: AssembledBatch[]): string[] =>
   batches.flatMap((b) => b.samples.map((s) => uuidOf(s.id)));
 
 function options(extra: Partial<FetchOptions> = {}, metrics = createLoaderMetrics()): FetchOptions {
-  const ids = extra.ids ?? split.ids;
-  const n = ids.length / 16;
-  return {
-    keyspace: ks,
-    ids,
-    firstEpoch: 0,
-    endEpoch: 1,
-    shardOf: (epoch) =>
-      epochShard({
-        n,
-        seed: 5n,
-        epoch,
-        rank: 0,
-        worldSize: 1,
-        shardRule: 'uneven',
-        shuffle: 'uniform',
-        batchSize: 32,
-        dropLast: false,
-      }),
-    batchSize: 32,
-    prefetch: 4,
-    ordering: 'in-order',
-    missing: 'fail',
-    maxInFlight: 64,
-    readAttempts: 3,
-    retryBaseMs: 10,
-    paths: [{ name: 'primary', client: db }],
-    metrics,
-    signal: new AbortController().signal,
-    ...extra,
-  };
+  return engineOptions({ keyspace: ks, ids: split.ids, client: db }, extra, metrics);
 }
 
-async function collect(opts: FetchOptions): Promise<AssembledBatch[]> {
-  const out: AssembledBatch[] = [];
-  for await (const b of new BatchFetcher(opts).batches()) out.push(b);
-  return out;
-}
+const collect = collectBatches;
 
 async function queriesMade(metrics: ReturnType<typeof createLoaderMetrics>): Promise<number> {
   return (await metrics.dbReadSeconds.get()).values.find((v) => v.metricName?.endsWith('_count'))!

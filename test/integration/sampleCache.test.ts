@@ -11,13 +11,11 @@ import { LoaderClient } from '../../src/client/LoaderClient.js';
 import { DiskTier } from '../../src/core/cache/DiskTier.js';
 import {
   type AssembledBatch,
-  BatchFetcher,
   SampleCache,
   cacheKey,
   cacheScope,
   createDbClient,
   createLoaderMetrics,
-  epochShard,
   type FetchOptions,
   type LoaderMetrics,
   loadSplitIds,
@@ -27,6 +25,7 @@ import {
 import { datasetNamespace, sampleId } from '../../src/core/schema/sampleId.js';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createLoaderServer } from '../../src/server/createLoaderServer.js';
+import { collectBatches, engineOptions, metricValue } from '../support/engineOptions.js';
 import { type ExpectedSample, ingestMixedLabelDataset } from '../support/manifestDataset.js';
 import { runCli } from '../support/runCli.js';
 import { runCommand } from '../support/runCommand.js';
@@ -58,46 +57,16 @@ function byId(dataset: string, bySource: Map<string, ExpectedSample>): Map<strin
   return new Map([...bySource].map(([key, s]) => [sampleId(key, ns), s]));
 }
 
-function options(extra: Partial<FetchOptions>, metrics: LoaderMetrics): FetchOptions {
-  const ids = extra.ids ?? split.ids;
-  const n = ids.length / 16;
-  const seed = 5n;
-  return {
-    keyspace: ks,
-    ids,
-    firstEpoch: 0,
-    endEpoch: 1,
-    shardOf: (epoch) =>
-      epochShard({
-        n,
-        seed,
-        epoch,
-        rank: 0,
-        worldSize: 1,
-        shardRule: 'uneven',
-        shuffle: 'uniform',
-        batchSize: 32,
-        dropLast: false,
-      }),
-    batchSize: 32,
-    prefetch: 4,
-    ordering: 'out-of-order',
-    missing: 'fail',
-    maxInFlight: 64,
-    readAttempts: 3,
-    retryBaseMs: 10,
-    paths: [{ name: 'primary', client: db }],
+function options(extra: Partial<FetchOptions>, metrics: LoaderMetrics, seed = 5n): FetchOptions {
+  return engineOptions(
+    { keyspace: ks, ids: split.ids, client: db, seed },
+    { ordering: 'out-of-order', ...extra },
     metrics,
-    signal: new AbortController().signal,
-    ...extra,
-  };
+  );
 }
 
-async function collect(opts: FetchOptions): Promise<AssembledBatch[]> {
-  const out: AssembledBatch[] = [];
-  for await (const b of new BatchFetcher(opts).batches()) out.push(b);
-  return out;
-}
+const collect = collectBatches;
+const value = metricValue;
 
 /** Every delivered sample equals the database's, each id once per epoch. */
 function expectSamples(batches: AssembledBatch[], want: Map<string, ExpectedSample>, epochs = 1) {
@@ -115,21 +84,6 @@ function expectSamples(batches: AssembledBatch[], want: Map<string, ExpectedSamp
   }
   expect(seen.size).toBe(want.size);
   expect([...seen.values()].every((c) => c === epochs)).toBe(true);
-}
-
-async function value(
-  metrics: LoaderMetrics,
-  name: keyof LoaderMetrics,
-  labels: Record<string, string> = {},
-): Promise<number> {
-  const metric = metrics[name] as {
-    get(): Promise<{ values: { labels: object; value: number; metricName?: string }[] }>;
-  };
-  const { values } = await metric.get();
-  return values
-    .filter((v) => !v.metricName || !/_(bucket|sum)$/.test(v.metricName))
-    .filter((v) => Object.entries(labels).every(([k, x]) => (v.labels as never)[k] === x))
-    .reduce((a, v) => a + v.value, 0);
 }
 
 /** Database reads a fetch made: the read-latency histogram's count. */
@@ -247,26 +201,7 @@ describe('the sample cache in the fetch engine', () => {
     const scope = await scopeOf(ks);
     const streams = await Promise.all(
       [11n, 12n, 13n, 14n].map((seed) =>
-        collect(
-          options(
-            {
-              cache: { store: cache, scope },
-              shardOf: (epoch) =>
-                epochShard({
-                  n: N,
-                  seed,
-                  epoch,
-                  rank: 0,
-                  worldSize: 1,
-                  shardRule: 'uneven',
-                  shuffle: 'uniform',
-                  batchSize: 32,
-                  dropLast: false,
-                }),
-            },
-            metrics,
-          ),
-        ),
+        collect(options({ cache: { store: cache, scope } }, metrics, seed)),
       ),
     );
     for (const s of streams) expectSamples(s, expected);

@@ -10,6 +10,8 @@ import type { CachedSample } from '../../src/core/cache/CachedSample.js';
 import { cacheKey, cacheScope } from '../../src/core/cache/cacheKey.js';
 import { SampleCache } from '../../src/core/cache/SampleCache.js';
 import { createLoaderMetrics } from '../../src/core/index.js';
+import { RandomStream } from '../../src/core/sampling/randomStream.js';
+import { metricValue } from '../support/engineOptions.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -33,19 +35,7 @@ const sampleOf = (i: number, bytes: number, blob = false): CachedSample => ({
   data: Buffer.alloc(bytes, i % 251),
 });
 
-async function counter(
-  metrics: ReturnType<typeof createLoaderMetrics>,
-  name: keyof ReturnType<typeof createLoaderMetrics>,
-  labels: Record<string, string> = {},
-): Promise<number> {
-  const metric = metrics[name] as {
-    get(): Promise<{ values: { labels: object; value: number }[] }>;
-  };
-  const { values } = await metric.get();
-  return values
-    .filter((v) => Object.entries(labels).every(([k, x]) => (v.labels as never)[k] === x))
-    .reduce((a, v) => a + v.value, 0);
-}
+const counter = metricValue;
 
 describe('cache entries', () => {
   it('round-trip label, blob and bytes', () => {
@@ -138,16 +128,10 @@ describe('epochs of a split twice the memory tier, each in a new random order', 
   });
 });
 
-/** A small seeded generator (mulberry32), so the test is the same every run. */
+/** A seeded generator of numbers in [0, 1), so the test is the same every run. */
 function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const stream = new RandomStream('sample cache test', seed);
+  return () => stream.nextUint32() / 2 ** 32;
 }
 
 describe('single flight', () => {
