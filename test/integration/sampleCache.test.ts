@@ -68,6 +68,15 @@ function options(extra: Partial<FetchOptions>, metrics: LoaderMetrics, seed = 5n
 const collect = collectBatches;
 const value = metricValue;
 
+/** A sample cache with a memory tier only (64 MiB unless said). */
+function memoryCache(metrics: LoaderMetrics, bytes = 64 << 20): SampleCache {
+  return SampleCache.open(
+    { cacheMemoryBytes: bytes, cacheDiskBytes: 0 },
+    metrics,
+    () => undefined,
+  )!;
+}
+
 /** Every delivered sample equals the database's, each id once per epoch. */
 function expectSamples(batches: AssembledBatch[], want: Map<string, ExpectedSample>, epochs = 1) {
   const seen = new Map<string, number>();
@@ -146,11 +155,7 @@ describe('the sample cache in the fetch engine', () => {
 
   it('grouped reads fill the cache and take from it as single reads do', async () => {
     const metrics = createLoaderMetrics();
-    const cache = SampleCache.open(
-      { cacheMemoryBytes: 64 << 20, cacheDiskBytes: 0 },
-      metrics,
-      () => undefined,
-    )!;
+    const cache = memoryCache(metrics);
     const scope = await scopeOf(ks);
     const batches = await collect(
       options({ cache: { store: cache, scope }, groupReads: 16, endEpoch: 2 }, metrics),
@@ -171,11 +176,7 @@ describe('the sample cache in the fetch engine', () => {
 
   it('single flight: four streams asking for the same ids at once read each id once', async () => {
     const metrics = createLoaderMetrics();
-    const cache = SampleCache.open(
-      { cacheMemoryBytes: 64 << 20, cacheDiskBytes: 0 },
-      metrics,
-      () => undefined,
-    )!;
+    const cache = memoryCache(metrics);
     const scope = await scopeOf(ks);
     const streams = await Promise.all(
       [0, 1, 2, 3].map(() => collect(options({ cache: { store: cache, scope } }, metrics))),
@@ -193,11 +194,7 @@ describe('the sample cache in the fetch engine', () => {
 
   it('a sweep of four jobs with different seeds reads the split from the database once', async () => {
     const metrics = createLoaderMetrics();
-    const cache = SampleCache.open(
-      { cacheMemoryBytes: 64 << 20, cacheDiskBytes: 0 },
-      metrics,
-      () => undefined,
-    )!;
+    const cache = memoryCache(metrics);
     const scope = await scopeOf(ks);
     const streams = await Promise.all(
       [11n, 12n, 13n, 14n].map((seed) =>
@@ -212,11 +209,7 @@ describe('the sample cache in the fetch engine', () => {
   it('memory stays within its bound with a split twice its size; the rest is read', async () => {
     const metrics = createLoaderMetrics();
     const bound = Math.floor((N * (SIZE + 200)) / 2);
-    const cache = SampleCache.open(
-      { cacheMemoryBytes: bound, cacheDiskBytes: 0 },
-      metrics,
-      () => undefined,
-    )!;
+    const cache = memoryCache(metrics, bound);
     const scope = await scopeOf(ks);
     const batches = await collect(
       options({ cache: { store: cache, scope }, endEpoch: 3 }, metrics),

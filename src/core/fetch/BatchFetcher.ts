@@ -295,13 +295,16 @@ export class BatchFetcher {
       this.inFlight--;
       if (this.closed || epoch !== this.assembler.epoch) return;
       this.hedger.settled(position);
-      if (this.isTaken(position)) return; // a hedge of it came first
-      if (sample === undefined) {
-        this.retake(position);
+      if (sample === undefined && !this.isTaken(position)) {
+        this.retake(position); // its completion is counted where it ends now
       } else {
         this.window.completed();
-        if (sample) this.onSample(position, id, sample, performance.now());
-        else this.onRow(position, id, null);
+        // Taken already: a hedge of it came first.
+        if (sample && !this.isTaken(position)) {
+          this.onSample(position, id, sample, performance.now());
+        } else if (sample === null) {
+          this.onRow(position, id, null);
+        }
       }
       this.pump();
       this.notify();
