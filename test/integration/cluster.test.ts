@@ -179,8 +179,13 @@ describe('serve --workers 2', () => {
     expect(ids).toHaveLength(N);
     expect(new Set(ids).size).toBe(N);
 
-    await eventually('a replacement worker', () =>
-      loader.lines.some((l) => l['msg'] === 'worker replaced and serving'),
+    // The primary's line and the new worker's own come through one pipe from two processes, in
+    // either order: wait for both.
+    await eventually(
+      'a replacement worker',
+      () =>
+        loader.lines.some((l) => l['msg'] === 'worker replaced and serving') &&
+        pidsOf(loader, 'worker serving').size === 3,
     );
     const now = pidsOf(loader, 'worker serving');
     expect(now.size).toBe(3);

@@ -125,8 +125,8 @@ export function registerCacheCommand(program: Command): void {
           if (summary.bytes > settings.cacheDiskBytes / 2) {
             process.stderr.write(
               `warning: the split (${(summary.bytes / 1e6).toFixed(0)} MB) is more than the disk ` +
-                `tier keeps of --cache-disk-bytes ${settings.cacheDiskBytes}; the oldest entries ` +
-                'left first, so only part of it stays cached\n',
+                `tier keeps of --cache-disk-bytes ${settings.cacheDiskBytes}; once full, it keeps ` +
+                'one read in ten, so only part of the split stays cached\n',
             );
           }
         } finally {

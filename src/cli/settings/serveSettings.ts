@@ -187,7 +187,7 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     unit: 'bytes',
     help:
       'memory tier of the sample cache, per loader process: samples as the database returns ' +
-      'them, least recently used out first (0: none)',
+      'them; once full, one read in ten is kept in place of a random entry (0: none)',
   },
   {
     field: 'cacheDir',
@@ -205,7 +205,9 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     env: 'SCYLLA_LOADER_CACHE_DISK_BYTES',
     type: 'number',
     unit: 'bytes',
-    help: 'bound of the disk tier, all processes of the host together; oldest entries out first',
+    help:
+      'bound of the disk tier, all processes of the host together (its file included); once ' +
+      'full, one read in ten is kept in place of random entries',
   },
   {
     field: 'maxImagePixels',
