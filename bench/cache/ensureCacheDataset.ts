@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DbConfig } from '../../src/core/index.js';
+import { type DbConfig, listedSource } from '../../src/core/index.js';
 import { ensureBenchDataset, withDbClient, type BenchDataset } from '../dataset/benchDataset.js';
 import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';
 
@@ -35,7 +35,7 @@ export function ensureCacheDataset(
       concurrency: 64,
       progress: options.progress,
       signal: options.signal,
-      source: async () => ({
+      source: async () => listedSource({
         description: `bench cache: ${samples} random samples of ${sampleBytes} bytes`,
         entries: Array.from({ length: samples }, (_, i) => ({
           sourceKey: `s/${i}`,

@@ -9,7 +9,8 @@ import {
   readDatasetInfo,
   validateIdentifier,
   type DbConfig,
-  type IngestSource,
+  type ListedSource,
+  listedSource,
 } from '../../src/core/index.js';
 import type { PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
 import { readPhotoFolder } from '../../src/datasets/photos/readPhotoFolder.js';
@@ -36,7 +37,7 @@ export interface BenchDatasetSpec {
   name: string;
   samples: number;
   /** The samples to ingest; called only when some are missing. */
-  source: (progress: BenchProgressFactory) => Promise<IngestSource>;
+  source: (progress: BenchProgressFactory) => Promise<ListedSource>;
   /** What a refused larger dataset should do (default: drop it or pick another --dataset). */
   dropHint?: string;
   /** Bytes the whole dataset must hold after the ingest (default: not checked). */
@@ -217,7 +218,7 @@ export async function ensureGeneratedDataset(
       samples: options.samples,
       concurrency: 64,
       strict: false,
-      source: async () => ({
+      source: async () => listedSource({
         description: `faults: ${options.samples} generated samples of ${size} bytes`,
         entries: Array.from({ length: options.samples }, (_, i) => ({
           sourceKey: `s/${i}`,

@@ -1,7 +1,7 @@
 import type cassandra from 'cassandra-driver';
 import {
   ingestDataset,
-  type IngestSource,
+  type ListedSource,
   ensureDatasetSchema,
   type Replication,
 } from '../../src/core/index.js';
@@ -13,7 +13,7 @@ import { waitForQuietDatabase } from './waitForQuietDatabase.js';
 /** One run of {@link measureIngestRun}. @internal */
 export interface IngestRunPlan {
   source: IngestBenchSource;
-  ingest: IngestSource;
+  ingest: ListedSource;
   keyspace: string;
   concurrency: number;
   run: number;

@@ -5,7 +5,7 @@ import type { Progress } from '../../src/cli/progress.js';
 import { readPhotoFolder } from '../../src/datasets/photos/readPhotoFolder.js';
 import { writePhotoJpegs } from '../../src/datasets/photos/writePhotoJpegs.js';
 import { prepareMnist } from '../../src/datasets/prepareMnist.js';
-import { createDbClient, type IngestSource, readManifest } from '../../src/core/index.js';
+import { createDbClient, type ListedSource, readManifest } from '../../src/core/index.js';
 import { benchEnvironment, type BenchEnvironment } from '../stream/benchEnvironment.js';
 import { median } from '../stream/stats.js';
 import type { IngestBenchOptions } from './resolveIngestBenchOptions.js';
@@ -38,7 +38,7 @@ export async function runIngestBench(options: IngestBenchOptions) {
   const { log, signal, startedAt, seconds } = startBenchRun(options);
   const notes: string[] = [];
 
-  const sources: Array<{ info: IngestSourceInfo; ingest: IngestSource }> = [];
+  const sources: Array<{ info: IngestSourceInfo; ingest: ListedSource }> = [];
   const jpegs = await prepareJpegs(options);
   sources.push({
     info: await describeSource('jpeg100k', jpegs, `${options.keyspacePrefix}${options.images}`),
@@ -167,7 +167,7 @@ export async function runIngestBench(options: IngestBenchOptions) {
 }
 
 /** Images 0..N-1 of the shared imagenet-size photo tree (written once), as an ingest source. */
-async function prepareJpegs(options: IngestBenchOptions): Promise<IngestSource> {
+async function prepareJpegs(options: IngestBenchOptions): Promise<ListedSource> {
   const progress = options.progress?.(
     `prepare photo JPEGs (imagenet) in ${options.imageRoot}`,
     options.images,
@@ -191,7 +191,7 @@ async function prepareJpegs(options: IngestBenchOptions): Promise<IngestSource> 
   return readPhotoFolder(options.imageRoot, options.images);
 }
 
-async function prepareMnistSource(options: IngestBenchOptions): Promise<IngestSource> {
+async function prepareMnistSource(options: IngestBenchOptions): Promise<ListedSource> {
   let progress: Progress | undefined;
   try {
     const prepared = await prepareMnist({
@@ -210,11 +210,11 @@ async function prepareMnistSource(options: IngestBenchOptions): Promise<IngestSo
 
 async function describeSource(
   source: IngestBenchSource,
-  ingest: IngestSource,
+  ingest: ListedSource,
   keyspace: string,
 ): Promise<IngestSourceInfo> {
   // 512 at a time: stat-ing 70,000 files at once would open as many requests at once.
-  const sizes = await pMap(ingest.entries, async (e) => (await stat(e.filePath)).size, {
+  const sizes = await pMap(ingest.entries, async (e) => (await stat(e.filePath!)).size, {
     concurrency: 512,
   });
   const bytes = sizes.reduce((a, b) => a + b, 0);

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDbClient } from '../../src/core/index.js';
+import { createDbClient, listedSource } from '../../src/core/index.js';
 import { benchEnvironment } from '../stream/benchEnvironment.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { startServeProcess } from '../stream/serveProcess.js';
@@ -48,7 +48,7 @@ export async function runScaleBench(options: ScaleBenchOptions) {
       concurrency: 64,
       progress,
       signal,
-      source: async () => ({
+      source: async () => listedSource({
         description: `bench scale: ${samples} generated samples of ${SCALE_SAMPLE_BYTES} bytes`,
         entries: Array.from({ length: samples }, (_, i) => scaleIngestEntry(i)),
         labelNames: Array.from({ length: SCALE_CLASSES }, (_, i) => `c${i}`),

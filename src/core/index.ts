@@ -30,9 +30,29 @@ export { groupByReplica } from './fetch/groupByReplica.js';
 export { groupReadSize } from './fetch/groupReadSize.js';
 export { ReplicaSets } from './fetch/ReplicaSets.js';
 export { meanSampleBytes } from './schema/meanSampleBytes.js';
-export { type IngestEntry } from './ingest/IngestEntry.js';
-export { type IngestSource } from './ingest/IngestSource.js';
-export { type IngestSummary, ingestDataset } from './ingest/ingestDataset.js';
+export { type IngestEntry, type MetadataValue } from './ingest/IngestEntry.js';
+export {
+  type IngestSource,
+  type IngestShard,
+  type ListedSource,
+  listedSource,
+  parseShard,
+  shardEntries,
+} from './ingest/IngestSource.js';
+export {
+  type IngestOptions,
+  type IngestProgress,
+  type IngestSkip,
+  type IngestSummary,
+  ingestDataset,
+} from './ingest/ingestDataset.js';
+export {
+  DEFAULT_GROUP_BYTES,
+  SampleWriter,
+  type SampleWriterOptions,
+  type WritableSample,
+} from './ingest/SampleWriter.js';
+export { MAX_SAMPLE_BYTES, sampleProblem } from './ingest/sampleProblem.js';
 export { type PreprocessOptions } from './ingest/preprocessImage.js';
 export { readImageFolder } from './ingest/readImageFolder.js';
 export { readManifest } from './ingest/readManifest.js';
@@ -71,11 +91,12 @@ export { startingPoint } from './stream/startingPoint.js';
 export { permutationKey, remainderKey } from './stream/streamCacheKeys.js';
 export { type StreamPlan } from './stream/StreamPlan.js';
 export { type StreamRequest } from './stream/StreamRequest.js';
-export { type ColumnType, isColumnType } from './schema/columnTypes.js';
+export { type ColumnSpec, type ColumnType, isColumnType } from './schema/columnTypes.js';
 export {
   type DatasetInfo,
   readDatasetGeneration,
   readDatasetInfo,
+  recordIngestStart,
   refreshDatasetCounts,
 } from './schema/datasetInfo.js';
 export { type CachedSample } from './cache/CachedSample.js';

@@ -17,7 +17,7 @@ import {
   datasetNamespace,
   sampleId,
   LoaderError,
-  type IngestSource,
+  listedSource,
 } from '../../src/core/index.js';
 import { toGrpcStatus } from '../../src/server/errors/toGrpcStatus.js';
 import { writeCorruptJpeg, writeJpegs } from '../support/fixtures.js';
@@ -301,12 +301,12 @@ describe('ingest', () => {
       metadata: { x },
       origin: `test:${i}`,
     });
-    const source: IngestSource = {
+    const source = listedSource({
       description: 'generated',
       entries: [entry(0, 0), entry(1, 1), entry(2, 'two'), entry(3, 3)],
       labelNames: [],
       columns: [{ name: 'x', type: 'int' }],
-    };
+    });
     const err = await ingestDataset(client, {
       dataset: ks,
       source,
@@ -330,7 +330,7 @@ describe('ingest', () => {
 
   it('a cancelled ingest stops with the abort reason, and a re-run completes it', async () => {
     const ks = newDataset();
-    const source: IngestSource = {
+    const source = listedSource({
       description: 'generated',
       entries: Array.from({ length: 200 }, (_, i) => ({
         sourceKey: `s/${i}`,
@@ -342,7 +342,7 @@ describe('ingest', () => {
       })),
       labelNames: [],
       columns: [],
-    };
+    });
     const abort = new AbortController();
     const seen: number[] = [];
     const cancelled = ingestDataset(client, {

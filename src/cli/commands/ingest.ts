@@ -98,7 +98,7 @@ export async function runIngest(dataset: string, flags: IngestFlags): Promise<In
       });
 
   const client = await createDbClient(dbConfigFromFlags(flags));
-  const progress = createProgress(`ingest ${dataset}`, source.entries.length);
+  const progress = createProgress(`ingest ${dataset}`, source.total ?? 0);
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
   process.once('SIGINT', onSignal);

@@ -1,13 +1,65 @@
+import { invalidArgument } from '../errors/LoaderError.js';
 import type { ColumnSpec } from '../schema/columnTypes.js';
 import type { IngestEntry } from './IngestEntry.js';
 
-/** A source read and checked before any sample is written. */
+/**
+ * A source of samples, with what must be known before the first write: the class names (a
+ * label's number is its name's index) and the metadata columns. Samples are read as they are
+ * asked for, so a source of any size ingests in bounded memory.
+ */
 export interface IngestSource {
   /** A short description stored with the dataset (e.g. `imagefolder:/data/pets`). */
   description: string;
-  entries: IngestEntry[];
   /** Class names by label index; empty when labels are plain integers. */
   labelNames: string[];
   /** User metadata columns with their types. */
   columns: ColumnSpec[];
+  /** How many samples {@link IngestSource.samples} yields, when known before reading. */
+  readonly total?: number;
+  /** The samples, in source order (of this process's shard). */
+  samples(): AsyncIterable<IngestEntry>;
+}
+
+/** A source whose entries are listed up front (ImageFolder, a manifest, generated data). */
+export interface ListedSource extends IngestSource {
+  entries: IngestEntry[];
+  readonly total: number;
+}
+
+/** Which part of a source one of several processes ingests: `index` of `count` (`--shard i/n`). */
+export interface IngestShard {
+  index: number;
+  count: number;
+}
+
+/** A listed source over `entries` (read at iteration, so the list may be replaced). */
+export function listedSource(fields: Omit<ListedSource, 'samples' | 'total'>): ListedSource {
+  return {
+    ...fields,
+    get total() {
+      return this.entries.length;
+    },
+    async *samples() {
+      yield* this.entries;
+    },
+  };
+}
+
+/** The entries of one shard: every `count`-th from `index`. */
+export function shardEntries<T>(entries: T[], shard: IngestShard | undefined): T[] {
+  if (!shard || shard.count === 1) return entries;
+  return entries.filter((_, i) => i % shard.count === shard.index);
+}
+
+/** Parses `--shard i/n` (0 <= i < n <= 1024). */
+export function parseShard(spec: string): IngestShard {
+  const m = /^(\d+)\/(\d+)$/.exec(spec.trim());
+  const index = Number(m?.[1]);
+  const count = Number(m?.[2]);
+  if (!m || count < 1 || count > 1024 || index >= count) {
+    throw invalidArgument(
+      `--shard ${spec}: use i/n with 0 <= i < n <= 1024 (e.g. 0/4 for the first of four processes)`,
+    );
+  }
+  return { index, count };
 }

@@ -4,7 +4,6 @@ import pMap from 'p-map';
 import { retryableDriverError } from '../db/retryableDriverError.js';
 import { invalidArgument, unavailable } from '../errors/LoaderError.js';
 import { ensureDatasetSchema } from '../schema/datasetSchema.js';
-import { quoteIdentifier } from '../schema/identifiers.js';
 import {
   recordIngestStart,
   refreshDatasetCounts,
@@ -12,8 +11,10 @@ import {
 } from '../schema/datasetInfo.js';
 import type { Replication } from '../schema/replication.js';
 import { datasetNamespace, sampleId } from '../schema/sampleId.js';
-import type { IngestEntry, MetadataValue } from './IngestEntry.js';
-import type { IngestSource } from './IngestSource.js';
+import type { IngestEntry } from './IngestEntry.js';
+import type { IngestSource, ListedSource } from './IngestSource.js';
+import { SampleWriter } from './SampleWriter.js';
+import { sampleProblem } from './sampleProblem.js';
 import { preprocessImage, type PreprocessOptions } from './preprocessImage.js';
 
 /** Options of {@link ingestDataset}. */
@@ -25,8 +26,14 @@ export interface IngestOptions {
   preprocess?: PreprocessOptions;
   /** Samples read and written at once. */
   concurrency: number;
-  /** Stop at the first unreadable or undecodable file instead of skipping it. */
+  /** Stop at the first bad sample (unreadable, undecodable, against the rules) instead of skipping it. */
   strict: boolean;
+  /** Data bytes of small samples per request (see `SampleWriterOptions.groupBytes`). */
+  groupBytes?: number;
+  /** The dataset held no sample before (see `SampleWriterOptions.fresh`). */
+  fresh?: boolean;
+  /** Recompute the dataset's counts at the end (default true; a `--workers` child leaves it). */
+  refreshCounts?: boolean;
   onProgress?: (progress: IngestProgress) => void;
   /** Called once per skipped sample, as it happens. */
   onSkip?: (skip: IngestSkip) => void;
@@ -54,16 +61,22 @@ export interface IngestSkip {
 /** What an ingest did, and what the dataset holds afterwards. */
 export interface IngestSummary extends IngestProgress {
   seconds: number;
+  /** The first {@link MAX_LISTED_SKIPS} samples left out (all are counted in `failed`). */
   skipped: IngestSkip[];
+  /** Counts after the ingest (zeros when `refreshCounts` was false). */
   dataset: DatasetCounts;
+  /** The dataset held no sample at the start: no existence checks were needed. */
+  fresh: boolean;
 }
 
 /**
- * Writes a source's samples into a dataset: the schema is created if needed; each sample's
- * data row and metadata row go in one logged batch, so they appear together or not at all;
- * ids already present are skipped without reading their files, so a re-run resumes an
- * interrupted ingest and a repeated one changes nothing. Counts are recomputed from the tables
- * at the end.
+ * Writes a source's samples into a dataset, reading the source as it goes (bounded memory):
+ * the schema is created if needed; a sample whose id is already present is skipped without
+ * reading its file, so a re-run resumes an interrupted ingest and a repeated one changes
+ * nothing; a sample the source could not make, that cannot be read or decoded, or that breaks
+ * the rules of {@link sampleProblem} is reported and skipped (or stops a strict ingest). The
+ * writes go through a {@link SampleWriter} (grouped by replica, data rows before metadata
+ * rows). Counts are recomputed from the tables at the end.
  *
  * Errors: a user's mistake is the INVALID_ARGUMENT (or other `LoaderError`) it was
  * raised as; database trouble a later attempt can cure (`retryableDriverError`) is UNAVAILABLE,
@@ -91,28 +104,27 @@ export async function ingestDataset(
 async function ingest(client: cassandra.Client, options: IngestOptions): Promise<IngestSummary> {
   const { dataset, source } = options;
   const started = performance.now();
+  if ('entries' in source) refuseRepeatedKeys((source as ListedSource).entries);
   await ensureDatasetSchema(client, {
     dataset,
     replication: options.replication,
     columns: source.columns,
   });
-  await recordIngestStart(client, dataset, {
+  const labelNames = await recordIngestStart(client, dataset, {
     labelNames: source.labelNames,
     columns: Object.fromEntries(source.columns.map((c) => [c.name, c.type])),
     source: source.description,
   });
+  const writer = await SampleWriter.open(client, {
+    dataset,
+    columns: source.columns,
+    ...(options.groupBytes !== undefined ? { groupBytes: options.groupBytes } : {}),
+    ...(options.fresh !== undefined ? { fresh: options.fresh } : {}),
+  });
 
   const ns = datasetNamespace(dataset);
-  const colNames = source.columns.map((c) => c.name);
-  const existsQuery = `SELECT id FROM ${dataset}.metadata WHERE id = ?`;
-  const sampleInsert = `INSERT INTO ${dataset}.samples (id, label, label_blob, data) VALUES (?, ?, ?, ?)`;
-  const metaInsert =
-    `INSERT INTO ${dataset}.metadata (id, label, source_key, size_bytes` +
-    colNames.map((c) => `, ${quoteIdentifier(c)}`).join('') +
-    `) VALUES (?, ?, ?, ?${', ?'.repeat(colNames.length)})`;
-
   const progress: IngestProgress = {
-    total: source.entries.length,
+    total: source.total ?? 0,
     done: 0,
     written: 0,
     alreadyPresent: 0,
@@ -120,68 +132,58 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
     bytesWritten: 0,
   };
   const skipped: IngestSkip[] = [];
-  const seen = new Map<string, string>();
-  for (const e of source.entries) {
-    const prev = seen.get(e.sourceKey);
-    if (prev !== undefined) {
-      throw invalidArgument(`${e.origin}: path ${e.sourceKey} is listed twice (also at ${prev})`);
+
+  const skip = (entry: IngestEntry, reason: string): void => {
+    const where = entry.filePath ?? entry.sourceKey;
+    if (options.strict) {
+      throw invalidArgument(`${where}: ${reason} (--strict stops at the first bad sample)`);
     }
-    seen.set(e.sourceKey, e.origin);
-  }
+    const skip = { origin: entry.origin, path: where, reason };
+    progress.failed++;
+    if (skipped.length < MAX_LISTED_SKIPS) skipped.push(skip);
+    options.onSkip?.(skip);
+  };
 
   const ingestOne = async (entry: IngestEntry): Promise<void> => {
+    if (entry.error !== undefined) return skip(entry, entry.error);
     const id = sampleId(entry.sourceKey, ns);
-    const exists = await client.execute(existsQuery, [id], { prepare: true });
-    if (exists.rowLength > 0) {
+    if (await writer.exists(id)) {
       progress.alreadyPresent++;
       return;
     }
     let data: Buffer;
     let labelBlob: Buffer | undefined;
     try {
-      data = entry.data ?? (await readFile(entry.filePath));
+      data = entry.data ?? (await readFile(entry.filePath ?? entry.sourceKey));
       if (options.preprocess) data = await preprocessImage(data, options.preprocess);
-      if (entry.labelBlobPath) labelBlob = await readFile(entry.labelBlobPath);
+      labelBlob =
+        entry.labelBlob ??
+        (entry.labelBlobPath !== undefined ? await readFile(entry.labelBlobPath) : undefined);
     } catch (err) {
-      const skip = { origin: entry.origin, path: entry.filePath, reason: describe(err) };
-      if (options.strict) {
-        throw invalidArgument(
-          `${skip.path}: ${skip.reason} (--strict stops at the first bad file)`,
-        );
-      }
-      progress.failed++;
-      skipped.push(skip);
-      options.onSkip?.(skip);
-      return;
+      return skip(entry, describe(err));
     }
-    const label = entry.label ?? cassandra.types.unset;
-    await client.batch(
-      [
-        { query: sampleInsert, params: [id, label, labelBlob ?? cassandra.types.unset, data] },
-        {
-          query: metaInsert,
-          params: [
-            id,
-            label,
-            entry.sourceKey,
-            data.length,
-            ...colNames.map((c) => toCql(entry.metadata[c] ?? null)),
-          ],
-        },
-      ],
-      { prepare: true, logged: true },
-    );
+    const problem = sampleProblem({ data, label: entry.label, labelBlob }, { labelNames });
+    if (problem !== undefined) return skip(entry, `sample ${problem}`);
+    await writer.write({
+      id,
+      sourceKey: entry.sourceKey,
+      data,
+      label: entry.label,
+      ...(labelBlob ? { labelBlob } : {}),
+      metadata: entry.metadata,
+    });
     progress.written++;
     progress.bytesWritten += data.length;
   };
 
-  // In source order, `concurrency` samples at a time. After the first failure the remaining
-  // samples are passed over without work, but the samples already under way are let finish,
-  // so the error is thrown once nothing of this ingest is still writing. A cancel stops at
-  // once (p-map rejects with the signal's reason) and starts no further sample.
+  // In source order, `concurrency` samples at a time, the source read only as far as that
+  // needs. After the first failure the remaining samples are passed over without work, but
+  // the samples already under way are let finish, so the error is thrown once nothing of this
+  // ingest is still writing. A cancel stops at once (p-map rejects with the signal's reason)
+  // and starts no further sample.
   let failure: { error: unknown } | undefined;
   await pMap(
-    source.entries,
+    source.samples(),
     async (entry) => {
       if (failure !== undefined) return;
       try {
@@ -191,28 +193,39 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
         return;
       }
       progress.done++;
+      if (progress.done > progress.total) progress.total = progress.done;
       options.onProgress?.(progress);
     },
     {
-      concurrency: Math.max(1, Math.min(options.concurrency, source.entries.length)),
+      concurrency: Math.max(1, options.concurrency),
       ...(options.signal ? { signal: options.signal } : {}),
     },
   );
   if (failure !== undefined) throw failure.error;
 
-  const counts = await refreshDatasetCounts(client, dataset);
+  const counts =
+    options.refreshCounts === false ? undefined : await refreshDatasetCounts(client, dataset);
   return {
     ...progress,
     seconds: (performance.now() - started) / 1000,
     skipped,
-    dataset: counts,
+    dataset: counts ?? { sampleCount: 0, totalBytes: 0, classCounts: new Map() },
+    fresh: writer.fresh,
   };
 }
 
-function toCql(value: MetadataValue): unknown {
-  if (value === null) return cassandra.types.unset;
-  if (typeof value === 'bigint') return cassandra.types.Long.fromString(value.toString());
-  return value;
+/** Skipped samples listed in a summary (all are counted, and each is passed to `onSkip`). */
+const MAX_LISTED_SKIPS = 1000;
+
+function refuseRepeatedKeys(entries: readonly IngestEntry[]): void {
+  const seen = new Map<string, string>();
+  for (const e of entries) {
+    const prev = seen.get(e.sourceKey);
+    if (prev !== undefined) {
+      throw invalidArgument(`${e.origin}: path ${e.sourceKey} is listed twice (also at ${prev})`);
+    }
+    seen.set(e.sourceKey, e.origin);
+  }
 }
 
 function describe(err: unknown): string {

@@ -2,7 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { invalidArgument, notFound } from '../errors/LoaderError.js';
 import type { IngestEntry } from './IngestEntry.js';
-import type { IngestSource } from './IngestSource.js';
+import { listedSource, type ListedSource } from './IngestSource.js';
 
 /**
  * Reads an ImageFolder tree, `root/<class>/<file>` (files may sit deeper under a class
@@ -10,7 +10,7 @@ import type { IngestSource } from './IngestSource.js';
  * each sample's source key is its root-relative POSIX path. Hidden files and folders are
  * ignored.
  */
-export async function readImageFolder(root: string): Promise<IngestSource> {
+export async function readImageFolder(root: string): Promise<ListedSource> {
   const abs = path.resolve(root);
   const rootStat = await stat(abs).catch(() => null);
   if (!rootStat) throw notFound(`ImageFolder root ${abs} does not exist`);
@@ -34,7 +34,12 @@ export async function readImageFolder(root: string): Promise<IngestSource> {
       entries.push({ sourceKey, filePath: file, label, metadata: {}, origin: file });
     }
   }
-  return { description: `imagefolder:${abs}`, entries, labelNames: classes, columns: [] };
+  return listedSource({
+    description: `imagefolder:${abs}`,
+    entries,
+    labelNames: classes,
+    columns: [],
+  });
 }
 
 async function listFiles(dir: string): Promise<string[]> {

@@ -7,7 +7,7 @@ import { validateIdentifier } from '../schema/identifiers.js';
 import { convertValue } from './convertValue.js';
 import { inferColumnType } from './inferColumnType.js';
 import type { IngestEntry } from './IngestEntry.js';
-import type { IngestSource } from './IngestSource.js';
+import { listedSource, type ListedSource } from './IngestSource.js';
 
 /** Manifest columns with a fixed meaning; every other column is a metadata column. */
 export const MANIFEST_RESERVED = ['path', 'label', 'label_blob_path'] as const;
@@ -35,7 +35,7 @@ interface RawRow {
 export async function readManifest(
   file: string,
   options: ManifestOptions = {},
-): Promise<IngestSource> {
+): Promise<ListedSource> {
   const abs = path.resolve(file);
   const text = await readFile(abs, 'utf8').catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') throw notFound(`manifest ${abs} does not exist`);
@@ -100,7 +100,7 @@ export async function readManifest(
       origin: r.origin,
     };
   });
-  return { description: `manifest:${abs}`, entries, labelNames, columns };
+  return listedSource({ description: `manifest:${abs}`, entries, labelNames, columns });
 }
 
 /** Integer labels stay as they are; any other label makes every label a class name. */

@@ -53,13 +53,14 @@ export async function readDatasetInfo(
 /**
  * Records the label names, declared columns and source of an ingest before it writes samples.
  * Label names are fixed by the first ingest that gives them: a later ingest with another map
- * would silently relabel stored samples, so it is refused.
+ * would silently relabel stored samples, so it is refused. Returns the dataset's class names
+ * from now on (the stored ones, or this ingest's when none were stored).
  */
 export async function recordIngestStart(
   client: cassandra.Client,
   dataset: string,
   ingest: { labelNames: string[]; columns: Record<string, string>; source: string },
-): Promise<void> {
+): Promise<string[]> {
   const info = await readDatasetInfo(client, dataset);
   if (
     ingest.labelNames.length > 0 &&
@@ -87,14 +88,16 @@ export async function recordIngestStart(
     ],
     { prepare: true },
   );
+  return labelNames;
 }
 
 /**
  * The dataset's generation: made with its info row by its first ingest, so a dataset dropped
  * and made again under the same name has another. The sample cache keys entries by it and
  * never serves a re-made dataset bytes of before. Later ingests keep it (and hosts' caches
- * warm): ingest never rewrites a sample that exists (it skips ids already there, and writes a
- * sample's data and metadata rows in one logged batch), so a sample's bytes never change
+ * warm): ingest never rewrites a sample whose metadata row exists (it skips ids already there;
+ * a sample's metadata row is written only after its data row, so a sample without one was
+ * never in a split or a stream), so a sample's bytes never change
  * under one generation. A dataset written before generations existed gives its creation time
  * until its next ingest; undefined when there is no info row.
  */

@@ -1,4 +1,4 @@
-import { type IngestSource, readImageFolder } from '../../core/index.js';
+import { type ListedSource, readImageFolder } from '../../core/index.js';
 import { photoImageIndex } from './photoImagePath.js';
 
 /**
@@ -7,8 +7,8 @@ import { photoImageIndex } from './photoImagePath.js';
  *
  * @internal
  */
-export async function readPhotoFolder(root: string, count: number): Promise<IngestSource> {
+export async function readPhotoFolder(root: string, count: number): Promise<ListedSource> {
   const source = await readImageFolder(root);
-  source.entries = source.entries.filter((e) => (photoImageIndex(e.filePath) ?? Infinity) < count);
+  source.entries = source.entries.filter((e) => (photoImageIndex(e.filePath ?? "") ?? Infinity) < count);
   return source;
 }

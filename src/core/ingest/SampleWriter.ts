@@ -1,0 +1,263 @@
+import cassandra from 'cassandra-driver';
+import type { ColumnSpec } from '../schema/columnTypes.js';
+import { quoteIdentifier } from '../schema/identifiers.js';
+import type { MetadataValue } from './IngestEntry.js';
+
+/** A sample ready to be written: its id made, its bytes read, its label checked. */
+export interface WritableSample {
+  /** The sample's id (a uuid string, from its source key). */
+  id: string;
+  sourceKey: string;
+  data: Buffer;
+  label: number | null;
+  labelBlob?: Buffer;
+  metadata: Record<string, MetadataValue>;
+}
+
+/** Options of {@link SampleWriter.open}. */
+export interface SampleWriterOptions {
+  dataset: string;
+  /** The metadata columns written (every other column of the table is left unset). */
+  columns: readonly ColumnSpec[];
+  /**
+   * Data bytes of small samples sent in one request (an unlogged batch of their rows); a
+   * sample this large or larger is written alone. The default stays under Cassandra's default
+   * `batch_size_fail_threshold` (50 KiB), which a multi-partition batch must respect.
+   */
+  groupBytes?: number;
+  /** Samples in one request at most. */
+  groupSamples?: number;
+  /** Requests in flight before small samples are held back to fill a request. */
+  eagerRequests?: number;
+  /**
+   * Whether the dataset held no sample before this ingest (skip existence checks); default:
+   * asked at open. `ingest --workers` asks once for all its processes.
+   */
+  fresh?: boolean;
+}
+
+/** Default of {@link SampleWriterOptions.groupBytes}. */
+export const DEFAULT_GROUP_BYTES = 24 * 1024;
+const DEFAULT_GROUP_SAMPLES = 32;
+const DEFAULT_EAGER_REQUESTS = 4;
+/** Ids asked about in one existence query. */
+const CHECK_GROUP = 100;
+
+interface Pending {
+  sample: WritableSample;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+interface Group {
+  items: Pending[];
+  bytes: number;
+}
+
+interface PendingCheck {
+  id: string;
+  resolve: (exists: boolean) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Writes samples the way the database takes them fastest while keeping the ingest's promise
+ * that a sample listed in `metadata` has its data row: each request carries the data rows of a
+ * group of samples (many small ones, or one large one) in an unlogged batch, and only once it
+ * is acknowledged the group's metadata rows follow, in another. A crash between the two leaves
+ * data rows no metadata row names: the next ingest writes them again (they are not in any
+ * split, so no stream or cache has seen them). No logged batch (its batchlog costs the
+ * database a write and a delete per batch) and no atomicity across partitions is relied on.
+ *
+ * Samples are grouped by the replica that owns them, so each request goes to a node that
+ * stores all of it (the driver routes by the first row). A group is sent when full, or at once
+ * while fewer than `eagerRequests` requests are in flight (a lone sample does not wait), and
+ * a request's completion sends the fullest waiting group: under load requests fill up, idle
+ * they go one by one.
+ *
+ * Whether a sample exists is answered the same way, many ids per query ({@link exists}); a
+ * dataset whose metadata table was empty when the writer opened skips those reads entirely
+ * ({@link fresh}), as nothing written before can be there.
+ */
+export class SampleWriter {
+  private readonly groups = new Map<string, Group>();
+  private inFlight = 0;
+  private readonly checks: PendingCheck[] = [];
+  private checksInFlight = 0;
+  private readonly groupBytes: number;
+  private readonly groupSamples: number;
+  private readonly eagerRequests: number;
+  private readonly dataInsert: string;
+  private readonly metaInsert: string;
+  private readonly existsQuery: string;
+  private readonly columnNames: string[];
+
+  private constructor(
+    private readonly client: cassandra.Client,
+    private readonly options: SampleWriterOptions,
+    /** True when the dataset held no sample at open: nothing needs an existence check. */
+    readonly fresh: boolean,
+  ) {
+    const ks = options.dataset;
+    this.columnNames = options.columns.map((c) => c.name);
+    this.groupBytes = options.groupBytes ?? DEFAULT_GROUP_BYTES;
+    this.groupSamples = options.groupSamples ?? DEFAULT_GROUP_SAMPLES;
+    this.eagerRequests = options.eagerRequests ?? DEFAULT_EAGER_REQUESTS;
+    this.dataInsert = `INSERT INTO ${ks}.samples (id, label, label_blob, data) VALUES (?, ?, ?, ?)`;
+    this.metaInsert =
+      `INSERT INTO ${ks}.metadata (id, label, source_key, size_bytes` +
+      this.columnNames.map((c) => `, ${quoteIdentifier(c)}`).join('') +
+      `) VALUES (?, ?, ?, ?${', ?'.repeat(this.columnNames.length)})`;
+    this.existsQuery = `SELECT id FROM ${ks}.metadata WHERE id IN ?`;
+  }
+
+  /** A writer for a dataset whose schema exists (see `ensureDatasetSchema`). */
+  static async open(client: cassandra.Client, options: SampleWriterOptions): Promise<SampleWriter> {
+    const fresh = options.fresh ?? (await SampleWriter.isEmpty(client, options.dataset));
+    return new SampleWriter(client, options, fresh);
+  }
+
+  /** Whether a dataset's metadata table holds no row. */
+  static async isEmpty(client: cassandra.Client, dataset: string): Promise<boolean> {
+    const any = await client.execute(`SELECT id FROM ${dataset}.metadata LIMIT 1`);
+    return any.rowLength === 0;
+  }
+
+  /** Whether a sample with this id is stored (always false for a {@link fresh} writer). */
+  exists(id: string): Promise<boolean> {
+    if (this.fresh) return Promise.resolve(false);
+    return new Promise((resolve, reject) => {
+      this.checks.push({ id, resolve, reject });
+      if (this.checks.length >= CHECK_GROUP || this.checksInFlight < this.eagerRequests) {
+        this.sendChecks();
+      }
+    });
+  }
+
+  /** Writes one sample; resolves once its data and metadata rows are both acknowledged. */
+  write(sample: WritableSample): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const item = { sample, resolve, reject };
+      const size = sample.data.length + (sample.labelBlob?.length ?? 0);
+      if (size >= this.groupBytes) {
+        this.send({ items: [item], bytes: size });
+        return;
+      }
+      const replica = this.replicaOf(sample.id);
+      let group = this.groups.get(replica);
+      if (group && group.bytes + size > this.groupBytes) {
+        this.groups.delete(replica);
+        this.send(group);
+        group = undefined;
+      }
+      if (!group) {
+        group = { items: [], bytes: 0 };
+        this.groups.set(replica, group);
+      }
+      group.items.push(item);
+      group.bytes += size;
+      if (group.items.length >= this.groupSamples || this.inFlight < this.eagerRequests) {
+        this.groups.delete(replica);
+        this.send(group);
+      }
+    });
+  }
+
+  private replicaOf(id: string): string {
+    const hosts = this.client.getReplicas(this.options.dataset, uuidBytes(id));
+    return hosts?.[0]?.address ?? '';
+  }
+
+  private send(group: Group): void {
+    this.inFlight++;
+    this.writeGroup(group)
+      .then(
+        () => {
+          for (const item of group.items) item.resolve();
+        },
+        (err: unknown) => {
+          for (const item of group.items) item.reject(err);
+        },
+      )
+      .finally(() => {
+        this.inFlight--;
+        this.sendFullest();
+      });
+  }
+
+  private sendFullest(): void {
+    let best: [string, Group] | undefined;
+    for (const entry of this.groups) {
+      if (!best || entry[1].items.length > best[1].items.length) best = entry;
+    }
+    if (best) {
+      this.groups.delete(best[0]);
+      this.send(best[1]);
+    }
+  }
+
+  private async writeGroup(group: Group): Promise<void> {
+    const routingKey = uuidBytes(group.items[0]!.sample.id);
+    const options = { prepare: true, isIdempotent: true, routingKey };
+    const unset = cassandra.types.unset;
+    const dataRows = group.items.map(({ sample: s }) => ({
+      query: this.dataInsert,
+      params: [s.id, s.label ?? unset, s.labelBlob ?? unset, s.data],
+    }));
+    const metaRows = group.items.map(({ sample: s }) => ({
+      query: this.metaInsert,
+      params: [
+        s.id,
+        s.label ?? unset,
+        s.sourceKey,
+        s.data.length,
+        ...this.columnNames.map((c) => toCql(s.metadata[c] ?? null)),
+      ],
+    }));
+    // Data first: a metadata row is written only over an acknowledged data row.
+    await this.run(dataRows, options);
+    await this.run(metaRows, options);
+  }
+
+  private async run(
+    rows: Array<{ query: string; params: unknown[] }>,
+    options: cassandra.QueryOptions,
+  ): Promise<void> {
+    if (rows.length === 1) {
+      await this.client.execute(rows[0]!.query, rows[0]!.params, options);
+    } else {
+      await this.client.batch(rows, { ...options, logged: false });
+    }
+  }
+
+  private sendChecks(): void {
+    const batch = this.checks.splice(0, CHECK_GROUP);
+    if (batch.length === 0) return;
+    this.checksInFlight++;
+    this.client
+      .execute(this.existsQuery, [batch.map((c) => c.id)], { prepare: true, isIdempotent: true })
+      .then(
+        (rs) => {
+          const found = new Set(rs.rows.map((r) => String(r['id'])));
+          for (const c of batch) c.resolve(found.has(c.id));
+        },
+        (err: unknown) => {
+          for (const c of batch) c.reject(err);
+        },
+      )
+      .finally(() => {
+        this.checksInFlight--;
+        this.sendChecks();
+      });
+  }
+}
+
+function uuidBytes(id: string): Buffer {
+  return Buffer.from(id.replaceAll('-', ''), 'hex');
+}
+
+function toCql(value: MetadataValue): unknown {
+  if (value === null) return cassandra.types.unset;
+  if (typeof value === 'bigint') return cassandra.types.Long.fromString(value.toString());
+  return value;
+}
