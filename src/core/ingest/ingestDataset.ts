@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import cassandra from 'cassandra-driver';
 import pMap from 'p-map';
 import { retryableDriverError } from '../db/retryableDriverError.js';
@@ -15,6 +14,7 @@ import type { IngestEntry } from './IngestEntry.js';
 import type { IngestSource, ListedSource } from './IngestSource.js';
 import { SampleWriter } from './SampleWriter.js';
 import { sampleProblem } from './sampleProblem.js';
+import { SourceFileReader } from './readSourceFile.js';
 import { preprocessImage, type PreprocessOptions } from './preprocessImage.js';
 
 /** Options of {@link ingestDataset}. */
@@ -132,6 +132,7 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
     bytesWritten: 0,
   };
   const skipped: IngestSkip[] = [];
+  const files = new SourceFileReader();
 
   const skip = (entry: IngestEntry, reason: string): void => {
     const where = entry.filePath ?? entry.sourceKey;
@@ -154,11 +155,11 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
     let data: Buffer;
     let labelBlob: Buffer | undefined;
     try {
-      data = entry.data ?? (await readFile(entry.filePath ?? entry.sourceKey));
+      data = entry.data ?? (await files.read(entry.filePath ?? entry.sourceKey));
       if (options.preprocess) data = await preprocessImage(data, options.preprocess);
       labelBlob =
         entry.labelBlob ??
-        (entry.labelBlobPath !== undefined ? await readFile(entry.labelBlobPath) : undefined);
+        (entry.labelBlobPath !== undefined ? await files.read(entry.labelBlobPath) : undefined);
     } catch (err) {
       return skip(entry, describe(err));
     }
