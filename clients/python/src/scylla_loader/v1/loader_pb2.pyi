@@ -67,6 +67,12 @@ class ClassTargetMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CLASS_TARGET_MODE_NATURAL: _ClassVar[ClassTargetMode]
     CLASS_TARGET_MODE_BALANCED: _ClassVar[ClassTargetMode]
     CLASS_TARGET_MODE_RATIOS: _ClassVar[ClassTargetMode]
+
+class BadSamplePolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BAD_SAMPLE_POLICY_UNSPECIFIED: _ClassVar[BadSamplePolicy]
+    BAD_SAMPLE_POLICY_FAIL: _ClassVar[BadSamplePolicy]
+    BAD_SAMPLE_POLICY_SKIP: _ClassVar[BadSamplePolicy]
 SHARD_RULE_UNSPECIFIED: ShardRule
 SHARD_RULE_UNEVEN: ShardRule
 SHARD_RULE_PAD: ShardRule
@@ -98,6 +104,9 @@ CLASS_TARGET_MODE_UNSPECIFIED: ClassTargetMode
 CLASS_TARGET_MODE_NATURAL: ClassTargetMode
 CLASS_TARGET_MODE_BALANCED: ClassTargetMode
 CLASS_TARGET_MODE_RATIOS: ClassTargetMode
+BAD_SAMPLE_POLICY_UNSPECIFIED: BadSamplePolicy
+BAD_SAMPLE_POLICY_FAIL: BadSamplePolicy
+BAD_SAMPLE_POLICY_SKIP: BadSamplePolicy
 
 class StreamBatchesRequest(_message.Message):
     __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform", "job_checkpoint")
@@ -430,3 +439,93 @@ class GetSplitResponse(_message.Message):
     SPLIT_SET_FIELD_NUMBER: _ClassVar[int]
     split_set: SplitSet
     def __init__(self, split_set: _Optional[_Union[SplitSet, _Mapping]] = ...) -> None: ...
+
+class IngestTarget(_message.Message):
+    __slots__ = ("dataset", "label_names", "columns", "bad_sample_policy", "source")
+    class ColumnsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    LABEL_NAMES_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    BAD_SAMPLE_POLICY_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    dataset: str
+    label_names: _containers.RepeatedScalarFieldContainer[str]
+    columns: _containers.ScalarMap[str, str]
+    bad_sample_policy: BadSamplePolicy
+    source: str
+    def __init__(self, dataset: _Optional[str] = ..., label_names: _Optional[_Iterable[str]] = ..., columns: _Optional[_Mapping[str, str]] = ..., bad_sample_policy: _Optional[_Union[BadSamplePolicy, str]] = ..., source: _Optional[str] = ...) -> None: ...
+
+class MetadataValue(_message.Message):
+    __slots__ = ("text", "int", "double", "boolean")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    INT_FIELD_NUMBER: _ClassVar[int]
+    DOUBLE_FIELD_NUMBER: _ClassVar[int]
+    BOOLEAN_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    int: int
+    double: float
+    boolean: bool
+    def __init__(self, text: _Optional[str] = ..., int: _Optional[int] = ..., double: _Optional[float] = ..., boolean: _Optional[bool] = ...) -> None: ...
+
+class IngestSample(_message.Message):
+    __slots__ = ("source_key", "data", "label", "label_blob", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: MetadataValue
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[MetadataValue, _Mapping]] = ...) -> None: ...
+    SOURCE_KEY_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    LABEL_BLOB_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    source_key: str
+    data: bytes
+    label: int
+    label_blob: bytes
+    metadata: _containers.MessageMap[str, MetadataValue]
+    def __init__(self, source_key: _Optional[str] = ..., data: _Optional[bytes] = ..., label: _Optional[int] = ..., label_blob: _Optional[bytes] = ..., metadata: _Optional[_Mapping[str, MetadataValue]] = ...) -> None: ...
+
+class IngestSamplesRequest(_message.Message):
+    __slots__ = ("target", "samples")
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    target: IngestTarget
+    samples: _containers.RepeatedCompositeFieldContainer[IngestSample]
+    def __init__(self, target: _Optional[_Union[IngestTarget, _Mapping]] = ..., samples: _Optional[_Iterable[_Union[IngestSample, _Mapping]]] = ...) -> None: ...
+
+class SkippedSample(_message.Message):
+    __slots__ = ("source_key", "reason")
+    SOURCE_KEY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    source_key: str
+    reason: str
+    def __init__(self, source_key: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class IngestSamplesResponse(_message.Message):
+    __slots__ = ("acknowledged_requests", "acknowledged_samples", "written", "already_present", "skipped", "skipped_samples", "done", "dataset_samples")
+    ACKNOWLEDGED_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    ACKNOWLEDGED_SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    ALREADY_PRESENT_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    DATASET_SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    acknowledged_requests: int
+    acknowledged_samples: int
+    written: int
+    already_present: int
+    skipped: int
+    skipped_samples: _containers.RepeatedCompositeFieldContainer[SkippedSample]
+    done: bool
+    dataset_samples: int
+    def __init__(self, acknowledged_requests: _Optional[int] = ..., acknowledged_samples: _Optional[int] = ..., written: _Optional[int] = ..., already_present: _Optional[int] = ..., skipped: _Optional[int] = ..., skipped_samples: _Optional[_Iterable[_Union[SkippedSample, _Mapping]]] = ..., done: _Optional[bool] = ..., dataset_samples: _Optional[int] = ...) -> None: ...

@@ -60,6 +60,11 @@ class LoaderServiceStub:
                 request_serializer=scylla__loader_dot_v1_dot_loader__pb2.GetSplitRequest.SerializeToString,
                 response_deserializer=scylla__loader_dot_v1_dot_loader__pb2.GetSplitResponse.FromString,
                 _registered_method=True)
+        self.IngestSamples = channel.stream_stream(
+                '/scylla_loader.v1.LoaderService/IngestSamples',
+                request_serializer=scylla__loader_dot_v1_dot_loader__pb2.IngestSamplesRequest.SerializeToString,
+                response_deserializer=scylla__loader_dot_v1_dot_loader__pb2.IngestSamplesResponse.FromString,
+                _registered_method=True)
 
 
 class LoaderServiceServicer:
@@ -106,6 +111,20 @@ class LoaderServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def IngestSamples(self, request_iterator, context):
+        """Writes samples into a dataset (made if absent) through the loader, for pipelines without
+        database credentials. The first request names the dataset in `target`; every request may
+        carry samples. Each request is answered by one response, in order, once every sample in
+        it is stored, found stored, or skipped: an acknowledged sample is never lost. Writes are
+        idempotent (a sample's id derives from its source key, and a stored one is not written
+        again), so a call that breaks is resumed by a new call that sends again from the first
+        request not acknowledged. After the client half-closes, one last response with `done` set
+        carries the dataset's counts. Needs role writer (or admin) when tokens are on.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LoaderServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -133,6 +152,11 @@ def add_LoaderServiceServicer_to_server(servicer, server):
                     servicer.GetSplit,
                     request_deserializer=scylla__loader_dot_v1_dot_loader__pb2.GetSplitRequest.FromString,
                     response_serializer=scylla__loader_dot_v1_dot_loader__pb2.GetSplitResponse.SerializeToString,
+            ),
+            'IngestSamples': grpc.stream_stream_rpc_method_handler(
+                    servicer.IngestSamples,
+                    request_deserializer=scylla__loader_dot_v1_dot_loader__pb2.IngestSamplesRequest.FromString,
+                    response_serializer=scylla__loader_dot_v1_dot_loader__pb2.IngestSamplesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -271,6 +295,33 @@ class LoaderService:
             '/scylla_loader.v1.LoaderService/GetSplit',
             scylla__loader_dot_v1_dot_loader__pb2.GetSplitRequest.SerializeToString,
             scylla__loader_dot_v1_dot_loader__pb2.GetSplitResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def IngestSamples(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/scylla_loader.v1.LoaderService/IngestSamples',
+            scylla__loader_dot_v1_dot_loader__pb2.IngestSamplesRequest.SerializeToString,
+            scylla__loader_dot_v1_dot_loader__pb2.IngestSamplesResponse.FromString,
             options,
             channel_credentials,
             insecure,
