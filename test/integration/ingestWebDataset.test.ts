@@ -1,0 +1,182 @@
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type cassandra from 'cassandra-driver';
+import { pack } from 'tar-stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createDbClient,
+  ingestDataset,
+  readDatasetInfo,
+  readImageFolder,
+  readWebDataset,
+  type IngestSource,
+} from '../../src/core/index.js';
+import { encodeGreyPng } from '../../src/datasets/encodeGreyPng.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+
+const simple = { class: 'SimpleStrategy', replicationFactor: 1 } as const;
+const CLASSES = ['circle', 'square', 'stripe'];
+const COUNT = 40;
+/** Samples in the first shard; the second holds the rest. */
+const FIRST_SHARD = 22;
+
+let client: cassandra.Client;
+const keyspaces: string[] = [];
+let work: string;
+let folderRoot: string;
+let shards: string[];
+/** Members of the second shard, to cut it. */
+let secondShardMembers: Array<[string, Buffer]>;
+
+function newDataset(): string {
+  const ks = uniqueKeyspace();
+  keyspaces.push(ks);
+  return ks;
+}
+
+/** A tar of `members` in order, written to `file`. */
+async function writeTar(file: string, members: Array<[string, Buffer]>): Promise<void> {
+  const p = pack();
+  for (const [name, body] of members) p.entry({ name }, body);
+  p.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of p as AsyncIterable<Buffer>) chunks.push(chunk);
+  await writeFile(file, Buffer.concat(chunks));
+}
+
+async function allRows(ks: string, table: string, cols: string): Promise<cassandra.types.Row[]> {
+  const rows: cassandra.types.Row[] = [];
+  let pageState: string | undefined;
+  do {
+    const rs = await client.execute(`SELECT ${cols} FROM ${ks}.${table}`, [], {
+      prepare: true,
+      fetchSize: 1000,
+      pageState,
+    });
+    rows.push(...rs.rows);
+    pageState = rs.pageState ?? undefined;
+  } while (pageState);
+  return rows;
+}
+
+/** The (data, label) pairs of a dataset's samples, as sorted `label:sha256` strings. */
+async function sampleMultiset(ks: string): Promise<string[]> {
+  return (await allRows(ks, 'samples', 'label, data'))
+    .map((r) => {
+      const hash = createHash('sha256')
+        .update(r['data'] as Buffer)
+        .digest('hex');
+      return `${String(r['label'])}:${hash}`;
+    })
+    .sort();
+}
+
+async function ingest(ks: string, source: IngestSource) {
+  return ingestDataset(client, {
+    dataset: ks,
+    source,
+    replication: simple,
+    concurrency: 32,
+    strict: false,
+  });
+}
+
+beforeAll(async () => {
+  client = await createDbClient(testDbConfig());
+  work = await mkdtemp(path.join(os.tmpdir(), 'sl-webdataset-'));
+  folderRoot = path.join(work, 'folder');
+  const members: Array<Array<[string, Buffer]>> = [[], []];
+  for (let i = 0; i < COUNT; i++) {
+    const cls = CLASSES[i % 3]!;
+    const pixels = new Uint8Array(16 * 16).map((_, p) => (p * 7 + i * 31 + (i % 3) * 50) & 255);
+    const png = encodeGreyPng(pixels, 16, 16);
+    const key = `s${String(i).padStart(6, '0')}`;
+    await mkdir(path.join(folderRoot, cls), { recursive: true });
+    await writeFile(path.join(folderRoot, cls, `${key}.png`), png);
+    const meta = { brightness: (i * 31) % 256, even: i % 2 === 0 };
+    members[i < FIRST_SHARD ? 0 : 1]!.push(
+      [`${key}.png`, png],
+      [`${key}.txt`, Buffer.from(cls)],
+      [`${key}.json`, Buffer.from(JSON.stringify(meta))],
+    );
+  }
+  shards = [path.join(work, 'shard-000000.tar'), path.join(work, 'shard-000001.tar')];
+  await writeTar(shards[0]!, members[0]!);
+  await writeTar(shards[1]!, members[1]!);
+  secondShardMembers = members[1]!;
+});
+
+afterAll(async () => {
+  for (const ks of keyspaces) await dropKeyspace(client, ks);
+  await client?.shutdown();
+});
+
+describe('ingest --webdataset', () => {
+  it('stores the same samples as the same images in an ImageFolder; a re-ingest changes nothing', async () => {
+    const fromFolder = newDataset();
+    const fromTars = newDataset();
+    const folderSummary = await ingest(fromFolder, await readImageFolder(folderRoot));
+    expect(folderSummary.written).toBe(COUNT);
+
+    const source = await readWebDataset([path.join(work, 'shard-{000000..000001}.tar')]);
+    expect(source.total).toBe(COUNT);
+    expect(source.labelNames).toEqual(CLASSES);
+    expect(source.columns).toEqual([
+      { name: 'brightness', type: 'int' },
+      { name: 'even', type: 'boolean' },
+    ]);
+    const first = await ingest(fromTars, source);
+    expect(first).toMatchObject({ total: COUNT, written: COUNT, failed: 0, alreadyPresent: 0 });
+
+    const samples = await sampleMultiset(fromTars);
+    expect(samples).toHaveLength(COUNT);
+    expect(samples).toEqual(await sampleMultiset(fromFolder));
+    const metaCols = 'id, label, source_key, size_bytes, brightness, even';
+    const meta = await allRows(fromTars, 'metadata', metaCols);
+    expect(meta).toHaveLength((await allRows(fromFolder, 'metadata', 'id')).length);
+    const s5 = meta.find((r) => r['source_key'] === 'shard-000000.tar/s000005')!;
+    expect([s5['label'], s5['brightness'], s5['even']]).toEqual([2, (5 * 31) % 256, false]);
+    const info = await readDatasetInfo(client, fromTars);
+    expect(info.labelNames).toEqual(CLASSES);
+    expect(info.columns).toEqual({ brightness: 'int', even: 'boolean' });
+    expect(info.sources).toEqual([`webdataset:${shards[0]}(+1 more)`]);
+
+    const rowsOf = async (): Promise<string[]> =>
+      [
+        ...(await allRows(fromTars, 'metadata', metaCols)).map((r) => JSON.stringify(r)),
+        ...(await sampleMultiset(fromTars)),
+      ].sort();
+    const before = await rowsOf();
+    const again = await ingest(fromTars, await readWebDataset(shards));
+    expect(again).toMatchObject({ written: 0, alreadyPresent: COUNT, failed: 0 });
+    expect(await rowsOf()).toEqual(before);
+  });
+
+  it('a truncated shard: the samples before the damage are stored, the damage is skipped', async () => {
+    // Each member is a 512-byte header and its body padded to 512 bytes; cut the second
+    // shard in the middle of its sixth sample's image.
+    const size = (body: Buffer): number => 512 + Math.ceil(body.length / 512) * 512;
+    const keep = 5;
+    const start = secondShardMembers.slice(0, keep * 3).reduce((n, [, b]) => n + size(b), 0);
+    const whole = await readFile(shards[1]!);
+    const cut = path.join(work, 'cut', path.basename(shards[1]!));
+    await mkdir(path.dirname(cut), { recursive: true });
+    await writeFile(cut, whole.subarray(0, start + 512 + 40));
+
+    const ks = newDataset();
+    const summary = await ingest(ks, await readWebDataset([shards[0]!, cut]));
+    expect(summary).toMatchObject({ written: FIRST_SHARD + keep, failed: 1, alreadyPresent: 0 });
+    expect(summary.skipped).toEqual([
+      {
+        origin: `${cut}:s${String(FIRST_SHARD + keep).padStart(6, '0')}`,
+        path: `shard-000001.tar/s${String(FIRST_SHARD + keep).padStart(6, '0')}`,
+        reason: expect.stringMatching(
+          new RegExp(`^${cut} is damaged in the members of s0000\\d\\d: Unexpected end of data`),
+        ),
+      },
+    ]);
+    expect((await readDatasetInfo(client, ks)).sampleCount).toBe(FIRST_SHARD + keep);
+  });
+});
