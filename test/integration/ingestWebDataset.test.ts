@@ -14,6 +14,7 @@ import {
   type IngestSource,
 } from '../../src/core/index.js';
 import { encodeGreyPng } from '../../src/datasets/encodeGreyPng.js';
+import { runCli } from '../support/runCli.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 const simple = { class: 'SimpleStrategy', replicationFactor: 1 } as const;
@@ -29,6 +30,21 @@ let folderRoot: string;
 let shards: string[];
 /** Members of the second shard, to cut it. */
 let secondShardMembers: Array<[string, Buffer]>;
+/** The images' `label:sha256` strings, sorted (see {@link sampleMultiset}). */
+let expectedMultiset: string[];
+
+function cliEnv(): NodeJS.ProcessEnv {
+  const db = testDbConfig();
+  return {
+    SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
+    SCYLLA_LOADER_CQL_PORT: String(db.port),
+    SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+  };
+}
+
+function sha256(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
 
 function newDataset(): string {
   const ks = uniqueKeyspace();
@@ -64,12 +80,7 @@ async function allRows(ks: string, table: string, cols: string): Promise<cassand
 /** The (data, label) pairs of a dataset's samples, as sorted `label:sha256` strings. */
 async function sampleMultiset(ks: string): Promise<string[]> {
   return (await allRows(ks, 'samples', 'label, data'))
-    .map((r) => {
-      const hash = createHash('sha256')
-        .update(r['data'] as Buffer)
-        .digest('hex');
-      return `${String(r['label'])}:${hash}`;
-    })
+    .map((r) => `${String(r['label'])}:${sha256(r['data'] as Buffer)}`)
     .sort();
 }
 
@@ -88,10 +99,12 @@ beforeAll(async () => {
   work = await mkdtemp(path.join(os.tmpdir(), 'sl-webdataset-'));
   folderRoot = path.join(work, 'folder');
   const members: Array<Array<[string, Buffer]>> = [[], []];
+  expectedMultiset = [];
   for (let i = 0; i < COUNT; i++) {
     const cls = CLASSES[i % 3]!;
     const pixels = new Uint8Array(16 * 16).map((_, p) => (p * 7 + i * 31 + (i % 3) * 50) & 255);
     const png = encodeGreyPng(pixels, 16, 16);
+    expectedMultiset.push(`${i % 3}:${sha256(png)}`);
     const key = `s${String(i).padStart(6, '0')}`;
     await mkdir(path.join(folderRoot, cls), { recursive: true });
     await writeFile(path.join(folderRoot, cls, `${key}.png`), png);
@@ -106,6 +119,7 @@ beforeAll(async () => {
   await writeTar(shards[0]!, members[0]!);
   await writeTar(shards[1]!, members[1]!);
   secondShardMembers = members[1]!;
+  expectedMultiset.sort();
 });
 
 afterAll(async () => {
@@ -133,6 +147,7 @@ describe('ingest --webdataset', () => {
     const samples = await sampleMultiset(fromTars);
     expect(samples).toHaveLength(COUNT);
     expect(samples).toEqual(await sampleMultiset(fromFolder));
+    expect(samples).toEqual(expectedMultiset);
     const metaCols = 'id, label, source_key, size_bytes, brightness, even';
     const meta = await allRows(fromTars, 'metadata', metaCols);
     expect(meta).toHaveLength((await allRows(fromFolder, 'metadata', 'id')).length);
@@ -178,5 +193,23 @@ describe('ingest --webdataset', () => {
       },
     ]);
     expect((await readDatasetInfo(client, ks)).sampleCount).toBe(FIRST_SHARD + keep);
+  });
+
+  it('two CLI processes, --shard 0/2 and 1/2, ingest a file each into one dataset (CLI)', async () => {
+    const ks = newDataset();
+    const pattern = path.join(work, 'shard-{000000..000001}.tar');
+    const run = (shard: string) =>
+      runCli(['ingest', ks, '--webdataset', pattern, '--shard', shard], cliEnv());
+    const [a, b] = await Promise.all([run('0/2'), run('1/2')]);
+    for (const r of [a, b]) {
+      expect(r.stderr).not.toMatch(/error/);
+      expect(r.code).toBe(0);
+    }
+    expect(a.stdout).toMatch(new RegExp(`written ${FIRST_SHARD} .*skipped 0`));
+    expect(b.stdout).toMatch(new RegExp(`written ${COUNT - FIRST_SHARD} .*skipped 0`));
+    expect(await sampleMultiset(ks)).toEqual(expectedMultiset);
+    const info = await readDatasetInfo(client, ks);
+    expect(info.labelNames).toEqual(CLASSES);
+    expect(info.columns).toEqual({ brightness: 'int', even: 'boolean' });
   });
 });
