@@ -56,6 +56,7 @@ export { MAX_SAMPLE_BYTES, sampleProblem } from './ingest/sampleProblem.js';
 export { type PreprocessOptions } from './ingest/preprocessImage.js';
 export { readImageFolder } from './ingest/readImageFolder.js';
 export { readManifest } from './ingest/readManifest.js';
+export { type ParquetOptions, readParquet } from './ingest/readParquet.js';
 export { type WebDatasetOptions, readWebDataset } from './ingest/readWebDataset.js';
 export { type LoaderMetrics, createLoaderMetrics } from './metrics/loaderMetrics.js';
 export { parseResumeKey } from './resume/parseResumeKey.js';
