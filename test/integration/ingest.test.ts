@@ -18,6 +18,7 @@ import {
   sampleId,
   LoaderError,
   listedSource,
+  MAX_SAMPLE_BYTES,
 } from '../../src/core/index.js';
 import { toGrpcStatus } from '../../src/server/errors/toGrpcStatus.js';
 import { writeCorruptJpeg, writeJpegs } from '../support/fixtures.js';
@@ -427,5 +428,95 @@ describe('ingest', () => {
     expect(all).toHaveLength(600);
     expect(await ids(ks, 'metadata')).toEqual(all);
     expect((await readDatasetInfo(client, ks)).sampleCount).toBe(600);
+  });
+
+  it('--workers 2 splits the source over two processes, each sample written once (CLI)', async () => {
+    const ks = newDataset();
+    const run = await runCli(
+      ['ingest', ks, '--manifest', mnistManifest, '--workers', '2', '--concurrency', '16'],
+      cliEnv(),
+    );
+    expect(run.stderr).not.toMatch(/error/);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/written 600 \(/);
+    expect(run.stdout).toMatch(/dataset \S+ now holds 600 samples/);
+    const all = await ids(ks, 'samples');
+    expect(all).toHaveLength(600);
+    expect(await ids(ks, 'metadata')).toEqual(all);
+    // The same ids as a single process makes.
+    const ns = datasetNamespace(ks);
+    const source = await readManifest(mnistManifest);
+    expect(all).toEqual(source.entries.map((e) => sampleId(e.sourceKey, ns)).sort());
+    const again = await runCli(
+      ['ingest', ks, '--manifest', mnistManifest, '--workers', '2'],
+      cliEnv(),
+    );
+    expect(again.stdout).toMatch(/written 0 \(.*already present 600/);
+  });
+
+  it('--shard i/n parts are disjoint and together the whole source (CLI)', async () => {
+    const ks = newDataset();
+    const counts: number[] = [];
+    for (const shard of ['0/3', '1/3', '2/3']) {
+      const r = await runCli(
+        ['ingest', ks, '--manifest', mnistManifest, '--shard', shard],
+        cliEnv(),
+      );
+      expect(r.code).toBe(0);
+      counts.push(Number(/written (\d+) \(/.exec(r.stdout)?.[1]));
+    }
+    expect(counts).toEqual([200, 200, 200]);
+    expect(await ids(ks, 'metadata')).toHaveLength(600);
+    const bad = await runCli(
+      ['ingest', ks, '--manifest', mnistManifest, '--shard', '3/3'],
+      cliEnv(),
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^error: --shard 3\/3: use i\/n with 0 <= i < n/);
+    const both = await runCli(
+      ['ingest', ks, '--manifest', mnistManifest, '--shard', '0/2', '--workers', '2'],
+      cliEnv(),
+    );
+    expect(both.stderr).toMatch(/give --workers or --shard, not both/);
+  });
+
+  it('skips a sample over the size limit and a label outside the class names, naming them', async () => {
+    const ks = newDataset();
+    const entry = (i: number, data: Buffer, label: number) => ({
+      sourceKey: `s/${i}`,
+      data,
+      label,
+      metadata: {},
+      origin: `test:${i}`,
+    });
+    const skips: string[] = [];
+    const summary = await ingestDataset(client, {
+      dataset: ks,
+      source: listedSource({
+        description: 'generated',
+        entries: [
+          entry(0, Buffer.from('fine'), 0),
+          entry(1, Buffer.alloc(MAX_SAMPLE_BYTES + 1, 1), 1),
+          entry(2, Buffer.from('label out of range'), 2),
+          entry(3, Buffer.alloc(0), 0),
+        ],
+        labelNames: ['a', 'b'],
+        columns: [],
+      }),
+      replication: simple,
+      concurrency: 4,
+      strict: false,
+      onSkip: (s) => skips.push(`${s.path}: ${s.reason}`),
+    });
+    expect(summary.written).toBe(1);
+    expect(summary.failed).toBe(3);
+    expect(skips.sort()).toEqual([
+      `s/1: sample is ${MAX_SAMPLE_BYTES + 1} bytes with its label blob, over the limit of ` +
+        `${MAX_SAMPLE_BYTES} bytes (one sample is one database write; the database refuses ` +
+        'writes over 16 MiB)',
+      's/2: sample has label 2, but the dataset has 2 classes (labels 0 to 1)',
+      's/3: sample has no data (0 bytes)',
+    ]);
+    expect(await ids(ks, 'samples')).toEqual([sampleId('s/0', datasetNamespace(ks))]);
   });
 });

@@ -9,6 +9,10 @@ import {
   type PreprocessOptions,
   readImageFolder,
   readManifest,
+  readParquet,
+  readWebDataset,
+  parseShard,
+  shardEntries,
   isColumnType,
   type ColumnType,
   validateIdentifier,
@@ -17,19 +21,34 @@ import {
 import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
 import { createProgress } from '../progress.js';
 import { runAction } from '../runAction.js';
+import { reportToParent, runIngestWorkers, toWire, workerChildFlags } from './ingestWorkers.js';
 
 /** Flags of `ingest`. */
 export interface IngestFlags extends DbFlags {
   imageFolder?: string;
   manifest?: string;
+  webdataset?: string[];
+  parquet?: string[];
   root?: string;
   column: string[];
+  labelField?: string;
+  imageColumn?: string;
+  labelColumn?: string;
+  keyColumn?: string;
+  labelBlobColumn?: string;
   resize?: string;
   crop?: string;
   quality: string;
   concurrency: string;
+  groupBytes?: string;
+  shard?: string;
+  workers?: string;
   strict: boolean;
   replication: string;
+  /** Internal: this process is one of `--workers`; report over IPC, leave the counts. */
+  workerChild?: boolean;
+  /** Internal: the parent of `--workers` found the dataset empty (no existence checks). */
+  freshDataset?: boolean;
 }
 
 const positiveInt = (what: string, max: number) =>
@@ -43,10 +62,18 @@ const positiveInt = (what: string, max: number) =>
 export function registerIngestCommand(program: Command): void {
   const cmd = program
     .command('ingest')
-    .description('write an ImageFolder tree or a CSV/JSONL manifest into a dataset')
+    .description(
+      'write an ImageFolder tree, a CSV/JSONL manifest, WebDataset tar shards or Parquet files ' +
+        'into a dataset (re-running resumes; several processes may split one source)',
+    )
     .argument('<dataset>', 'dataset (keyspace) name: lower-case letters, digits, underscores')
     .option('--image-folder <root>', 'ImageFolder tree: <root>/<class>/<file>')
     .option('--manifest <file>', 'CSV or JSONL manifest with path, label and metadata columns')
+    .option(
+      '--webdataset <tar...>',
+      'WebDataset tar shards (.tar, .tar.gz), or brace patterns like shard-{000..099}.tar',
+    )
+    .option('--parquet <file...>', 'Parquet files (e.g. a Hugging Face dataset export)')
     .option('--root <dir>', "folder the manifest's paths are relative to (default: its folder)")
     .option(
       '--column <name:type>',
@@ -54,16 +81,30 @@ export function registerIngestCommand(program: Command): void {
       (v: string, acc: string[]) => [...acc, v],
       [] as string[],
     )
+    .option('--label-field <name>', 'WebDataset: JSON field with the label (default: label)')
+    .option('--image-column <name>', 'Parquet: image column (binary, or a {bytes, path} struct)')
+    .option('--label-column <name>', 'Parquet: label column (default: label)')
+    .option('--key-column <name>', 'Parquet: unique key column (default: file name and row)')
+    .option('--label-blob-column <name>', 'Parquet: binary column stored as the label blob')
     .option('--resize <px>', 'preprocess: resize the shorter side to this many pixels')
     .option('--crop <WxH>', 'preprocess: center crop, e.g. 224x224 (or 224)')
     .option('--quality <q>', 'preprocess: JPEG quality', '90')
     .addOption(
-      new Option('--concurrency <n>', 'samples read and written at once')
-        // 128 beat 32 by 20-30% on the local node (bench ingest); more hides more latency.
-        .default('128')
+      new Option('--concurrency <n>', 'samples read and written at once (per process)')
+        .default('256')
         .env('SCYLLA_LOADER_INGEST_CONCURRENCY'),
     )
-    .option('--strict', 'stop at the first unreadable or undecodable file', false)
+    .addOption(
+      new Option(
+        '--group-bytes <n>',
+        "data bytes of small samples written in one request (keep under the database's " +
+          'batch_size_fail_threshold: Cassandra 50 KiB, ScyllaDB 1 MiB); 1 writes one by one',
+      ).env('SCYLLA_LOADER_INGEST_GROUP_BYTES'),
+    )
+    .option('--shard <i/n>', 'ingest only part i of n of the source (run n processes, i = 0..n-1)')
+    .option('--workers <n>', 'split the source over n processes of this machine', '1')
+    .option('--strict', 'stop at the first bad sample (unreadable, undecodable, too big)', false)
+    .addOption(new Option('--worker-child').hideHelp())
     .addOption(
       new Option(
         '--replication <spec>',
@@ -73,32 +114,79 @@ export function registerIngestCommand(program: Command): void {
         .env('SCYLLA_LOADER_REPLICATION'),
     );
   addDbOptions(cmd).action(
-    runAction(async (dataset: string, flags: IngestFlags) => {
+    runAction(async (dataset: string, given: IngestFlags) => {
+      const flags = given.workerChild ? workerChildFlags() : given;
       const summary = await runIngest(dataset, flags);
-      process.stdout.write(formatSummary(dataset, summary));
+      if (flags.workerChild) process.send?.({ kind: 'summary', summary: toWire(summary) });
+      else process.stdout.write(formatSummary(dataset, summary));
     }),
   );
 }
 
-/** Runs an ingest with a progress display; `ingest` and `demo` both use it. */
-export async function runIngest(dataset: string, flags: IngestFlags): Promise<IngestSummary> {
-  validateIdentifier(dataset, 'dataset');
-  if (Boolean(flags.imageFolder) === Boolean(flags.manifest)) {
-    throw invalidArgument('give exactly one source: --image-folder <root> or --manifest <file>');
+/** Reads the source the flags name (the `--shard` part of it). */
+export async function openIngestSource(flags: IngestFlags): Promise<IngestSource> {
+  const given = [flags.imageFolder, flags.manifest, flags.webdataset, flags.parquet].filter(
+    (v) => v !== undefined,
+  );
+  if (given.length !== 1) {
+    throw invalidArgument(
+      'give exactly one source: --image-folder <root>, --manifest <file>, ' +
+        '--webdataset <tar...> or --parquet <file...>',
+    );
   }
-  const concurrency = positiveInt('--concurrency', 4096).parse(flags.concurrency);
-  const replication = parseReplication(flags.replication);
-  const preprocess = preprocessFromFlags(flags);
+  const shard = flags.shard !== undefined ? parseShard(flags.shard) : undefined;
   const declaredTypes = parseColumns(flags.column);
-  const source: IngestSource = flags.imageFolder
+  if (flags.webdataset) {
+    return readWebDataset(flags.webdataset, {
+      ...(shard ? { shard } : {}),
+      ...(flags.labelField ? { labelField: flags.labelField } : {}),
+      declaredTypes,
+    });
+  }
+  if (flags.parquet) {
+    return readParquet(flags.parquet, {
+      ...(shard ? { shard } : {}),
+      ...(flags.imageColumn ? { imageColumn: flags.imageColumn } : {}),
+      ...(flags.labelColumn ? { labelColumn: flags.labelColumn } : {}),
+      ...(flags.keyColumn ? { keyColumn: flags.keyColumn } : {}),
+      ...(flags.labelBlobColumn ? { labelBlobColumn: flags.labelBlobColumn } : {}),
+      declaredTypes,
+    });
+  }
+  const listed = flags.imageFolder
     ? await readImageFolder(flags.imageFolder)
     : await readManifest(flags.manifest!, {
         ...(flags.root ? { root: flags.root } : {}),
         declaredTypes,
       });
+  listed.entries = shardEntries(listed.entries, shard);
+  return listed;
+}
+
+/** Runs an ingest with a progress display; `ingest` and `demo` both use it. */
+export async function runIngest(dataset: string, flags: IngestFlags): Promise<IngestSummary> {
+  validateIdentifier(dataset, 'dataset');
+  const concurrency = positiveInt('--concurrency', 4096).parse(flags.concurrency);
+  const workers = positiveInt('--workers', 64).parse(flags.workers ?? '1');
+  const groupBytes =
+    flags.groupBytes !== undefined
+      ? positiveInt('--group-bytes', 16 << 20).parse(flags.groupBytes)
+      : undefined;
+  const replication = parseReplication(flags.replication);
+  const preprocess = preprocessFromFlags(flags);
+  if (workers > 1 && flags.shard !== undefined) {
+    throw invalidArgument('give --workers or --shard, not both (--workers picks the shards)');
+  }
+  const source = await openIngestSource(flags);
+  if (workers > 1) {
+    return runIngestWorkers(dataset, flags, { source, workers, replication });
+  }
 
   const client = await createDbClient(dbConfigFromFlags(flags));
-  const progress = createProgress(`ingest ${dataset}`, source.total ?? 0);
+  const child = flags.workerChild === true;
+  const progress = child
+    ? reportToParent()
+    : createProgress(`ingest ${dataset}`, source.total ?? 0);
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
   process.once('SIGINT', onSignal);
@@ -109,8 +197,11 @@ export async function runIngest(dataset: string, flags: IngestFlags): Promise<In
       source,
       replication,
       ...(preprocess ? { preprocess } : {}),
+      ...(groupBytes !== undefined ? { groupBytes } : {}),
       concurrency,
       strict: flags.strict,
+      refreshCounts: !child,
+      ...(flags.freshDataset !== undefined ? { fresh: flags.freshDataset } : {}),
       signal: abort.signal,
       onProgress: (p) => progress.update(p.done, p.bytesWritten),
       onSkip: (s) => progress.log(`skipped ${s.path} (${s.origin}): ${s.reason}`),
@@ -120,7 +211,7 @@ export async function runIngest(dataset: string, flags: IngestFlags): Promise<In
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await client.shutdown();
-    if (abort.signal.aborted) {
+    if (abort.signal.aborted && !child) {
       process.stderr.write('ingest interrupted; run the same command again to resume it\n');
     }
   }
