@@ -29,8 +29,9 @@ export type WireSummary = Omit<IngestSummary, 'dataset'>;
 
 /** The summary a child sends (its counts are the parent's to compute). */
 export function toWire(summary: IngestSummary): WireSummary {
-  const { dataset: _counts, ...rest } = summary;
-  return rest;
+  const rest: Partial<IngestSummary> = { ...summary };
+  delete rest.dataset;
+  return rest as WireSummary;
 }
 
 /** A child's progress, sent to its parent four times a second and at the end. */
