@@ -14,6 +14,7 @@ import {
   type IngestSource,
 } from '../../src/core/index.js';
 import { encodeGreyPng } from '../../src/datasets/encodeGreyPng.js';
+import { runCli } from '../support/runCli.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 const simple = { class: 'SimpleStrategy', replicationFactor: 1 } as const;
@@ -25,6 +26,15 @@ const keyspaces: string[] = [];
 let work: string;
 /** The images, each with its class index. */
 let images: Array<{ png: Buffer; label: number; name: string }>;
+
+function cliEnv(): NodeJS.ProcessEnv {
+  const db = testDbConfig();
+  return {
+    SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
+    SCYLLA_LOADER_CQL_PORT: String(db.port),
+    SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+  };
+}
 
 function newDataset(): string {
   const ks = uniqueKeyspace();
@@ -178,5 +188,63 @@ describe('ingest --parquet', () => {
     expect(summary.skipped).toHaveLength(1);
     expect(skips).toEqual([`${file}:row 6: image column image is null`]);
     expect(summary.dataset.sampleCount).toBe(9);
+  });
+
+  it('ingests with --parquet, a key column and string labels, in two --shard processes (CLI)', async () => {
+    const rows = images.slice(0, 12);
+    const file = path.join(work, 'cli.parquet');
+    parquetWriteFile({
+      filename: file,
+      columnData: [
+        { name: 'uid', data: rows.map((_, i) => `img-${i}`) },
+        { name: 'picture', data: rows.map((r, i) => (i === 5 ? null : r.png)) },
+        { name: 'species', data: rows.map((r) => CLASSES[r.label]!) },
+        { name: 'weight', data: rows.map((_, i) => i * 0.5) },
+      ],
+      schema: [
+        { name: 'root', num_children: 4 },
+        { name: 'uid', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+        { name: 'picture', type: 'BYTE_ARRAY', repetition_type: 'OPTIONAL' },
+        {
+          name: 'species',
+          type: 'BYTE_ARRAY',
+          converted_type: 'UTF8',
+          repetition_type: 'OPTIONAL',
+        },
+        { name: 'weight', type: 'DOUBLE', repetition_type: 'OPTIONAL' },
+      ],
+      rowGroupSize: 3,
+    });
+    const ks = newDataset();
+    const args = ['ingest', ks, '--parquet', file, '--key-column', 'uid'];
+    args.push('--label-column', 'species', '--concurrency', '4');
+    const first = await runCli([...args, '--shard', '0/2'], cliEnv());
+    const second = await runCli([...args, '--shard', '1/2'], cliEnv());
+    for (const r of [first, second]) expect(r.code, r.stderr).toBe(0);
+    // Row groups 0 and 2 (rows 0-2, 6-8) are shard 0's; 1 and 3 (rows 3-5, 9-11) shard 1's.
+    expect(first.stdout).toMatch(/6 samples in the source[\s\S]*written 6 .*skipped 0/);
+    expect(second.stdout).toMatch(/written 5 .*skipped 1/);
+    expect(second.stdout).toContain('image column picture is null');
+    expect(second.stderr).toContain(`(${file}:row 5)`);
+
+    const info = await readDatasetInfo(client, ks);
+    expect(info.labelNames).toEqual(CLASSES);
+    expect(info.columns).toMatchObject({ weight: 'double' });
+    expect(info.sampleCount).toBe(11);
+    const stored = (await allRows(ks, 'metadata', 'source_key, label, weight'))
+      .map((r) => `${String(r['source_key'])} ${String(r['label'])} ${String(r['weight'])}`)
+      .sort();
+    const expected = rows
+      .map((r, i) => `img-${i} ${r.label} ${i * 0.5}`)
+      .filter((_, i) => i !== 5)
+      .sort();
+    expect(stored).toEqual(expected);
+
+    const notParquet = path.join(work, 'notes.parquet');
+    await writeFile(notParquet, 'not parquet');
+    const bad = await runCli(['ingest', ks, '--parquet', notParquet], cliEnv());
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(new RegExp(`^error: ${notParquet} is not a Parquet file`));
+    expect(bad.stderr).not.toMatch(/\n\s+at /);
   });
 });
