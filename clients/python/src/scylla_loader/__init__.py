@@ -4,6 +4,8 @@
 ``torch`` extra) wraps it in a PyTorch ``IterableDataset``; ``TlsOptions`` and a token reach a
 loader run with TLS, mTLS and bearer tokens. ``Transform`` has the server decode
 and augment each sample (a raw output gives each batch as one ``uint8`` tensor).
+``LoaderClient.ingest`` writes samples through the loader; ``scylla_loader.ingest_sources``
+makes them from torchvision and Hugging Face datasets.
 """
 
 from .batch import Batch, decode_batch
@@ -11,6 +13,7 @@ from .checkpoint import RankState, merge_resume_tokens
 from .client import BatchStream, LoaderClient, ReconnectInfo
 from .descriptions import DatasetDescription, SplitPart, SplitSet
 from .errors import LoaderError
+from .ingest import IngestProgress, IngestSample, IngestSource, IngestSummary
 from .retry import ReconnectPolicy
 from .security import TlsOptions, TokenFile, TokenSource
 from .transform import RandomResizedCrop, Transform
@@ -19,6 +22,10 @@ __all__ = [
     "Batch",
     "BatchStream",
     "DatasetDescription",
+    "IngestProgress",
+    "IngestSample",
+    "IngestSource",
+    "IngestSummary",
     "LoaderClient",
     "LoaderError",
     "RandomResizedCrop",

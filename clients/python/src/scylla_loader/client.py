@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,17 @@ from .descriptions import (
     to_split_set,
 )
 from .errors import LoaderError, from_rpc_error
+from .ingest import (
+    DEFAULT_MAX_UNACKNOWLEDGED,
+    DEFAULT_SAMPLES_PER_REQUEST,
+    BadSamples,
+    IngestProgress,
+    IngestSample,
+    IngestSource,
+    IngestSummary,
+)
+from .ingest_call import PATH as INGEST_PATH
+from .ingest_call import IngestRun
 from .request import MissingSamplePolicy, Ordering, ShardRule, ShuffleMode, build_request
 from .retry import ReconnectPolicy, is_retryable
 from .security import TlsOptions, TokenSource, security
@@ -245,6 +256,13 @@ class LoaderClient:
         else:
             self._channel = grpc.secure_channel(target, secured.credentials, options=options)
         self._stub = loader_pb2_grpc.LoaderServiceStub(self._channel)
+        # Requests go out already serialized (ingest_call.py puts the target before the
+        # first request of each call by concatenating serialized messages).
+        self._ingest_samples: Any = self._channel.stream_stream(
+            INGEST_PATH,
+            request_serializer=None,
+            response_deserializer=loader_pb2.IngestSamplesResponse.FromString,
+        )
 
     def __enter__(self) -> LoaderClient:
         return self
@@ -449,6 +467,94 @@ class LoaderClient:
         request = loader_pb2.GetSplitRequest(dataset=dataset, name=name, version=version)
         response = self._unary("GetSplit", self._stub.GetSplit, request, timeout, cancel)
         return to_split_set(response.split_set)
+
+    def ingest(
+        self,
+        dataset: str,
+        samples: Iterable[IngestSample | Mapping[str, Any]] | IngestSource,
+        *,
+        label_names: Sequence[str] | None = None,
+        columns: Mapping[str, str] | None = None,
+        bad_samples: BadSamples = "fail",
+        source: str | None = None,
+        samples_per_request: int | None = None,
+        max_unacknowledged: int = DEFAULT_MAX_UNACKNOWLEDGED,
+        on_progress: Callable[[IngestProgress], None] | None = None,
+        timeout: float | None = None,
+    ) -> IngestSummary:
+        """Writes samples into ``dataset`` through the loader (the dataset is made when
+        absent), with no database credentials here. Needs role writer or admin when the
+        loader checks tokens.
+
+        ``samples``: any iterable of :class:`IngestSample` or of dicts with its fields
+        (``source_key``, ``data``, ``label``, ``label_blob``, ``metadata``), read once and
+        lazily, or an :class:`IngestSource` from :mod:`scylla_loader.ingest_sources` (whose
+        ``label_names``, ``columns`` and ``source`` are used unless given here). A sample's
+        id derives from its source key, and a stored sample is never written again: running
+        the same ingest twice stores each sample once (the second run counts them in
+        ``already_present``).
+
+        - ``label_names``: class names (label i is ``label_names[i]``), fixed by the first
+          ingest of the dataset that gives them.
+        - ``columns``: metadata columns and types (``text``, ``int``, ``bigint``, ``double``,
+          ``boolean``); inferred when absent from the metadata of the samples of the first
+          request (``str`` text, ``bool`` boolean, ``int`` bigint, ``float`` double, numpy
+          scalars alike). A later sample with a key outside the columns is a ValueError.
+        - ``bad_samples``: ``"fail"`` ends the ingest with INVALID_ARGUMENT naming the first
+          sample that breaks the loader's rules (empty, over 15 MiB, no label nor label
+          blob, a label outside the class names, a metadata value of the wrong type);
+          ``"skip"`` leaves such samples out and lists them in ``skipped_samples``.
+        - ``source``: recorded with the dataset's sources (default ``"python"``).
+        - ``samples_per_request``: samples per request (default 64), each request at most
+          about 4 MiB (the loader's limit) unless one sample is larger.
+        - Backpressure: at most ``max_unacknowledged`` requests are in flight; the iterable is
+          not read further until the loader acknowledges one (a request is acknowledged once
+          each of its samples is stored, found stored, or skipped).
+        - Resumption: when the call breaks for a reason a new call may not meet again (the
+          same statuses as :meth:`stream_batches`), a new call sends again every request not
+          yet acknowledged, after the client's backoff, at most ``reconnect.attempts`` times
+          in a row without an acknowledgement. Samples written by a call that broke before
+          acknowledging them count as ``already_present``.
+        - ``on_progress``: called in this thread after each acknowledged request with the
+          totals so far.
+        - ``timeout``: seconds for the whole ingest, reconnections included.
+
+        An exception of the iterable (Ctrl-C included) or of ``on_progress`` cancels the call
+        and propagates; the acknowledged samples are stored, and running the ingest again
+        completes it.
+
+        Raises:
+            LoaderError: INVALID_ARGUMENT (a bad sample under ``"fail"``, other class names
+                than the dataset's, a bad column), PERMISSION_DENIED (a reader token),
+                UNAUTHENTICATED, DEADLINE_EXCEEDED, or the last error after the reconnection
+                attempts.
+            ValueError, TypeError: a sample that cannot be sent (missing fields, wrong types,
+                a metadata key outside the columns), bad options.
+        """
+        names = label_names
+        if isinstance(samples, IngestSource):
+            if names is None and samples.label_names is not None:
+                names = samples.label_names
+            if columns is None and samples.columns is not None:
+                columns = samples.columns
+            if source is None:
+                source = samples.source
+        run = IngestRun(
+            open_call=lambda requests, timeout: self._ingest_samples(requests, timeout=timeout),
+            target=self.target,
+            policy=self.reconnect,
+            dataset=dataset,
+            samples=samples,
+            label_names=names or (),
+            columns=columns,
+            bad_samples=bad_samples,
+            source=source or "python",
+            samples_per_request=samples_per_request or DEFAULT_SAMPLES_PER_REQUEST,
+            max_unacknowledged=max_unacknowledged,
+            on_progress=on_progress,
+            timeout=timeout,
+        )
+        return run.run()
 
     def _unary(
         self,
