@@ -18,38 +18,11 @@ import {
   validateIdentifier,
   parseReplication,
 } from '../../core/index.js';
-import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { addDbOptions, dbConfigFromFlags } from '../dbOptions.js';
+import type { IngestFlags } from './ingestFlags.js';
 import { createProgress } from '../progress.js';
 import { runAction } from '../runAction.js';
 import { reportToParent, runIngestWorkers, toWire, workerChildFlags } from './ingestWorkers.js';
-
-/** Flags of `ingest`. */
-export interface IngestFlags extends DbFlags {
-  imageFolder?: string;
-  manifest?: string;
-  webdataset?: string[];
-  parquet?: string[];
-  root?: string;
-  column: string[];
-  labelField?: string;
-  imageColumn?: string;
-  labelColumn?: string;
-  keyColumn?: string;
-  labelBlobColumn?: string;
-  resize?: string;
-  crop?: string;
-  quality: string;
-  concurrency: string;
-  groupBytes?: string;
-  shard?: string;
-  workers?: string;
-  strict: boolean;
-  replication: string;
-  /** Internal: this process is one of `--workers`; report over IPC, leave the counts. */
-  workerChild?: boolean;
-  /** Internal: the parent of `--workers` found the dataset empty (no existence checks). */
-  freshDataset?: boolean;
-}
 
 const positiveInt = (what: string, max: number) =>
   z.coerce
@@ -83,7 +56,10 @@ export function registerIngestCommand(program: Command): void {
     )
     .option('--label-field <name>', 'WebDataset: JSON field with the label (default: label)')
     .option('--image-column <name>', 'Parquet: image column (binary, or a {bytes, path} struct)')
-    .option('--label-column <name>', 'Parquet: label column (default: label)')
+    .option(
+      '--label-column <name>',
+      'Parquet: label column (default: the first of label, labels, class, target)',
+    )
     .option('--key-column <name>', 'Parquet: unique key column (default: file name and row)')
     .option('--label-blob-column <name>', 'Parquet: binary column stored as the label blob')
     .option('--resize <px>', 'preprocess: resize the shorter side to this many pixels')

@@ -13,7 +13,7 @@ import {
 } from '../../core/index.js';
 import { dbConfigFromFlags } from '../dbOptions.js';
 import { createProgress, type Progress } from '../progress.js';
-import type { IngestFlags } from './ingest.js';
+import type { IngestFlags } from './ingestFlags.js';
 
 /** The variable a `--workers` child reads its flags from (instead of its command line). */
 export const WORKER_FLAGS_ENV = 'SCYLLA_LOADER_INGEST_WORKER_FLAGS';
