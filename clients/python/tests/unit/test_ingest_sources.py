@@ -1,0 +1,128 @@
+"""scylla_loader.ingest_sources: torchvision datasets and Hugging Face datasets (and lists of
+dicts shaped like their rows) made into samples."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+from torchvision.datasets import FakeData, ImageFolder
+
+from scylla_loader.ingest_sources import encode_image, from_huggingface, from_torchvision
+
+
+def pixels(data: bytes) -> np.ndarray[Any, Any]:
+    return np.asarray(Image.open(io.BytesIO(data)))
+
+
+def test_images_of_every_kind_encode_to_the_same_png_pixels() -> None:
+    rgb = np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3)
+    from_pil = encode_image(Image.fromarray(rgb))
+    assert from_pil.startswith(b"\x89PNG")
+    assert np.array_equal(pixels(from_pil), rgb)
+    assert np.array_equal(pixels(encode_image(rgb)), rgb)
+    chw = torch.from_numpy(rgb).permute(2, 0, 1)
+    assert np.array_equal(pixels(encode_image(chw)), rgb)
+    assert np.array_equal(pixels(encode_image(chw.float() / 255)), rgb)
+    grey = torch.zeros(1, 3, 3, dtype=torch.uint8)
+    assert pixels(encode_image(grey)).shape == (3, 3)
+
+
+def test_bytes_dicts_and_paths_are_stored_as_they_are(tmp_path: Path) -> None:
+    path = tmp_path / "x.jpg"
+    path.write_bytes(b"jpeg bytes")
+    assert encode_image(b"raw") == b"raw"
+    assert encode_image(bytearray(b"raw")) == b"raw"
+    assert encode_image({"bytes": b"inline", "path": "ignored.png"}) == b"inline"
+    assert encode_image({"bytes": None, "path": str(path)}) == b"jpeg bytes"
+    assert encode_image(path) == b"jpeg bytes"
+    with pytest.raises(TypeError, match="cannot make image bytes of a int"):
+        encode_image(3)
+
+
+def test_from_torchvision_numbers_keys_by_index_and_encodes_png() -> None:
+    data = FakeData(size=5, image_size=(3, 8, 8), num_classes=3, random_offset=7)
+    source = from_torchvision(data, key_prefix="fake")
+    assert len(source) == 5 and source.label_names is None
+    assert source.source == "torchvision:FakeData"
+    samples = list(source)
+    assert [s.source_key for s in samples] == [f"fake/{i}" for i in range(5)]
+    for i, sample in enumerate(samples):
+        image, label = data[i]
+        assert sample.label == label
+        assert np.array_equal(pixels(sample.data), np.asarray(image))
+    assert [s.source_key for s in source] == [s.source_key for s in samples]  # iterable again
+
+
+def image_folder(root: Path) -> Path:
+    for cls, colour in (("cat", 10), ("dog", 200)):
+        (root / cls).mkdir(parents=True)
+        for i in range(2):
+            Image.new("RGB", (4, 4), (colour, i, 0)).save(root / cls / f"{i}.jpg", quality=90)
+    return root
+
+
+def test_from_torchvision_stores_an_image_folders_files_as_they_are(tmp_path: Path) -> None:
+    folder = ImageFolder(str(image_folder(tmp_path / "tree")))
+    source = from_torchvision(folder, key_prefix="train")
+    assert source.label_names == ["cat", "dog"]
+    samples = list(source)
+    assert [(s.source_key, s.label) for s in samples] == [
+        ("train/0", 0), ("train/1", 0), ("train/2", 1), ("train/3", 1)]
+    assert [s.data for s in samples] == [Path(p).read_bytes() for p, _ in folder.samples]
+    # With a transform, or raw_files=False, the decoded images are encoded as PNG.
+    reencoded = list(from_torchvision(folder, key_prefix="train", raw_files=False))
+    assert all(s.data.startswith(b"\x89PNG") for s in reencoded)
+    with pytest.raises(ValueError, match="key_prefix"):
+        from_torchvision(folder, key_prefix="")
+
+
+def hf_rows() -> list[dict[str, Any]]:
+    return [
+        {"image": {"bytes": b"img0", "path": None}, "label": 1, "id": "a", "w": 0.5,
+         "tags": ["x", "y"], "ok": True},
+        {"image": b"img1", "label": "cat", "id": "b", "w": None, "tags": [], "ok": False},
+    ]
+
+
+def test_from_huggingface_takes_a_list_of_dicts_with_scalar_columns_as_metadata() -> None:
+    source = from_huggingface(hf_rows(), key_column="id", label_names=["cat", "dog"])
+    assert source.label_names == ["cat", "dog"] and source.columns is None
+    assert source.source == "huggingface" and len(source) == 2
+    first, second = list(source)
+    assert (first.source_key, first.data, first.label) == ("a", b"img0", 1)
+    assert first.metadata == {"w": 0.5, "ok": True}
+    assert (second.source_key, second.data, second.label) == ("b", b"img1", 0)
+    assert second.metadata == {"w": None, "ok": False}
+    keyed = list(from_huggingface(hf_rows()[:1], key_prefix="train"))
+    assert keyed[0].source_key == "train/0"
+    with pytest.raises(ValueError, match="label 'cat' is not one of the class names"):
+        list(from_huggingface(hf_rows()))
+
+
+def test_from_huggingface_reads_a_datasets_dataset_undecoded_with_its_class_names() -> None:
+    datasets = pytest.importorskip("datasets")
+    png = encode_image(np.zeros((2, 2), dtype=np.uint8))
+    features = datasets.Features({
+        "image": datasets.Image(), "label": datasets.ClassLabel(names=["cat", "dog"]),
+        "w": datasets.Value("float32"), "n": datasets.Value("int64"),
+        "name": datasets.Value("string"), "vec": datasets.Sequence(datasets.Value("int32")),
+    })
+    ds = datasets.Dataset.from_dict(
+        {"image": [{"bytes": png, "path": None}] * 3, "label": [0, 1, 1], "w": [0.5, 1.5, None],
+         "n": [1, 2, 3], "name": ["a", "b", "c"], "vec": [[1], [2], [3]]},
+        features=features, split="train",
+    )
+    source = from_huggingface(ds)
+    assert source.label_names == ["cat", "dog"]
+    assert source.columns == {"w": "double", "n": "bigint", "name": "text"}
+    samples = list(source)
+    assert [s.source_key for s in samples] == ["train/0", "train/1", "train/2"]
+    assert [s.label for s in samples] == [0, 1, 1]
+    assert all(s.data == png for s in samples)  # the original bytes, not decoded and re-encoded
+    assert samples[2].metadata == {"w": None, "n": 3, "name": "c"}
