@@ -499,14 +499,16 @@ class LoaderClient:
         - ``columns``: metadata columns and types (``text``, ``int``, ``bigint``, ``double``,
           ``boolean``); inferred when absent from the metadata of the samples of the first
           request (``str`` text, ``bool`` boolean, ``int`` bigint, ``float`` double, numpy
-          scalars alike). A later sample with a key outside the columns is a ValueError.
+          scalars alike). A later sample with a key outside the columns, or a value of the
+          wrong type, is a bad sample (see ``bad_samples``).
         - ``bad_samples``: ``"fail"`` ends the ingest with INVALID_ARGUMENT naming the first
           sample that breaks the loader's rules (empty, over 15 MiB, no label nor label
-          blob, a label outside the class names, a metadata value of the wrong type);
+          blob, a label outside the class names, a metadata key that is no column or a value
+          of the wrong type);
           ``"skip"`` leaves such samples out and lists them in ``skipped_samples``.
         - ``source``: recorded with the dataset's sources (default ``"python"``).
         - ``samples_per_request``: samples per request (default 64), each request at most
-          about 4 MiB (the loader's limit) unless one sample is larger.
+          4 MiB unless one sample is larger.
         - Backpressure: at most ``max_unacknowledged`` requests are in flight; the iterable is
           not read further until the loader acknowledges one (a request is acknowledged once
           each of its samples is stored, found stored, or skipped).
@@ -528,8 +530,9 @@ class LoaderClient:
                 than the dataset's, a bad column), PERMISSION_DENIED (a reader token),
                 UNAUTHENTICATED, DEADLINE_EXCEEDED, or the last error after the reconnection
                 attempts.
-            ValueError, TypeError: a sample that cannot be sent (missing fields, wrong types,
-                a metadata key outside the columns), bad options.
+            ValueError, TypeError: a sample that cannot be sent (missing fields, data that
+                is not bytes, a label outside int32, a metadata value that is no scalar),
+                bad options.
         """
         names = label_names
         if isinstance(samples, IngestSource):

@@ -20,9 +20,9 @@ MIB = 1024 * 1024
 DEFAULT_SAMPLES_PER_REQUEST = 64
 """Samples per request when ``samples_per_request`` is not given."""
 
-DEFAULT_REQUEST_BYTES = 4 * MIB - 64 * 1024
-"""Most bytes of one request (target included) unless a single sample is larger: under the
-loader's 4 MiB receive limit, with room for gRPC's framing."""
+DEFAULT_REQUEST_BYTES = 4 * MIB
+"""Most bytes of one request (target included) unless a single sample is larger (the loader
+takes requests of up to 32 MiB, room for one sample of its 15 MiB limit and more)."""
 
 DEFAULT_MAX_UNACKNOWLEDGED = 8
 """Requests sent and not yet acknowledged before the client stops reading the caller's
@@ -245,10 +245,11 @@ def encode_target(
     return loader_pb2.IngestSamplesRequest(target=target).SerializeToString()
 
 
-def encode_sample(sample: IngestSample, columns: Mapping[str, str]) -> bytes:
+def encode_sample(sample: IngestSample) -> bytes:
     """One sample as a serialized request holding only it: requests are such pieces
-    concatenated. Metadata keys must be columns; values go as their Python kind (the loader
-    checks they fit the column)."""
+    concatenated. Metadata values go as their Python kind; the loader checks that each key is
+    a column and each value fits its type (a sample that does not is a bad sample, failed or
+    skipped as ``bad_samples`` says)."""
     key = sample.source_key
     request = loader_pb2.IngestSamplesRequest()
     message = request.samples.add()
@@ -269,12 +270,6 @@ def encode_sample(sample: IngestSample, columns: Mapping[str, str]) -> bytes:
     for name, raw in (sample.metadata or {}).items():
         if raw is None:
             continue
-        if name not in columns:
-            raise ValueError(
-                f"sample {key!r}: metadata {name!r} is not a column of this ingest "
-                f"(columns: {sorted(columns)}); columns are fixed by columns= or inferred "
-                "from the first request's samples"
-            )
         value = scalar(raw)
         if value is None:
             raise ValueError(

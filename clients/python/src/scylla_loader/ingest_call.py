@@ -133,9 +133,8 @@ class IngestRun:
         self._target_bytes = encode_target(
             self._dataset, self._label_names, columns, self._bad_samples, self._source
         )
-        fixed = columns
         normalized = itertools.chain(head, (to_sample(item, index) for index, item in items))
-        pieces = ((encode_sample(sample, fixed), 1) for sample in normalized)
+        pieces = ((encode_sample(sample), 1) for sample in normalized)
         budget = max(1, self._max_request_bytes - len(self._target_bytes))
         yield from cut_requests(pieces, max_samples=self._samples_per_request, max_bytes=budget)
 
