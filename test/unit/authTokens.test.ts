@@ -1,12 +1,18 @@
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { bearerToken } from '../../src/server/auth/bearerToken.js';
-import { checkGrant, RPC_ROLES, type LoaderRpc } from '../../src/server/auth/checkGrant.js';
+import {
+  checkGrant,
+  checkRole,
+  RPC_ROLES,
+  type LoaderRpc,
+} from '../../src/server/auth/checkGrant.js';
 import { findToken } from '../../src/server/auth/findToken.js';
 import { hashToken } from '../../src/server/auth/hashToken.js';
 import { newTokenEntry } from '../../src/server/auth/newTokenEntry.js';
 import { parseTokensFile } from '../../src/server/auth/parseTokensFile.js';
 import type { TokenGrant } from '../../src/server/auth/TokenGrant.js';
+import type { Role } from '../../src/server/auth/tokensFileSchema.js';
 
 const FILE = '/etc/loader/tokens.json';
 const hex = (token: string): string => hashToken(token).toString('hex');
@@ -15,7 +21,7 @@ function file(tokens: unknown[]): string {
   return JSON.stringify({ tokens });
 }
 
-function grant(name: string, role: 'reader' | 'admin', datasets: string[]): TokenGrant {
+function grant(name: string, role: Role, datasets: string[]): TokenGrant {
   return { name, role, datasets: new Set(datasets), digest: hashToken(`slt_${name}`) };
 }
 
@@ -24,12 +30,14 @@ describe('parseTokensFile', () => {
     const grants = parseTokensFile(
       file([
         { name: 'trainer-a', sha256: hex('slt_a'), role: 'reader', datasets: ['mnist'] },
+        { name: 'etl', sha256: hex('slt_c'), role: 'writer', datasets: ['mnist', 'cifar'] },
         { name: 'ops', sha256: hex('slt_b'), role: 'admin', datasets: ['*'] },
       ]),
       FILE,
     );
     expect(grants.map((g) => [g.name, g.role, [...g.datasets]])).toEqual([
       ['trainer-a', 'reader', ['mnist']],
+      ['etl', 'writer', ['mnist', 'cifar']],
       ['ops', 'admin', ['*']],
     ]);
     expect(grants[0]!.digest.equals(hashToken('slt_a'))).toBe(true);
@@ -42,7 +50,7 @@ describe('parseTokensFile', () => {
       { name: 'bad', sha256: hex('y'), role: 'owner', datasets: [] },
     ]);
     expect(() => parseTokensFile(text, FILE)).toThrow(
-      /invalid tokens file \/etc\/loader\/tokens\.json\n {2}tokens\[1\]\.role: must be one of reader, admin\n {2}tokens\[1\]\.datasets: must name at least one dataset/,
+      /invalid tokens file \/etc\/loader\/tokens\.json\n {2}tokens\[1\]\.role: must be one of reader, writer, admin\n {2}tokens\[1\]\.datasets: must name at least one dataset/,
     );
     expect(() => parseTokensFile('{"tokens": [], "slt_x": 1}', FILE)).toThrow(
       /\(file\): has fields it should not; the file is \{"tokens": \[\.\.\.\]\}$/,
@@ -140,13 +148,37 @@ describe('findToken', () => {
 describe('checkGrant', () => {
   const rpcs = Object.keys(RPC_ROLES) as LoaderRpc[];
 
-  it('lets a reader stream, describe, list and get splits, but not create them', () => {
+  it('lets a reader stream, describe, list and get splits, but not ingest or create them', () => {
     const reader = grant('trainer', 'reader', ['mnist']);
-    for (const rpc of rpcs.filter((r) => r !== 'CreateSplits')) {
+    for (const rpc of rpcs.filter((r) => r !== 'CreateSplits' && r !== 'IngestSamples')) {
       expect(checkGrant(reader, rpc, 'mnist')).toBeUndefined();
     }
     expect(checkGrant(reader, 'CreateSplits', 'mnist')).toBe(
       'token "trainer" has role reader, and CreateSplits needs role admin; ask for a token with that role',
+    );
+    expect(checkGrant(reader, 'IngestSamples', 'mnist')).toBe(
+      'token "trainer" has role reader, and IngestSamples needs role writer; ask for a token with that role',
+    );
+  });
+
+  it('lets a writer do what a reader does and ingest, but not create split sets', () => {
+    const writer = grant('etl', 'writer', ['mnist']);
+    for (const rpc of rpcs.filter((r) => r !== 'CreateSplits')) {
+      expect(checkGrant(writer, rpc, 'mnist')).toBeUndefined();
+    }
+    expect(checkGrant(writer, 'CreateSplits', 'mnist')).toBe(
+      'token "etl" has role writer, and CreateSplits needs role admin; ask for a token with that role',
+    );
+    expect(checkGrant(writer, 'IngestSamples', 'cifar')).toBe(
+      'token "etl" may not use dataset "cifar" (IngestSamples); its grant covers mnist',
+    );
+  });
+
+  it('checkRole decides by the role alone, for calls whose dataset comes later', () => {
+    expect(checkRole(grant('a', 'writer', ['x']), 'IngestSamples')).toBeUndefined();
+    expect(checkRole(grant('a', 'admin', ['x']), 'IngestSamples')).toBeUndefined();
+    expect(checkRole(grant('a', 'reader', ['*']), 'IngestSamples')).toMatch(
+      /has role reader, and IngestSamples needs role writer/,
     );
   });
 
@@ -206,6 +238,9 @@ describe('newTokenEntry', () => {
     const grants = parseTokensFile(file([entry]), FILE);
     expect(findToken(grants, token)?.name).toBe('trainer-a');
     expect(newTokenEntry({ name: 'x', role: 'admin', datasets: ['*'] }).token).not.toBe(token);
+    expect(newTokenEntry({ name: 'w', role: 'writer', datasets: ['mnist'] }).entry.role).toBe(
+      'writer',
+    );
   });
 
   it('refuses a grant the tokens file would refuse', () => {

@@ -26,7 +26,11 @@ export function registerAuthCommand(program: Command): void {
     )
     .requiredOption('--name <name>', 'who holds the token (shown in logs and denials)')
     .addOption(
-      new Option('--role <role>', 'reader: stream, describe, list/get splits; admin: also create')
+      new Option(
+        '--role <role>',
+        'reader: stream, describe, list/get splits; writer: also ingest samples (IngestSamples); ' +
+          'admin: also create splits',
+      )
         .choices(ROLES)
         .makeOptionMandatory(),
     )

@@ -7,13 +7,15 @@ export const RPC_ROLES = {
   DescribeDataset: 'reader',
   ListSplits: 'reader',
   GetSplit: 'reader',
+  IngestSamples: 'writer',
   CreateSplits: 'admin',
 } as const satisfies Record<string, Role>;
 
 /** A LoaderService call an authorization decision is about. */
 export type LoaderRpc = keyof typeof RPC_ROLES;
 
-const RANK: Record<Role, number> = { reader: 0, admin: 1 };
+/** A role may make the calls of every role ranked below it. */
+const RANK: Record<Role, number> = { reader: 0, writer: 1, admin: 2 };
 
 /**
  * Whether a grant allows a call on a dataset: undefined when it does, else the reason, a
@@ -21,13 +23,8 @@ const RANK: Record<Role, number> = { reader: 0, admin: 1 };
  * dataset, and says what grant would be needed.
  */
 export function checkGrant(grant: TokenGrant, rpc: LoaderRpc, dataset: string): string | undefined {
-  const needed = RPC_ROLES[rpc];
-  if (RANK[grant.role] < RANK[needed]) {
-    return (
-      `token "${grant.name}" has role ${grant.role}, and ${rpc} needs role ${needed}; ` +
-      'ask for a token with that role'
-    );
-  }
+  const role = checkRole(grant, rpc);
+  if (role !== undefined) return role;
   if (!grant.datasets.has('*') && !grant.datasets.has(dataset)) {
     return (
       `token "${grant.name}" may not use dataset ${JSON.stringify(dataset)} (${rpc}); ` +
@@ -35,4 +32,18 @@ export function checkGrant(grant: TokenGrant, rpc: LoaderRpc, dataset: string): 
     );
   }
   return undefined;
+}
+
+/**
+ * The role half of {@link checkGrant}: undefined when the grant's role allows the call, else
+ * the reason. For a call whose dataset is known only from its first message (IngestSamples),
+ * so a token of too low a role is refused before anything is read.
+ */
+export function checkRole(grant: TokenGrant, rpc: LoaderRpc): string | undefined {
+  const needed = RPC_ROLES[rpc];
+  if (RANK[grant.role] >= RANK[needed]) return undefined;
+  return (
+    `token "${grant.name}" has role ${grant.role}, and ${rpc} needs role ${needed}; ` +
+    'ask for a token with that role'
+  );
 }

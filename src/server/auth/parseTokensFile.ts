@@ -18,7 +18,7 @@ export function parseTokensFile(text: string, file: string): TokenGrant[] {
   } catch {
     throw invalidArgument(
       `tokens file ${file} is not valid JSON; expected ` +
-        '{"tokens": [{"name": ..., "sha256": ..., "role": "reader"|"admin", "datasets": [...]}]}',
+        '{"tokens": [{"name": ..., "sha256": ..., "role": "reader"|"writer"|"admin", "datasets": [...]}]}',
     );
   }
   const parsed = tokensFileSchema.safeParse(json);

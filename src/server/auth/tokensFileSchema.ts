@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
-/** What a token may do: `reader` streams and reads; `admin` also creates split sets. */
-export const ROLES = ['reader', 'admin'] as const;
+/**
+ * What a token may do, each role everything the one before it may: `reader` streams and reads;
+ * `writer` also writes samples (IngestSamples); `admin` also creates split sets.
+ */
+export const ROLES = ['reader', 'writer', 'admin'] as const;
 
 /** A token's role (see {@link ROLES}). */
 export type Role = (typeof ROLES)[number];
