@@ -42,6 +42,11 @@ function cliEnv(): NodeJS.ProcessEnv {
   };
 }
 
+/** Sample `i`'s caption (its `.txt` member). */
+function caption(i: number): string {
+  return `a grey ${CLASSES[i % 3]!}, number ${i}`;
+}
+
 function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
@@ -111,7 +116,8 @@ beforeAll(async () => {
     const meta = { brightness: (i * 31) % 256, even: i % 2 === 0 };
     members[i < FIRST_SHARD ? 0 : 1]!.push(
       [`${key}.png`, png],
-      [`${key}.txt`, Buffer.from(cls)],
+      [`${key}.cls`, Buffer.from(cls)],
+      [`${key}.txt`, Buffer.from(caption(i))],
       [`${key}.json`, Buffer.from(JSON.stringify(meta))],
     );
   }
@@ -140,6 +146,7 @@ describe('ingest --webdataset', () => {
     expect(source.columns).toEqual([
       { name: 'brightness', type: 'int' },
       { name: 'even', type: 'boolean' },
+      { name: 'txt', type: 'text' },
     ]);
     const first = await ingest(fromTars, source);
     expect(first).toMatchObject({ total: COUNT, written: COUNT, failed: 0, alreadyPresent: 0 });
@@ -148,14 +155,19 @@ describe('ingest --webdataset', () => {
     expect(samples).toHaveLength(COUNT);
     expect(samples).toEqual(await sampleMultiset(fromFolder));
     expect(samples).toEqual(expectedMultiset);
-    const metaCols = 'id, label, source_key, size_bytes, brightness, even';
+    const metaCols = 'id, label, source_key, size_bytes, brightness, even, txt';
     const meta = await allRows(fromTars, 'metadata', metaCols);
     expect(meta).toHaveLength((await allRows(fromFolder, 'metadata', 'id')).length);
     const s5 = meta.find((r) => r['source_key'] === 'shard-000000.tar/s000005')!;
-    expect([s5['label'], s5['brightness'], s5['even']]).toEqual([2, (5 * 31) % 256, false]);
+    expect([s5['label'], s5['brightness'], s5['even'], s5['txt']]).toEqual([
+      2,
+      (5 * 31) % 256,
+      false,
+      caption(5),
+    ]);
     const info = await readDatasetInfo(client, fromTars);
     expect(info.labelNames).toEqual(CLASSES);
-    expect(info.columns).toEqual({ brightness: 'int', even: 'boolean' });
+    expect(info.columns).toEqual({ brightness: 'int', even: 'boolean', txt: 'text' });
     expect(info.sources).toEqual([`webdataset:${shards[0]}(+1 more)`]);
 
     const rowsOf = async (): Promise<string[]> =>
@@ -174,7 +186,7 @@ describe('ingest --webdataset', () => {
     // shard in the middle of its sixth sample's image.
     const size = (body: Buffer): number => 512 + Math.ceil(body.length / 512) * 512;
     const keep = 5;
-    const start = secondShardMembers.slice(0, keep * 3).reduce((n, [, b]) => n + size(b), 0);
+    const start = secondShardMembers.slice(0, keep * 4).reduce((n, [, b]) => n + size(b), 0);
     const whole = await readFile(shards[1]!);
     const cut = path.join(work, 'cut', path.basename(shards[1]!));
     await mkdir(path.dirname(cut), { recursive: true });
@@ -210,6 +222,6 @@ describe('ingest --webdataset', () => {
     expect(await sampleMultiset(ks)).toEqual(expectedMultiset);
     const info = await readDatasetInfo(client, ks);
     expect(info.labelNames).toEqual(CLASSES);
-    expect(info.columns).toEqual({ brightness: 'int', even: 'boolean' });
+    expect(info.columns).toEqual({ brightness: 'int', even: 'boolean', txt: 'text' });
   });
 });

@@ -97,7 +97,7 @@ describe('readWebDataset', () => {
       ['k2.seg.png', image('s')],
       ['k3.webp', image('w')],
       ['k3.labelblob', Buffer.from([1, 2, 3])],
-      ['k3.txt', '2'],
+      ['k3.label', '2'],
     ]);
     const entries = await all(await readWebDataset([file]));
     expect(entries.map((e) => [e.data, e.label, e.labelBlob, e.error])).toEqual([
@@ -107,16 +107,16 @@ describe('readWebDataset', () => {
     ]);
   });
 
-  it('makes class names of non-integer labels (.txt, .label, .cls), sorted and numbered', async () => {
+  it('makes class names of non-integer labels (.label, .cls), sorted and numbered', async () => {
     const file = await writeTar('names.tar', [
       ['a.jpg', image('a')],
-      ['a.txt', ' dog \n'],
+      ['a.label', ' dog \n'],
       ['b.jpg', image('b')],
       ['b.label', 'cat'],
       ['c.jpg', image('c')],
       ['c.cls', '3'],
       ['d.jpg', image('d')],
-      ['d.txt', 'cat'],
+      ['d.cls', 'cat'],
     ]);
     const source = await readWebDataset([file]);
     expect(source.labelNames).toEqual(['3', 'cat', 'dog']);
@@ -195,6 +195,59 @@ describe('readWebDataset', () => {
     const other = await readWebDataset([custom], { labelField: 'y' });
     expect(other.columns).toEqual([{ name: 'z', type: 'text' }]);
     expect((await all(other))[0]).toMatchObject({ label: 5, metadata: { z: 'q' } });
+  });
+
+  it('reads a .txt member as the caption, metadata column txt, not as a label', async () => {
+    const file = await writeTar('captions.tar', [
+      ['000.jpg', image('a')],
+      ['000.txt', 'a dog on a beach\n'],
+      ['000.cls', '4'],
+      ['000.json', JSON.stringify({ width: 640 })],
+      ['001.jpg', image('b')],
+      ['001.txt', '12'], // still text: a caption is never inferred as a number
+      ['001.cls', '1'],
+      ['002.jpg', image('c')],
+      ['002.cls', '0'], // no caption: null
+      ['003.jpg', image('d')],
+      ['003.txt', 'a caption and no label'],
+    ]);
+    const source = await readWebDataset([file]);
+    expect(source.labelNames).toEqual([]);
+    expect(source.columns).toEqual([
+      { name: 'txt', type: 'text' },
+      { name: 'width', type: 'int' },
+    ]);
+    const entries = await all(source);
+    expect(entries.map((e) => [e.label, e.metadata, e.error])).toEqual([
+      [4, { txt: 'a dog on a beach\n', width: 640 }, undefined],
+      [1, { txt: '12', width: null }, undefined],
+      [0, { txt: null, width: null }, undefined],
+      [
+        null,
+        {},
+        'no label (a .cls or .label member, or a field "label" of the .json member) and no ' +
+          'label blob',
+      ],
+    ]);
+
+    const declared = await readWebDataset([file], { declaredTypes: { txt: 'text' } });
+    expect(declared.columns).toContainEqual({ name: 'txt', type: 'text' });
+
+    // A .json field called txt as well: refused, naming both.
+    const both = await writeTar('captions-both.tar', [
+      ['x.jpg', image('x')],
+      ['x.txt', 'a caption'],
+      ['x.cls', '1'],
+      ['y.jpg', image('y')],
+      ['y.cls', '1'],
+      ['y.json', JSON.stringify({ txt: 'another caption' })],
+    ]);
+    await expect(readWebDataset([both])).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message:
+        `.txt members (captions, first ${both}:x.txt) and the .json field txt (first in ` +
+        `${both}:y.json) would both be metadata column txt; a dataset may have one or the other`,
+    });
   });
 
   it('refuses a .json field that cannot be a column name, naming the member', async () => {
@@ -305,7 +358,7 @@ describe('readWebDataset', () => {
       ['noimage.cls', '1'],
       ['noimage.json', '{}'],
       ['nolabel.png', image('n')],
-      ['ok.txt', '2'], // the key ok again, apart from its group
+      ['ok.cls', '2'], // the key ok again, apart from its group
       ['badjson.jpg', image('j')],
       ['badjson.json', '{"label":'],
       ['twice.jpg', image('t')],
@@ -339,7 +392,7 @@ describe('readWebDataset', () => {
       for (let k = 0; k < count; k++) {
         members.push([`f${i}k${k}.jpg`, image(`${i}${k}`)]);
         // One class only in the last file: every shard must still know it.
-        members.push([`f${i}k${k}.txt`, i === 2 && k === 3 ? 'zebra' : `c${k % 2}`]);
+        members.push([`f${i}k${k}.cls`, i === 2 && k === 3 ? 'zebra' : `c${k % 2}`]);
       }
       if (i === 1) members.push(['nolabel.jpg', image('n')]);
       files.push(await writeTar(`part-${i}.tar`, members));

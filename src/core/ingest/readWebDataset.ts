@@ -21,7 +21,7 @@ export interface WebDatasetOptions {
    * `count` files, else every `count`-th member group (counted over all files in order).
    */
   shard?: IngestShard;
-  /** The `.json` member's field holding the label when there is no .cls/.txt/.label member. */
+  /** The `.json` member's field holding the label when there is no .cls/.label member. */
   labelField?: string;
   /** Metadata column types; undeclared columns are inferred from their values. */
   declaredTypes?: Record<string, ColumnType>;
@@ -30,7 +30,13 @@ export interface WebDatasetOptions {
 /** Extensions of the image member, in order of preference (compared in lower case). */
 const IMAGE_EXTENSIONS = ['jpg', 'jpeg', 'png', 'webp', 'gif', 'bmp', 'tif', 'tiff', 'ppm', 'pgm'];
 /** Extensions of a member holding the label as text, in order of preference. */
-const LABEL_EXTENSIONS = ['cls', 'txt', 'label'];
+const LABEL_EXTENSIONS = ['cls', 'label'];
+/**
+ * The extension of a caption member, and the metadata column it becomes. Public WebDataset
+ * corpora (LAION, CC3M/CC12M, DataComp) put a caption there, not a class name: read as a
+ * label, it made one class per caption.
+ */
+const CAPTION = 'txt';
 /** Extensions of a member whose bytes become the label blob, in order of preference. */
 const BLOB_EXTENSIONS = ['labelblob', 'mask.png', 'seg.png'];
 const GZIP = /\.(tar\.gz|tgz)$/i;
@@ -46,13 +52,14 @@ const NO_IMAGE = `no image member (${IMAGE_EXTENSIONS.map((e) => `.${e}`).join('
  *
  * - the image: the first of .jpg, .jpeg, .png, .webp, .gif, .bmp, .tif, .tiff, .ppm, .pgm the
  *   group has, in that order (extensions in any case);
- * - the label: a `.cls`, `.txt` or `.label` member (text, in that order), else the
- *   `labelField` field of the `.json` member. Integer labels stay integers; if any label is not
- *   one, labels are class names, sorted and numbered from 0 as ImageFolder does;
+ * - the label: a `.cls` or `.label` member (text, in that order), else the `labelField` field
+ *   of the `.json` member. Integer labels stay integers; if any label is not one, labels are
+ *   class names, sorted and numbered from 0 as ImageFolder does;
  * - the label blob: a `.labelblob`, `.mask.png` or `.seg.png` member (a sample with one needs
  *   no label);
- * - metadata: the other string, number and boolean fields of the `.json` member (nested
- *   values are ignored), typed as declared or inferred (see {@link inferColumnType}).
+ * - metadata: a `.txt` member (a caption) as the text column `txt`, and the other string,
+ *   number and boolean fields of the `.json` member (nested values are ignored), typed as
+ *   declared or inferred (see {@link inferColumnType}).
  *
  * Other members are ignored. A sample's source key is `<tar base name>/<key>`. Class names and
  * column types must be known before the first write, so a first pass reads the label and
@@ -61,8 +68,8 @@ const NO_IMAGE = `no image member (${IMAGE_EXTENSIONS.map((e) => `.${e}`).join('
  * time. Bad data never throws: a group without an image or a label, a key repeated apart from
  * its group, or a damaged tar (one entry after the samples before the damage; the next file is
  * read on) becomes an entry with an `error`. A missing file is NOT_FOUND, an invalid metadata
- * field name (not a valid column name, or a built-in one such as `id`) INVALID_ARGUMENT, both
- * before any sample is read.
+ * field name (not a valid column name, or a built-in one such as `id`, or `txt` in a dataset
+ * with `.txt` members) INVALID_ARGUMENT, both before any sample is read.
  */
 export async function readWebDataset(
   patterns: string[],
@@ -118,6 +125,10 @@ interface Survey {
   labels: Set<string>;
   /** Per metadata field, one value of each type a single value infers as. */
   fields: Map<string, Map<ColumnType, unknown>>;
+  /** Per metadata field, the `.json` member it was first seen in (for messages). */
+  firstIn: Map<string, string>;
+  /** The first `.txt` member (a caption), if any: its presence is enough, the column is text. */
+  caption?: string;
   /** How many entries this process's {@link IngestSource.samples} will yield. */
   total: number;
 }
@@ -128,7 +139,7 @@ async function surveyFiles(
   labelField: string,
   owns: (file: number, group: number) => boolean,
 ): Promise<Survey> {
-  const survey: Survey = { labels: new Set(), fields: new Map(), total: 0 };
+  const survey: Survey = { labels: new Set(), fields: new Map(), firstIn: new Map(), total: 0 };
   let next = 0;
   for (const [i, file] of files.entries()) {
     for await (const event of readTar(file, next, () => true, wantedInSurvey)) {
@@ -138,8 +149,13 @@ async function surveyFiles(
       const parsed = parseGroup(event, labelField);
       if (typeof parsed === 'string') continue;
       if (parsed.label !== undefined) survey.labels.add(parsed.label);
+      if (parsed.caption) survey.caption ??= `${file}:${event.key}.${CAPTION}`;
       for (const [name, value] of Object.entries(parsed.fields)) {
-        if (!survey.fields.has(name)) checkFieldName(name, `${file}:${event.key}.json`);
+        if (!survey.fields.has(name)) {
+          const member = `${file}:${event.key}.json`;
+          checkFieldName(name, member);
+          survey.firstIn.set(name, member);
+        }
         // A column's inferred type depends only on which types its single values have, so
         // one value of each stands for them all (memory bounded whatever the sample count).
         let seen = survey.fields.get(name);
@@ -178,18 +194,30 @@ function columnsOf(
   declared: Record<string, ColumnType>,
   files: string[],
 ): ColumnSpec[] {
+  if (survey.caption !== undefined && survey.fields.has(CAPTION)) {
+    throw invalidArgument(
+      `.${CAPTION} members (captions, first ${survey.caption}) and the .json field ${CAPTION} ` +
+        `(first in ${survey.firstIn.get(CAPTION)}) would both be metadata column ${CAPTION}; ` +
+        'a dataset may have one or the other',
+    );
+  }
   for (const name of Object.keys(declared)) {
-    if (!survey.fields.has(name)) {
+    if (!survey.fields.has(name) && !(name === CAPTION && survey.caption !== undefined)) {
       throw invalidArgument(
-        `declared column ${name} is in no .json member of ${files[0]}` +
+        `declared column ${name} is in no .json member (nor is it a .${CAPTION} caption) of ` +
+          files[0] +
           (files.length > 1 ? ` or the ${files.length - 1} other files` : ''),
       );
     }
   }
-  return [...survey.fields.keys()].sort().map((name) => ({
+  const columns = [...survey.fields.keys()].map((name) => ({
     name,
     type: declared[name] ?? inferColumnType(survey.fields.get(name)!.values()),
   }));
+  if (survey.caption !== undefined) {
+    columns.push({ name: CAPTION, type: declared[CAPTION] ?? 'text' });
+  }
+  return columns.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 interface SampleContext {
@@ -219,9 +247,11 @@ function makeSample(
     }
   }
   const metadata: Record<string, MetadataValue> = {};
+  const fields: Record<string, unknown> = { ...parsed.fields };
+  if (parsed.caption) fields[CAPTION] = group.members.get(CAPTION)?.toString('utf8');
   try {
     for (const c of ctx.columns) {
-      metadata[c.name] = convertValue(parsed.fields[c.name], c.type, {
+      metadata[c.name] = convertValue(fields[c.name], c.type, {
         origin: ctx.origin,
         column: c.name,
       });
@@ -243,6 +273,8 @@ interface ParsedGroup {
   imageExt: string;
   label?: string;
   blobExt?: string;
+  /** Whether the group has a `.txt` member (a caption). */
+  caption: boolean;
   /** The `.json` member's scalar fields other than the label field. */
   fields: Record<string, string | number | boolean>;
 }
@@ -282,7 +314,7 @@ function parseGroup(group: GroupEvent, labelField: string): ParsedGroup | string
   const blobExt = BLOB_EXTENSIONS.find((e) => members.has(e));
   if (label === undefined && blobExt === undefined) {
     return (
-      `no label (a .cls, .txt or .label member, or a field ${JSON.stringify(labelField)} ` +
+      `no label (a .cls or .label member, or a field ${JSON.stringify(labelField)} ` +
       'of the .json member) and no label blob'
     );
   }
@@ -297,13 +329,18 @@ function parseGroup(group: GroupEvent, labelField: string): ParsedGroup | string
     imageExt,
     ...(label !== undefined ? { label } : {}),
     ...(blobExt !== undefined ? { blobExt } : {}),
+    caption: members.has(CAPTION),
     fields,
   };
 }
 
 const wantedInSurvey = (ext: string): boolean => ext === 'json' || LABEL_EXTENSIONS.includes(ext);
+// Captions are read in the second pass only: the first needs to know that they exist.
 const wantedInSamples = (ext: string): boolean =>
-  wantedInSurvey(ext) || IMAGE_EXTENSIONS.includes(ext) || BLOB_EXTENSIONS.includes(ext);
+  wantedInSurvey(ext) ||
+  ext === CAPTION ||
+  IMAGE_EXTENSIONS.includes(ext) ||
+  BLOB_EXTENSIONS.includes(ext);
 
 /** One member group of a tar. @internal */
 interface GroupEvent {
