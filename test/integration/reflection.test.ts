@@ -87,9 +87,14 @@ describe('server reflection, as grpcurl sees it with no proto files', () => {
     );
     const methods = (await ok(['list', 'scylla_loader.v1.LoaderService'])).trim().split('\n');
     expect(methods.sort()).toEqual(
-      ['CreateSplits', 'DescribeDataset', 'GetSplit', 'ListSplits', 'StreamBatches'].map(
-        (m) => `scylla_loader.v1.LoaderService.${m}`,
-      ),
+      [
+        'CreateSplits',
+        'DescribeDataset',
+        'GetSplit',
+        'IngestSamples',
+        'ListSplits',
+        'StreamBatches',
+      ].map((m) => `scylla_loader.v1.LoaderService.${m}`),
     );
   });
 
