@@ -1,8 +1,15 @@
 import type { ServerOptions } from '@grpc/grpc-js';
 import type { ServerConfig } from './config/serverConfig.js';
 
-/** Largest request accepted: requests are a few fields and a resume token. */
-export const MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024;
+/**
+ * Largest request accepted. An IngestSamples request must carry a sample of up to
+ * `MAX_SAMPLE_BYTES` (15 MiB of data and label blob) with its key, metadata and framing, and a
+ * sample just over that limit must still arrive to be reported (or skipped) by its key rather
+ * than cut off as RESOURCE_EXHAUSTED: 32 MiB leaves that room. Other requests are a few fields
+ * and a resume token. What a request holds in memory is bounded by the ingest handler, which
+ * reads one request ahead at most.
+ */
+export const MAX_RECEIVE_MESSAGE_BYTES = 32 * 1024 * 1024;
 
 /** HTTP/2 flow-control window asked for (stream and connection). */
 export const FLOW_CONTROL_WINDOW_BYTES = 64 * 1024 * 1024;
