@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { status, type handleServerStreamingCall, type ServerWritableStream } from '@grpc/grpc-js';
+import {
+  status,
+  type handleBidiStreamingCall,
+  type handleServerStreamingCall,
+  type ServerWritableStream,
+} from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { logCallError } from './errors/logCallError.js';
 import { toGrpcStatus, type GrpcErrorStatus } from './errors/toGrpcStatus.js';
@@ -14,14 +19,20 @@ export interface StreamAdmissionOptions {
 }
 
 /**
- * The gate in front of StreamBatches. It owns what is true of a stream from outside: whether
- * it may start, that it is counted in `scylla_loader_active_streams` while open, the code it
- * ended with in `scylla_loader_stream_errors_total`, and ending it at shutdown. The handler
- * it wraps owns everything inside the stream.
+ * The gate in front of the streaming calls (StreamBatches and IngestSamples, which share one
+ * limit: both hold memory for as long as they are open). It owns what is true of a stream
+ * from outside: whether it may start, that it is counted in `scylla_loader_active_streams`
+ * while open, the code it ended with in `scylla_loader_stream_errors_total`, and ending it at
+ * shutdown. The handler it wraps owns everything inside the stream.
  */
 export interface StreamAdmission {
   /** Wraps a server-streaming handler with the limit, the metrics and the shutdown hooks. */
   wrap<Req, Res>(handler: handleServerStreamingCall<Req, Res>): handleServerStreamingCall<Req, Res>;
+  /** {@link wrap} for a bidirectional handler; `rpc` names it in the safety net's log. */
+  wrapBidi<Req, Res>(
+    rpc: string,
+    handler: handleBidiStreamingCall<Req, Res>,
+  ): handleBidiStreamingCall<Req, Res>;
   /** Streams open now. */
   readonly openStreams: number;
   /** From now on, new streams get UNAVAILABLE: the loader is shutting down. */
@@ -82,11 +93,14 @@ export function createStreamAdmission(options: StreamAdmissionOptions): StreamAd
     call.emit('error', sent);
   };
 
-  const admit = <Req, Res>(
-    handler: handleServerStreamingCall<Req, Res>,
-    call: ServerWritableStream<Req, Res>,
+  // A bidirectional call has every member of a server-streaming one that is used here (events,
+  // `cancelled`, `writableEnded`, the deadline), so both go through one gate.
+  const admit = (
+    rpc: string,
+    handler: (call: ServerWritableStream<unknown, unknown>) => unknown,
+    call: ServerWritableStream<unknown, unknown>,
   ): void => {
-    const surface = call as ServerWritableStream<unknown, unknown>;
+    const surface = call;
     if (closed) {
       refuse(surface, { code: status.UNAVAILABLE, details: SHUTTING_DOWN_DETAILS });
       return;
@@ -115,12 +129,7 @@ export function createStreamAdmission(options: StreamAdmissionOptions): StreamAd
     const fail = (err: unknown): void => {
       const streamId = randomUUID();
       const sent = toGrpcStatus(err, { streamId });
-      logCallError(
-        logger.child({ streamId, rpc: 'StreamBatches' }),
-        err,
-        sent,
-        'stream handler failed',
-      );
+      logCallError(logger.child({ streamId, rpc }), err, sent, 'stream handler failed');
       if (!call.cancelled && !call.writableEnded) call.emit('error', sent);
     };
     try {
@@ -132,7 +141,18 @@ export function createStreamAdmission(options: StreamAdmissionOptions): StreamAd
   };
 
   return {
-    wrap: (handler) => (call) => admit(handler, call),
+    wrap: (handler) => (call) =>
+      admit(
+        'StreamBatches',
+        handler as (call: ServerWritableStream<unknown, unknown>) => unknown,
+        call as ServerWritableStream<unknown, unknown>,
+      ),
+    wrapBidi: (rpc, handler) => (call) =>
+      admit(
+        rpc,
+        handler as unknown as (call: ServerWritableStream<unknown, unknown>) => unknown,
+        call as unknown as ServerWritableStream<unknown, unknown>,
+      ),
     get openStreams() {
       return open.size;
     },

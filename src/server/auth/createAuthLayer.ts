@@ -1,8 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { bearerToken } from './bearerToken.js';
-import { checkGrant, type LoaderRpc } from './checkGrant.js';
+import { checkGrant, checkRole, type LoaderRpc } from './checkGrant.js';
 import { findToken } from './findToken.js';
+import { peekFirstMessage } from './peekFirstMessage.js';
 import type { TokenGrant } from './TokenGrant.js';
 import type { TokenStore } from './TokenStore.js';
 
@@ -44,6 +45,17 @@ export interface AuthLayer {
     handler: grpc.handleServerStreamingCall<Req, Res>,
   ): grpc.handleServerStreamingCall<Req, Res>;
   /**
+   * Wraps a bidirectional LoaderService handler whose dataset is named by its first message
+   * (`datasetOf`; undefined: none named, left to the handler to refuse). The token and its
+   * role are checked at once; the dataset grant once the first message has arrived, which is
+   * then handed to the handler as the call's first message.
+   */
+  bidiStream<Req, Res>(
+    rpc: LoaderRpc,
+    datasetOf: (first: Req) => string | undefined,
+    handler: grpc.handleBidiStreamingCall<Req, Res>,
+  ): grpc.handleBidiStreamingCall<Req, Res>;
+  /**
    * A stand-in for `server` whose `addService` adds the service with every handler behind
    * "any valid token": for services that register themselves (reflection).
    */
@@ -64,6 +76,7 @@ export function createAuthLayer(
       enabled: false,
       unary: (_rpc, handler) => handler,
       serverStream: (_rpc, handler) => handler,
+      bidiStream: (_rpc, _datasetOf, handler) => handler,
       guardServer: (server) => server,
     };
   }
@@ -92,6 +105,18 @@ export function createAuthLayer(
     return grant;
   };
 
+  const deny = (
+    call: { getPeer(): string },
+    rpc: LoaderRpc,
+    grant: TokenGrant,
+    dataset: string | undefined,
+    details: string,
+  ): Refusal => {
+    logger.info({ rpc, dataset, token: grant.name, peer: call.getPeer() }, 'call denied');
+    onRefused(rpc, 'PERMISSION_DENIED');
+    return { code: grpc.status.PERMISSION_DENIED, details, metadata: new grpc.Metadata() };
+  };
+
   const authorize = (
     call: { metadata: grpc.Metadata; getPeer(): string; request: { dataset: string } },
     rpc: LoaderRpc,
@@ -100,10 +125,7 @@ export function createAuthLayer(
     if (!isGrant(grant)) return grant;
     const dataset = call.request.dataset;
     const denied = checkGrant(grant, rpc, dataset);
-    if (denied === undefined) return undefined;
-    logger.info({ rpc, dataset, token: grant.name, peer: call.getPeer() }, 'call denied');
-    onRefused(rpc, 'PERMISSION_DENIED');
-    return { code: grpc.status.PERMISSION_DENIED, details: denied, metadata: new grpc.Metadata() };
+    return denied === undefined ? undefined : deny(call, rpc, grant, dataset, denied);
   };
 
   return {
@@ -117,6 +139,25 @@ export function createAuthLayer(
       const refusal = authorize(call, rpc);
       if (refusal) call.emit('error', refusal);
       else return handler(call);
+    },
+    bidiStream: (rpc, datasetOf, handler) => (call) => {
+      const grant = authenticate(call, rpc);
+      if (!isGrant(grant)) {
+        call.emit('error', grant);
+        return;
+      }
+      const roleDenied = checkRole(grant, rpc);
+      if (roleDenied !== undefined) {
+        call.emit('error', deny(call, rpc, grant, undefined, roleDenied));
+        return;
+      }
+      void peekFirstMessage<Parameters<typeof datasetOf>[0]>(call).then((first) => {
+        if (first.kind === 'cancelled') return;
+        const dataset = first.kind === 'message' ? datasetOf(first.message) : undefined;
+        const denied = dataset === undefined ? undefined : checkGrant(grant, rpc, dataset);
+        if (denied === undefined) handler(call);
+        else call.emit('error', deny(call, rpc, grant, dataset, denied));
+      });
     },
     guardServer: (server) => ({
       addService: (service, implementation) => {

@@ -7,7 +7,11 @@ interface Undecodable {
   [UNDECODABLE]: string;
 }
 
-function undecodableReason(request: unknown): string | undefined {
+/**
+ * The decoder's reason when a request did not decode (see {@link withTolerantDeserializers}),
+ * else undefined: for a streaming handler, whose later requests no wrapper sees.
+ */
+export function undecodableReason(request: unknown): string | undefined {
   return typeof request === 'object' && request !== null && UNDECODABLE in request
     ? (request as Undecodable)[UNDECODABLE]
     : undefined;
@@ -60,9 +64,7 @@ export function refuseUndecodable<I extends grpc.UntypedServiceImplementation>(
       onRefused(rpc, reason, call.getPeer());
       const refusal: grpc.StatusObject = {
         code: grpc.status.INVALID_ARGUMENT,
-        details:
-          `the request body is not a ${service}.${rpc} request (${reason}); ` +
-          'client and loader must be built from the same proto (scylla_loader.v1)',
+        details: undecodableDetails(service, rpc, reason),
         metadata: new grpc.Metadata(),
       };
       if (callback) callback(refusal);
@@ -71,4 +73,12 @@ export function refuseUndecodable<I extends grpc.UntypedServiceImplementation>(
     }) as grpc.UntypedHandleCall;
   }
   return out as I;
+}
+
+/** The details of the INVALID_ARGUMENT status a request that did not decode gets. */
+export function undecodableDetails(service: string, rpc: string, reason: string): string {
+  return (
+    `the request body is not a ${service}.${rpc} request (${reason}); ` +
+    'client and loader must be built from the same proto (scylla_loader.v1)'
+  );
 }
