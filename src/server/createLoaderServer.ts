@@ -32,6 +32,7 @@ import { startMetricsServer, type MetricsServer } from './metricsServer.js';
 import { createCreateSplitsHandler } from './rpc/createSplits.js';
 import { createDescribeDatasetHandler } from './rpc/describeDataset.js';
 import { createGetSplitHandler } from './rpc/getSplit.js';
+import { createIngestSamplesHandler, ingestDatasetOf } from './rpc/ingestSamples.js';
 import { createListSplitsHandler } from './rpc/listSplits.js';
 import { createStreamBatchesHandler } from './rpc/streamBatches.js';
 import { refuseUndecodable, withTolerantDeserializers } from './rpc/undecodableRequests.js';
@@ -165,6 +166,12 @@ export async function createLoaderServer(
         CreateSplits: auth.unary('CreateSplits', createCreateSplitsHandler(context)),
         ListSplits: auth.unary('ListSplits', createListSplitsHandler(context)),
         GetSplit: auth.unary('GetSplit', createGetSplitHandler(context)),
+        // Under the streams' admission too: a call holds up to its pipeline's bounds in memory.
+        IngestSamples: auth.bidiStream(
+          'IngestSamples',
+          ingestDatasetOf,
+          admission.wrapBidi('IngestSamples', createIngestSamplesHandler(context)),
+        ),
       },
       onUndecodable,
     ),

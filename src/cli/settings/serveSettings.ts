@@ -65,7 +65,7 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     env: 'SCYLLA_LOADER_MAX_STREAMS',
     type: 'number',
     unit: 'streams',
-    help: 'open streams before new ones get RESOURCE_EXHAUSTED',
+    help: 'open streams (StreamBatches and IngestSamples calls) before new ones get RESOURCE_EXHAUSTED',
   },
   {
     field: 'maxBatchSize',
@@ -301,6 +301,15 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     type: 'text',
     help: 'PEM CA bundle: require client certificates signed by it (mTLS)',
     defaultText: 'off',
+  },
+  {
+    field: 'replication',
+    flag: '--replication <spec>',
+    env: 'SCYLLA_LOADER_REPLICATION',
+    type: 'text',
+    help:
+      'replication of a dataset an IngestSamples call makes: simple:<rf> or ' +
+      'nts:<dc>=<rf>,... (production: nts:<dc>=3); an existing dataset keeps its own',
   },
   {
     field: 'authTokensFile',

@@ -42,6 +42,13 @@ export interface LoaderMetrics {
   cacheMisses: Counter;
   /** Samples the cache did not have, which a stream took from another stream's read. */
   cacheSharedReads: Counter;
+  /**
+   * Samples IngestSamples handled, by outcome, as each happens: `written`, `present` (already
+   * stored, left as it was), `skipped` (against the rules, under the skip policy).
+   */
+  ingestSamples: Counter<'outcome'>;
+  /** Sample and label bytes IngestSamples wrote. */
+  ingestBytes: Counter;
   /** Bytes the memory tier holds (each process's, summed over the workers). */
   cacheMemoryBytes: Gauge;
   /** Bytes the disk tier is counted as holding (one store per host, shared by the workers). */
@@ -107,7 +114,7 @@ export function createLoaderMetrics(): LoaderMetrics {
     }),
     activeStreams: new Gauge({
       name: 'scylla_loader_active_streams',
-      help: 'StreamBatches calls currently open.',
+      help: 'StreamBatches and IngestSamples calls currently open.',
       registers: [registry],
     }),
     dbRetries: new Counter({
@@ -176,6 +183,19 @@ export function createLoaderMetrics(): LoaderMetrics {
     cacheSharedReads: new Counter({
       name: 'scylla_loader_cache_shared_reads_total',
       help: "Samples the cache did not have, taken from another stream's database read in flight.",
+      registers: [registry],
+    }),
+    ingestSamples: new Counter({
+      name: 'scylla_loader_ingest_samples_total',
+      help:
+        'Samples IngestSamples handled, by outcome: written, present (already stored, left as ' +
+        'it was), skipped (against the rules, under the skip policy).',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    ingestBytes: new Counter({
+      name: 'scylla_loader_ingest_bytes_total',
+      help: 'Sample and label bytes IngestSamples wrote (samples already present not counted).',
       registers: [registry],
     }),
     cacheMemoryBytes: new Gauge({

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   dbConfigSchema,
   dbPathSchema,
+  parseReplication,
   streamLimitsSchema,
   transformLimitsSchema,
 } from '../../core/index.js';
@@ -37,7 +38,10 @@ export const serverConfigSchema = z.object({
    * may use (cgroup quota included). 1 is a single process, as before workers existed.
    */
   workers: z.number().int().min(0).max(256).default(0),
-  /** Concurrent StreamBatches calls (per worker) before new ones get RESOURCE_EXHAUSTED. */
+  /**
+   * Concurrent StreamBatches and IngestSamples calls (per worker) before new ones get
+   * RESOURCE_EXHAUSTED: each holds memory (a fetch window, or an ingest's pending requests).
+   */
   maxConcurrentStreams: z.number().int().min(1).max(100_000).default(64),
   /** Largest response message; a batch that would exceed it fails with RESOURCE_EXHAUSTED. */
   maxMessageBytes: z
@@ -67,6 +71,16 @@ export const serverConfigSchema = z.object({
       clientCaFile: z.string().min(1).optional(),
     })
     .optional(),
+  /**
+   * Replication of a dataset an IngestSamples call makes (`simple:<rf>` or
+   * `nts:<dc>=<rf>,...`, as `ingest --replication`); an existing dataset keeps its own.
+   */
+  replication: z
+    .string()
+    .default('simple:1')
+    .refine((text) => isReplication(text), {
+      error: 'use simple:<rf> (e.g. simple:1) or nts:<dc>=<rf>[,<dc>=<rf>...] (e.g. nts:dc1=3)',
+    }),
   /** Path of the tokens file (hashes, roles, dataset grants); unset: no authorization. */
   authTokensFile: z.string().min(1).optional(),
   /** How often the TLS files and the tokens file are read again to pick up changes. */
@@ -91,3 +105,12 @@ export const serverConfigSchema = z.object({
 
 /** Validated server settings. */
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
+
+function isReplication(text: string): boolean {
+  try {
+    parseReplication(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
