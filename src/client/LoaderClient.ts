@@ -9,9 +9,13 @@ import { channelOptions } from './channelOptions.js';
 import type { CreateSplitsOptions } from './CreateSplitsOptions.js';
 import type { DatasetDescription } from './DatasetDescription.js';
 import type { DecodedBatch } from './DecodedBatch.js';
+import { inferColumns } from './inferColumns.js';
+import type { IngestOptions, IngestSampleInput, IngestSummary } from './IngestOptions.js';
+import { DEFAULT_SAMPLES_PER_REQUEST, IngestRequestSource } from './IngestRequestSource.js';
 import type { LoaderClientOptions, ReconnectOptions } from './LoaderClientOptions.js';
 import { loaderService } from './loaderService.js';
 import { resumableBatches } from './resumableBatches.js';
+import { resumableIngest } from './resumableIngest.js';
 import type { SplitSet } from './SplitSet.js';
 import type { StreamBatchesOptions } from './StreamBatchesOptions.js';
 import type { CallOptions, StreamCallOptions } from './StreamCallOptions.js';
@@ -67,6 +71,7 @@ export class LoaderClient {
   readonly #createSplitsPath: string;
   readonly #listSplitsPath: string;
   readonly #getSplitPath: string;
+  readonly #ingestSamplesPath: string;
 
   /**
    * @param address - The server's `host:port` (or any grpc-js target, e.g. `dns:///loader:50051`).
@@ -110,6 +115,7 @@ export class LoaderClient {
     this.#createSplitsPath = Service.service.CreateSplits.path;
     this.#listSplitsPath = Service.service.ListSplits.path;
     this.#getSplitPath = Service.service.GetSplit.path;
+    this.#ingestSamplesPath = Service.service.IngestSamples.path;
   }
 
   /**
@@ -244,6 +250,104 @@ export class LoaderClient {
       this.#getSplitPath,
       callOptions,
       (response) => toSplitSet(response.splitSet),
+    );
+  }
+
+  /**
+   * Writes samples into a dataset through the loader (IngestSamples), for pipelines without
+   * database credentials; the dataset is made when absent, with the loader's replication.
+   * Needs a token with role writer (or admin) for the dataset when the loader has tokens.
+   *
+   * - Requests: the samples are read as they are sent, in requests of up to
+   *   `samplesPerRequest` samples or 4 MiB; at most `requestsInFlight` requests wait for
+   *   their acknowledgement, and the samples are not read further meanwhile (backpressure).
+   * - Resumption: when the call breaks for a reason a new call may not meet again (as for
+   *   {@link streamBatches}: UNAVAILABLE, a CANCELLED the client did not cause...), a new
+   *   call sends the unacknowledged requests again after a backoff. A sample's id derives
+   *   from its key and a stored sample is not written again, so every sample ends up stored
+   *   once. After `reconnect.attempts` breaks in a row without an acknowledgement, the last
+   *   error is thrown.
+   * - Errors: a {@link ClientError}: INVALID_ARGUMENT for a bad target (dataset name, column
+   *   types, class names other than the stored ones) or, under the `fail` policy, for the
+   *   first sample against the rules (its key, the rule and the limit in the details; the
+   *   requests acknowledged before are stored); PERMISSION_DENIED without the grant. A
+   *   TypeError naming the sample when one of the wrong shape is read (no key, data that is
+   *   not a Uint8Array...); an error of the samples' own iterable is thrown as it is. A
+   *   RangeError for invalid options.
+   * - Cancellation: aborting `signal` cancels the call (the loader starts no further write)
+   *   and rejects with the signal's reason; `deadline` bounds the whole ingest.
+   *
+   * @example
+   * ```ts
+   * const summary = await client.ingest('photos', readSamples(), {
+   *   labelNames: ['cat', 'dog'],
+   *   columns: { photographer: 'text', year: 'int' },
+   *   badSamplePolicy: 'skip',
+   *   onProgress: (p) => console.log(p.acknowledged),
+   * });
+   * console.log(summary.written, summary.alreadyPresent, summary.skippedSamples);
+   * ```
+   *
+   * @param dataset - Dataset (keyspace) name.
+   * @param samples - The samples, a (sync or async) iterable read once, as requests go out.
+   * @param options - Columns, class names, bad-sample policy, request sizes, progress,
+   *   `signal` and `deadline`.
+   */
+  async ingest(
+    dataset: string,
+    samples: Iterable<IngestSampleInput> | AsyncIterable<IngestSampleInput>,
+    options: IngestOptions = {},
+  ): Promise<IngestSummary> {
+    const samplesPerRequest = options.samplesPerRequest ?? DEFAULT_SAMPLES_PER_REQUEST;
+    const requestsInFlight = options.requestsInFlight ?? 8;
+    for (const [name, value] of [
+      ['samplesPerRequest', samplesPerRequest],
+      ['requestsInFlight', requestsInFlight],
+    ] as const) {
+      if (!Number.isInteger(value) || value < 1 || value > 1_000_000) {
+        throw new RangeError(`${name} must be an integer from 1 to 1000000, got ${value}`);
+      }
+    }
+    const policy = options.badSamplePolicy ?? 'fail';
+    if (policy !== 'fail' && policy !== 'skip') {
+      throw new RangeError(`badSamplePolicy must be 'fail' or 'skip', got ${String(policy)}`);
+    }
+    const totals: IngestSummary = {
+      acknowledged: 0,
+      written: 0,
+      alreadyPresent: 0,
+      skipped: 0,
+      skippedSamples: [],
+      datasetSamples: 0,
+    };
+    const source = new IngestRequestSource(samples, {
+      samplesPerRequest,
+      policy,
+      path: this.#ingestSamplesPath,
+      onLocalSkip: (skip) => {
+        totals.acknowledged++;
+        totals.skipped++;
+        totals.skippedSamples.push(skip);
+      },
+    });
+    const channel = this.#streamChannel();
+    return resumableIngest(
+      source,
+      {
+        open: (deadline) => channel.ingestSamples(deadline === undefined ? {} : { deadline }),
+        path: this.#ingestSamplesPath,
+        reconnect: this.#reconnect,
+        requestsInFlight,
+        target: (first) => ({
+          dataset,
+          labelNames: [...(options.labelNames ?? [])],
+          columns: { ...(options.columns ?? inferColumns(first?.inputs ?? [])) },
+          badSamplePolicy: policy === 'skip' ? 'BAD_SAMPLE_POLICY_SKIP' : 'BAD_SAMPLE_POLICY_FAIL',
+          source: options.source ?? '',
+        }),
+      },
+      options,
+      totals,
     );
   }
 

@@ -1,7 +1,7 @@
 /**
  * The TypeScript client SDK of scylla-loader: {@link LoaderClient} streams training batches
- * with transparent resumption and makes and inspects split sets; failures are
- * {@link ClientError}s.
+ * with transparent resumption, makes and inspects split sets, and writes samples into a
+ * dataset (resuming a broken ingest exactly); failures are {@link ClientError}s.
  *
  * @packageDocumentation
  */
@@ -18,6 +18,16 @@ export type {
 export type { ClientTlsOptions, TokenSource } from './ClientTlsOptions.js';
 export type { DatasetDescription } from './DatasetDescription.js';
 export type { DecodedBatch } from './DecodedBatch.js';
+export type {
+  BadSamplePolicyName,
+  IngestMetadataValue,
+  IngestOptions,
+  IngestProgress,
+  IngestSampleInput,
+  IngestSummary,
+  MetadataColumnType,
+  SkippedSampleInfo,
+} from './IngestOptions.js';
 export { LoaderClient } from './LoaderClient.js';
 export {
   type MergeResumeTokensOptions,

@@ -9,3 +9,4 @@
 export { describeInvalidRequest } from './errors/describeInvalidRequest.js';
 export { MAX_FOLDS, splitRequestSchema } from './splits/splitRequestSchema.js';
 export type { CreateSplitSetRequest } from './splits/createSplitSet.js';
+export { MAX_SAMPLE_BYTES, sampleProblem } from './ingest/sampleProblem.js';
