@@ -199,7 +199,8 @@ describe('ingest --parquet', () => {
         { name: 'uid', data: rows.map((_, i) => `img-${i}`) },
         { name: 'picture', data: rows.map((r, i) => (i === 5 ? null : r.png)) },
         { name: 'species', data: rows.map((r) => CLASSES[r.label]!) },
-        { name: 'weight', data: rows.map((_, i) => i * 0.5) },
+        // Not a valid column name: stored as weight_kg.
+        { name: 'Weight.KG', data: rows.map((_, i) => i * 0.5) },
       ],
       schema: [
         { name: 'root', num_children: 4 },
@@ -211,13 +212,13 @@ describe('ingest --parquet', () => {
           converted_type: 'UTF8',
           repetition_type: 'OPTIONAL',
         },
-        { name: 'weight', type: 'DOUBLE', repetition_type: 'OPTIONAL' },
+        { name: 'Weight.KG', type: 'DOUBLE', repetition_type: 'OPTIONAL' },
       ],
       rowGroupSize: 3,
     });
     const ks = newDataset();
     const args = ['ingest', ks, '--parquet', file, '--key-column', 'uid'];
-    args.push('--label-column', 'species', '--concurrency', '4');
+    args.push('--label-column', 'species', '--column', 'weight_kg:text', '--concurrency', '4');
     const first = await runCli([...args, '--shard', '0/2'], cliEnv());
     const second = await runCli([...args, '--shard', '1/2'], cliEnv());
     for (const r of [first, second]) expect(r.code, r.stderr).toBe(0);
@@ -229,10 +230,10 @@ describe('ingest --parquet', () => {
 
     const info = await readDatasetInfo(client, ks);
     expect(info.labelNames).toEqual(CLASSES);
-    expect(info.columns).toMatchObject({ weight: 'double' });
+    expect(info.columns).toEqual({ weight_kg: 'text' });
     expect(info.sampleCount).toBe(11);
-    const stored = (await allRows(ks, 'metadata', 'source_key, label, weight'))
-      .map((r) => `${String(r['source_key'])} ${String(r['label'])} ${String(r['weight'])}`)
+    const stored = (await allRows(ks, 'metadata', 'source_key, label, weight_kg'))
+      .map((r) => `${String(r['source_key'])} ${String(r['label'])} ${String(r['weight_kg'])}`)
       .sort();
     const expected = rows
       .map((r, i) => `img-${i} ${r.label} ${i * 0.5}`)

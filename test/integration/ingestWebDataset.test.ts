@@ -113,7 +113,8 @@ beforeAll(async () => {
     const key = `s${String(i).padStart(6, '0')}`;
     await mkdir(path.join(folderRoot, cls), { recursive: true });
     await writeFile(path.join(folderRoot, cls, `${key}.png`), png);
-    const meta = { brightness: (i * 31) % 256, even: i % 2 === 0 };
+    // Brightness is no valid column name: it is stored as column brightness.
+    const meta = { Brightness: (i * 31) % 256, even: i % 2 === 0 };
     members[i < FIRST_SHARD ? 0 : 1]!.push(
       [`${key}.png`, png],
       [`${key}.cls`, Buffer.from(cls)],

@@ -258,17 +258,62 @@ describe('readParquet', () => {
     const declaredMissing = await invalidArgument(
       readParquet([file], { declaredTypes: { nope: 'int' } }),
     );
-    expect(declaredMissing).toMatch(/--column nope: .* has no such column/);
+    expect(declaredMissing).toBe(
+      `--column nope:int: ${file} has no metadata column nope; its metadata columns: big, ` +
+        'patient, ratio, score, slide, small, stained',
+    );
+    expect(await invalidArgument(readParquet([file], { declaredTypes: { tags: 'int' } }))).toBe(
+      `--column tags:int: tags is not a metadata column of ${file} (a list)`,
+    );
   });
 
-  it('refuses a column name that is not a valid identifier, naming it', async () => {
-    const file = writeParquet(path.join(await tmp(), 'bad.parquet'), {
+  it('maps column names to metadata column names (NSFW -> nsfw); declared types use them', async () => {
+    const dir = await tmp();
+    const file = writeParquet(path.join(dir, 'laion.parquet'), {
+      image: { data: [image(0), image(1)], schema: binary('image') },
+      label: { data: [0, 1], schema: int32('label') },
+      NSFW: { data: ['UNLIKELY', 'NSFW'], schema: string('NSFW') },
+      'caption.en': { data: ['a dog', null], schema: string('caption.en') },
+      'original-width': { data: [640, 480], schema: int32('original-width') },
+      'Patient ID': { data: ['p1', 'p2'], schema: string('Patient ID') },
+      id: { data: [7n, 8n], schema: int64('id') },
+    });
+    const source = await readParquet([file], { declaredTypes: { original_width: 'text' } });
+    expect(source.columns).toEqual([
+      { name: 'caption_en', type: 'text' },
+      { name: 'nsfw', type: 'text' },
+      { name: 'original_width', type: 'text' },
+      { name: 'patient_id', type: 'text' },
+      { name: 'src_id', type: 'bigint' },
+    ]);
+    const entries = await collect(source);
+    expect(entries.map((e) => e.metadata)).toEqual([
+      {
+        caption_en: 'a dog',
+        nsfw: 'UNLIKELY',
+        original_width: '640',
+        patient_id: 'p1',
+        src_id: 7n,
+      },
+      { caption_en: null, nsfw: 'NSFW', original_width: '480', patient_id: 'p2', src_id: 8n },
+    ]);
+    // A declared type names the metadata column, not the Parquet column.
+    expect(await invalidArgument(readParquet([file], { declaredTypes: { NSFW: 'boolean' } }))).toBe(
+      `--column NSFW:boolean: column NSFW of ${file} is metadata column nsfw; declare nsfw`,
+    );
+
+    const clash = writeParquet(path.join(dir, 'clash.parquet'), {
       image: { data: [image(0)], schema: binary('image') },
       label: { data: [0], schema: int32('label') },
-      'Patient ID': { data: ['p1'], schema: string('Patient ID') },
+      'Caption.EN': { data: ['x'], schema: string('Caption.EN') },
+      caption_en: { data: ['y'], schema: string('caption_en') },
+      '%%': { data: [1], schema: int32('%%') },
     });
-    const msg = await invalidArgument(readParquet([file]));
-    expect(msg).toContain('"Patient ID"');
+    const msg = await invalidArgument(readParquet([clash]));
+    expect(msg).toContain(
+      `${clash}: column "%%" maps to no column name (it has no letter or digit); column ` +
+        '"Caption.EN" and column "caption_en" both map to metadata column caption_en',
+    );
     expect(msg).toMatch(/rename the column/);
   });
 
@@ -282,9 +327,12 @@ describe('readParquet', () => {
     const entries = await collect(await readParquet([file], { keyColumn: 'id' }));
     expect(entries.map((e) => e.sourceKey)).toEqual(['img-a', 'img-b', 'k.parquet:2']);
     expect(entries[2]!.error).toBe('key column id is null');
-    // The key column is no metadata column (`id` would clash with the built-in one).
+    // The key column is no metadata column; without --key-column, `id` is column src_id (not
+    // the built-in id).
     expect((await readParquet([file], { keyColumn: 'id' })).columns).toEqual([]);
-    expect(await invalidArgument(readParquet([file]))).toMatch(/column id .* built-in/);
+    const unkeyed = await readParquet([file]);
+    expect(unkeyed.columns).toEqual([{ name: 'src_id', type: 'text' }]);
+    expect((await collect(unkeyed))[1]!.metadata).toEqual({ src_id: 'img-b' });
 
     const twice = writeParquet(path.join(dir, 'twice.parquet'), {
       key: { data: [1n, 2n, 1n], schema: int64('key') },

@@ -183,11 +183,10 @@ describe('readWebDataset', () => {
       message: expect.stringMatching(/declared column nope/),
     });
 
-    // Another label field: "label" would then be a metadata column, which is built in.
-    await expect(readWebDataset([file], { labelField: 'width' })).rejects.toMatchObject({
-      code: 'INVALID_ARGUMENT',
-      message: expect.stringContaining(`${file}:s0.json: field label would be a metadata column`),
-    });
+    // Another label field: "label" is then a metadata column, named apart from the built-in.
+    const byWidth = await readWebDataset([file], { labelField: 'width' });
+    expect(byWidth.columns).toContainEqual({ name: 'src_label', type: 'text' });
+    expect((await all(byWidth))[0]!.metadata).toMatchObject({ src_label: 'b' });
     const custom = await writeTar('custom.tar', [
       ['u.jpg', image('u')],
       ['u.json', json({ y: 5, z: 'q' })],
@@ -245,19 +244,110 @@ describe('readWebDataset', () => {
     await expect(readWebDataset([both])).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
       message:
-        `.txt members (captions, first ${both}:x.txt) and the .json field txt (first in ` +
+        `.txt members (captions, first ${both}:x.txt) and the .json field "txt" (first in ` +
         `${both}:y.json) would both be metadata column txt; a dataset may have one or the other`,
+    });
+    // Also when the field only maps to txt.
+    const mapped = await writeTar('captions-mapped.tar', [
+      ['x.jpg', image('x')],
+      ['x.json', JSON.stringify({ label: 1, TXT: 'another caption' })],
+      ['y.jpg', image('y')],
+      ['y.txt', 'a caption'],
+      ['y.cls', '1'],
+    ]);
+    await expect(readWebDataset([mapped])).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining(
+        `.txt members (captions, first ${mapped}:y.txt) and the .json field "TXT" (first in ` +
+          `${mapped}:x.json) would both be metadata column txt`,
+      ),
     });
   });
 
-  it('refuses a .json field that cannot be a column name, naming the member', async () => {
-    const file = await writeTar('badname.tar', [
+  it('maps .json field names to column names (NSFW -> nsfw); declared types use them', async () => {
+    const file = await writeTar('laion.tar', [
       ['x.jpg', image('x')],
-      ['x.json', JSON.stringify({ label: 1, 'Bad Name': 2 })],
+      ['x.cls', '1'],
+      [
+        'x.json',
+        JSON.stringify({
+          NSFW: 'UNLIKELY',
+          LICENSE: '?',
+          'original-width': 640,
+          'caption.en': 'a dog',
+          id: 17,
+          // An own field called __proto__, as JSON.parse makes it (an object literal cannot).
+        }).replace(/}$/, ',"__proto__":"p"}'),
+      ],
+      ['y.jpg', image('y')],
+      ['y.cls', '0'],
+      ['y.json', JSON.stringify({ 'original-width': 480 })],
+    ]);
+    const source = await readWebDataset([file], { declaredTypes: { original_width: 'bigint' } });
+    expect(source.columns).toEqual([
+      { name: 'caption_en', type: 'text' },
+      { name: 'license', type: 'text' },
+      { name: 'nsfw', type: 'text' },
+      { name: 'original_width', type: 'bigint' },
+      { name: 'proto', type: 'text' },
+      { name: 'src_id', type: 'int' },
+    ]);
+    const entries = await all(source);
+    expect(entries.map((e) => e.metadata)).toEqual([
+      {
+        caption_en: 'a dog',
+        license: '?',
+        nsfw: 'UNLIKELY',
+        original_width: 640n,
+        proto: 'p',
+        src_id: 17,
+      },
+      {
+        caption_en: null,
+        license: null,
+        nsfw: null,
+        original_width: 480n,
+        proto: null,
+        src_id: null,
+      },
+    ]);
+    // A declared type names the column, not the field.
+    await expect(
+      readWebDataset([file], { declaredTypes: { 'original-width': 'int' } }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message:
+        'declared column original-width: the .json field original-width is metadata column ' +
+        'original_width; declare original_width',
+    });
+  });
+
+  it('refuses .json fields that map to no column name or to the same one, naming them', async () => {
+    const file = await writeTar('clash.tar', [
+      ['x.jpg', image('x')],
+      ['x.json', JSON.stringify({ label: 1, NSFW: 'a' })],
+      ['y.jpg', image('y')],
+      ['y.json', JSON.stringify({ label: 1, nsfw: 'b' })],
     ]);
     await expect(readWebDataset([file])).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
-      message: expect.stringContaining(`${file}:x.json: invalid metadata column name "Bad Name"`),
+      message: expect.stringMatching(
+        new RegExp(
+          `^\\.json field "NSFW" \\(first in ${file}:x\\.json\\) and \\.json field "nsfw" ` +
+            `\\(first in ${file}:y\\.json\\) both map to metadata column nsfw; a field's column ` +
+            'name is its name in lower case',
+        ),
+      ),
+    });
+    const none = await writeTar('noname.tar', [
+      ['x.jpg', image('x')],
+      ['x.json', JSON.stringify({ label: 1, '%%': 2 })],
+    ]);
+    await expect(readWebDataset([none])).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining(
+        `.json field "%%" (first in ${none}:x.json) maps to no column name`,
+      ),
     });
   });
 

@@ -11,12 +11,11 @@ import {
 } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { LoaderError, invalidArgument, notFound } from '../errors/LoaderError.js';
-import { BUILT_IN_METADATA_COLUMNS } from '../schema/datasetSchema.js';
 import type { ColumnSpec, ColumnType } from '../schema/columnTypes.js';
-import { validateIdentifier } from '../schema/identifiers.js';
 import { convertValue } from './convertValue.js';
 import type { IngestEntry, MetadataValue } from './IngestEntry.js';
 import type { IngestShard, IngestSource } from './IngestSource.js';
+import { metadataColumnNames } from './metadataColumnName.js';
 
 /** Options of {@link readParquet}. */
 export interface ParquetOptions {
@@ -40,7 +39,10 @@ export interface ParquetOptions {
   keyColumn?: string;
   /** A binary column whose bytes become each sample's label blob. */
   labelBlobColumn?: string;
-  /** Metadata column types to use instead of those the Parquet types map to. */
+  /**
+   * Metadata column types to use instead of those the Parquet types map to, by metadata column
+   * name (the name a Parquet column maps to, e.g. `nsfw` for `NSFW`).
+   */
   declaredTypes?: Record<string, ColumnType>;
 }
 
@@ -57,8 +59,10 @@ export const DEFAULT_LABEL_COLUMNS = ['label', 'labels', 'class', 'target'] as c
  * Hugging Face's `huggingface` key-value metadata describes as a ClassLabel takes its names),
  * optionally a key column and a label blob column. Every other column of a scalar type is a
  * metadata column: int32 (and smaller) as int, int64 and uint32 as bigint, float and double
- * as double, string as text, boolean as boolean. Other columns (lists, maps, other structs,
- * dates, timestamps, decimals, uint64) are ignored.
+ * as double, string as text, boolean as boolean, named by mapping the Parquet names (see
+ * {@link metadataColumnNames}: `NSFW` -> `nsfw`, `caption.en` -> `caption_en`; names that map
+ * to none or to one column between them are INVALID_ARGUMENT). Other columns (lists, maps,
+ * other structs, dates, timestamps, decimals, uint64) are ignored.
  *
  * Up front, before any sample: every file's footer is read (a file that is not Parquet, or
  * whose schema differs from the first file's, is an INVALID_ARGUMENT error), and when the
@@ -134,6 +138,8 @@ type ColumnKind =
   | { kind: 'other'; what: string };
 
 interface MetadataColumn extends ColumnSpec {
+  /** The Parquet column's name (`name` is the metadata column's, which it maps to). */
+  source: string;
   /** The Parquet type's own mapping, before a declared type. */
   natural: ColumnType;
 }
@@ -396,24 +402,31 @@ function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout 
   }
 
   const special = new Set([image.name, label?.name, keyColumn, labelBlobColumn]);
+  const metadata = metadataColumns(first.path, kinds, special);
   for (const [name, type] of Object.entries(options.declaredTypes ?? {})) {
-    const kind = need(name, '--column');
-    if (special.has(name) || kind.kind !== 'scalar') {
-      throw invalidArgument(
-        `--column ${name}:${type}: ${name} is not a metadata column of ${first.path} ` +
-          `(${special.has(name) ? 'it is the image, label, key or label blob column' : describeKind(kind)})`,
-      );
+    const column = metadata.find((c) => c.name === name);
+    if (column) {
+      column.type = type;
+      continue;
     }
+    const kind = kinds.get(name);
+    const mapped = metadata.find((c) => c.source === name)?.name;
+    const columns = metadata.map((c) =>
+      c.name === c.source ? c.name : `${c.name} (from ${c.source})`,
+    );
+    throw invalidArgument(
+      `--column ${name}:${type}: ` +
+        (mapped !== undefined
+          ? `column ${name} of ${first.path} is metadata column ${mapped}; declare ${mapped}`
+          : kind === undefined
+            ? `${first.path} has no metadata column ${name}; its metadata columns: ` +
+              (columns.join(', ') || 'none')
+            : `${name} is not a metadata column of ${first.path} ` +
+              `(${special.has(name) ? 'it is the image, label, key or label blob column' : describeKind(kind)})`),
+    );
   }
-  const metadata: MetadataColumn[] = [];
-  for (const [name, kind] of kinds) {
-    if (special.has(name) || kind.kind !== 'scalar') continue;
-    checkMetadataName(name, first.path);
-    metadata.push({ name, natural: kind.type, type: options.declaredTypes?.[name] ?? kind.type });
-  }
-  metadata.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
-  const read = [...special, ...metadata.map((c) => c.name)].filter(
+  const read = [...special, ...metadata.map((c) => c.source)].filter(
     (name): name is string => name !== undefined,
   );
   return {
@@ -427,24 +440,35 @@ function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout 
   };
 }
 
-function checkMetadataName(name: string, file: string): void {
-  const rename =
-    'rename the column (e.g. with pyarrow: table.rename_columns(...), or the datasets library: ' +
-    'dataset.rename_column(...)), or pick it as the image, label, key or label blob column';
-  try {
-    validateIdentifier(name, 'metadata column');
-  } catch (err) {
+/**
+ * The metadata columns: every scalar column other than the special ones, named as its name
+ * maps (sorted by that name), its type the Parquet type's. Names that map to no column name,
+ * or to one between them, are refused.
+ */
+function metadataColumns(
+  file: string,
+  kinds: Map<string, ColumnKind>,
+  special: Set<string | undefined>,
+): MetadataColumn[] {
+  const scalars = new Map<string, ColumnType>();
+  for (const [name, kind] of kinds) {
+    if (!special.has(name) && kind.kind === 'scalar') scalars.set(name, kind.type);
+  }
+  const { names, problems } = metadataColumnNames(
+    scalars.keys(),
+    (name) => `column ${JSON.stringify(name)}`,
+  );
+  if (problems.length > 0) {
     throw invalidArgument(
-      `${file}: column ${JSON.stringify(name)}: ${message(err)}; ${rename}`,
-      err,
+      `${file}: ${problems.join('; ')} (a column's metadata column name is its name in lower ` +
+        'case, each run of characters other than a-z, 0-9 and _ made one _); rename the column ' +
+        '(e.g. with pyarrow: table.rename_columns(...), or the datasets library: ' +
+        'dataset.rename_column(...)), or pick it as the image, label, key or label blob column',
     );
   }
-  if (name in BUILT_IN_METADATA_COLUMNS) {
-    throw invalidArgument(
-      `${file}: column ${name} would be a metadata column, but every dataset has a built-in ` +
-        `column of that name (${Object.keys(BUILT_IN_METADATA_COLUMNS).join(', ')}); ${rename}`,
-    );
-  }
+  return [...scalars]
+    .map(([source, type]) => ({ name: names.get(source)!, source, natural: type, type }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 function describeKind(kind: ColumnKind): string {
@@ -678,7 +702,7 @@ function rowEntry(
 
   try {
     for (const c of layout.metadata) {
-      entry.metadata[c.name] = metadataValue(values[c.name], c, origin);
+      entry.metadata[c.name] = metadataValue(values[c.source], c, origin);
     }
   } catch (err) {
     return fail(err instanceof LoaderError ? err.message : message(err));

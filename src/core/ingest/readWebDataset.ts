@@ -6,12 +6,11 @@ import braces from 'braces';
 import { extract as extractTar, type ExtractEvents } from 'tar-stream';
 import { invalidArgument, notFound } from '../errors/LoaderError.js';
 import type { ColumnSpec, ColumnType } from '../schema/columnTypes.js';
-import { BUILT_IN_METADATA_COLUMNS } from '../schema/datasetSchema.js';
-import { validateIdentifier } from '../schema/identifiers.js';
 import { convertValue } from './convertValue.js';
 import { inferColumnType } from './inferColumnType.js';
 import type { IngestEntry, MetadataValue } from './IngestEntry.js';
 import type { IngestShard, IngestSource } from './IngestSource.js';
+import { metadataColumnNames } from './metadataColumnName.js';
 import { MAX_SAMPLE_BYTES } from './sampleProblem.js';
 
 /** Options of {@link readWebDataset}. */
@@ -23,7 +22,10 @@ export interface WebDatasetOptions {
   shard?: IngestShard;
   /** The `.json` member's field holding the label when there is no .cls/.label member. */
   labelField?: string;
-  /** Metadata column types; undeclared columns are inferred from their values. */
+  /**
+   * Metadata column types, by column name (the name a `.json` field maps to, e.g. `nsfw` for
+   * `NSFW`); undeclared columns are inferred from their values.
+   */
   declaredTypes?: Record<string, ColumnType>;
 }
 
@@ -59,7 +61,8 @@ const NO_IMAGE = `no image member (${IMAGE_EXTENSIONS.map((e) => `.${e}`).join('
  *   no label);
  * - metadata: a `.txt` member (a caption) as the text column `txt`, and the other string,
  *   number and boolean fields of the `.json` member (nested values are ignored), typed as
- *   declared or inferred (see {@link inferColumnType}).
+ *   declared or inferred (see {@link inferColumnType}), in columns named by mapping the field
+ *   names (see {@link metadataColumnNames}: `NSFW` -> `nsfw`, `caption.en` -> `caption_en`).
  *
  * Other members are ignored. A sample's source key is `<tar base name>/<key>`. Class names and
  * column types must be known before the first write, so a first pass reads the label and
@@ -67,9 +70,9 @@ const NO_IMAGE = `no image member (${IMAGE_EXTENSIONS.map((e) => `.${e}`).join('
  * drains the rest; the samples are then read in a second pass, one member group in memory at a
  * time. Bad data never throws: a group without an image or a label, a key repeated apart from
  * its group, or a damaged tar (one entry after the samples before the damage; the next file is
- * read on) becomes an entry with an `error`. A missing file is NOT_FOUND, an invalid metadata
- * field name (not a valid column name, or a built-in one such as `id`, or `txt` in a dataset
- * with `.txt` members) INVALID_ARGUMENT, both before any sample is read.
+ * read on) becomes an entry with an `error`. A missing file is NOT_FOUND; `.json` field names
+ * that map to no column name or to the same one (`NSFW` and `nsfw`), or to `txt` in a dataset
+ * with `.txt` members, are INVALID_ARGUMENT, both before any sample is read.
  */
 export async function readWebDataset(
   patterns: string[],
@@ -88,6 +91,7 @@ export async function readWebDataset(
   const survey = await surveyFiles(files, labelField, owns);
   const labelNames = labelNamesOf(survey.labels);
   const columns = columnsOf(survey, options.declaredTypes ?? {}, files);
+  const columnOf = survey.columnOf;
   const labelIndex = new Map(labelNames.map((n, i) => [n, i]));
   const more = files.length > 1 ? `(+${files.length - 1} more)` : '';
 
@@ -109,7 +113,14 @@ export async function readWebDataset(
           const made =
             event.kind === 'damage'
               ? event.message
-              : makeSample(event, { labelField, labelNames, labelIndex, columns, origin });
+              : makeSample(event, {
+                  labelField,
+                  labelNames,
+                  labelIndex,
+                  columns,
+                  columnOf,
+                  origin,
+                });
           yield typeof made === 'string'
             ? { sourceKey, label: null, metadata: {}, origin, error: made }
             : { sourceKey, origin, ...made };
@@ -123,10 +134,12 @@ export async function readWebDataset(
 interface Survey {
   /** Every label seen, as text. */
   labels: Set<string>;
-  /** Per metadata field, one value of each type a single value infers as. */
+  /** Per metadata field (by its name in the `.json`), one value of each type it infers as. */
   fields: Map<string, Map<ColumnType, unknown>>;
   /** Per metadata field, the `.json` member it was first seen in (for messages). */
   firstIn: Map<string, string>;
+  /** Per metadata field, its column's name. */
+  columnOf: Map<string, string>;
   /** The first `.txt` member (a caption), if any: its presence is enough, the column is text. */
   caption?: string;
   /** How many entries this process's {@link IngestSource.samples} will yield. */
@@ -139,7 +152,13 @@ async function surveyFiles(
   labelField: string,
   owns: (file: number, group: number) => boolean,
 ): Promise<Survey> {
-  const survey: Survey = { labels: new Set(), fields: new Map(), firstIn: new Map(), total: 0 };
+  const survey: Survey = {
+    labels: new Set(),
+    fields: new Map(),
+    firstIn: new Map(),
+    columnOf: new Map(),
+    total: 0,
+  };
   let next = 0;
   for (const [i, file] of files.entries()) {
     for await (const event of readTar(file, next, () => true, wantedInSurvey)) {
@@ -149,17 +168,20 @@ async function surveyFiles(
       const parsed = parseGroup(event, labelField);
       if (typeof parsed === 'string') continue;
       if (parsed.label !== undefined) survey.labels.add(parsed.label);
-      if (parsed.caption) survey.caption ??= `${file}:${event.key}.${CAPTION}`;
+      if (parsed.caption && survey.caption === undefined) {
+        survey.caption = `${file}:${event.key}.${CAPTION}`;
+        nameColumns(survey);
+      }
       for (const [name, value] of Object.entries(parsed.fields)) {
-        if (!survey.fields.has(name)) {
-          const member = `${file}:${event.key}.json`;
-          checkFieldName(name, member);
-          survey.firstIn.set(name, member);
+        let seen = survey.fields.get(name);
+        if (!seen) {
+          survey.fields.set(name, (seen = new Map()));
+          survey.firstIn.set(name, `${file}:${event.key}.json`);
+          // At once, not after the pass: a survey of a large dataset takes long.
+          nameColumns(survey);
         }
         // A column's inferred type depends only on which types its single values have, so
         // one value of each stands for them all (memory bounded whatever the sample count).
-        let seen = survey.fields.get(name);
-        if (!seen) survey.fields.set(name, (seen = new Map()));
         const type = inferColumnType([value]);
         if (!seen.has(type)) seen.set(type, value);
       }
@@ -168,19 +190,30 @@ async function surveyFiles(
   return survey;
 }
 
-/** Refuses a `.json` field whose name cannot be a metadata column's. */
-function checkFieldName(name: string, member: string): void {
-  try {
-    validateIdentifier(name, 'metadata column');
-  } catch (err) {
-    throw invalidArgument(`${member}: ${(err as Error).message}`, err);
-  }
-  if (name in BUILT_IN_METADATA_COLUMNS) {
+/**
+ * Maps the `.json` fields seen so far to column names, or refuses those that map to none, to
+ * one column between them, or to the captions' column.
+ */
+function nameColumns(survey: Survey): void {
+  const { names, problems } = metadataColumnNames(
+    survey.firstIn.keys(),
+    (field) => `.json field ${JSON.stringify(field)} (first in ${survey.firstIn.get(field)})`,
+  );
+  if (problems.length > 0) {
     throw invalidArgument(
-      `${member}: field ${name} would be a metadata column, but every dataset has a built-in ` +
-        `column of that name (${Object.keys(BUILT_IN_METADATA_COLUMNS).join(', ')})`,
+      `${problems.join('; ')}; a field's column name is its name in lower case, each run of ` +
+        'characters other than a-z, 0-9 and _ made one _ (see docs/ingest.md, WebDataset)',
     );
   }
+  const caption = [...names].find(([, column]) => column === CAPTION)?.[0];
+  if (caption !== undefined && survey.caption !== undefined) {
+    throw invalidArgument(
+      `.${CAPTION} members (captions, first ${survey.caption}) and the .json field ` +
+        `${JSON.stringify(caption)} (first in ${survey.firstIn.get(caption)}) would both be ` +
+        `metadata column ${CAPTION}; a dataset may have one or the other`,
+    );
+  }
+  survey.columnOf = names;
 }
 
 /** Integer labels stay as they are; any other label makes every label a class name. */
@@ -194,26 +227,22 @@ function columnsOf(
   declared: Record<string, ColumnType>,
   files: string[],
 ): ColumnSpec[] {
-  if (survey.caption !== undefined && survey.fields.has(CAPTION)) {
+  const columns = [...survey.columnOf].map(([field, name]) => ({
+    name,
+    type: declared[name] ?? inferColumnType(survey.fields.get(field)!.values()),
+  }));
+  for (const name of Object.keys(declared)) {
+    if (columns.some((c) => c.name === name) || (name === CAPTION && survey.caption)) continue;
+    const mapped = survey.columnOf.get(name);
     throw invalidArgument(
-      `.${CAPTION} members (captions, first ${survey.caption}) and the .json field ${CAPTION} ` +
-        `(first in ${survey.firstIn.get(CAPTION)}) would both be metadata column ${CAPTION}; ` +
-        'a dataset may have one or the other',
+      mapped !== undefined
+        ? `declared column ${name}: the .json field ${name} is metadata column ${mapped}; ` +
+            `declare ${mapped}`
+        : `declared column ${name} is in no .json member (nor is it a .${CAPTION} caption) of ` +
+            files[0] +
+            (files.length > 1 ? ` or the ${files.length - 1} other files` : ''),
     );
   }
-  for (const name of Object.keys(declared)) {
-    if (!survey.fields.has(name) && !(name === CAPTION && survey.caption !== undefined)) {
-      throw invalidArgument(
-        `declared column ${name} is in no .json member (nor is it a .${CAPTION} caption) of ` +
-          files[0] +
-          (files.length > 1 ? ` or the ${files.length - 1} other files` : ''),
-      );
-    }
-  }
-  const columns = [...survey.fields.keys()].map((name) => ({
-    name,
-    type: declared[name] ?? inferColumnType(survey.fields.get(name)!.values()),
-  }));
   if (survey.caption !== undefined) {
     columns.push({ name: CAPTION, type: declared[CAPTION] ?? 'text' });
   }
@@ -225,6 +254,8 @@ interface SampleContext {
   labelNames: string[];
   labelIndex: Map<string, number>;
   columns: ColumnSpec[];
+  /** Per `.json` field, its column's name. */
+  columnOf: Map<string, string>;
   origin: string;
 }
 
@@ -247,7 +278,13 @@ function makeSample(
     }
   }
   const metadata: Record<string, MetadataValue> = {};
-  const fields: Record<string, unknown> = { ...parsed.fields };
+  // Values by column name. A field the first pass did not see (the file changed since) has no
+  // column and is left out, like any field beyond the columns.
+  const fields: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(parsed.fields)) {
+    const column = ctx.columnOf.get(field);
+    if (column !== undefined) fields[column] = value;
+  }
   if (parsed.caption) fields[CAPTION] = group.members.get(CAPTION)?.toString('utf8');
   try {
     for (const c of ctx.columns) {
@@ -318,7 +355,8 @@ function parseGroup(group: GroupEvent, labelField: string): ParsedGroup | string
       'of the .json member) and no label blob'
     );
   }
-  const fields: ParsedGroup['fields'] = {};
+  // No prototype: a field called __proto__ (a column proto) is a field like any other.
+  const fields = Object.create(null) as ParsedGroup['fields'];
   for (const [name, value] of Object.entries(json)) {
     if (name === labelField) continue;
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
