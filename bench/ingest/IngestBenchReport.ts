@@ -1,3 +1,5 @@
+import type { IngestWay } from './runIngestWay.js';
+
 /** The two sources of the issue: ~100 kB JPEGs stored as they are, and MNIST PNGs. */
 export type IngestBenchSource = 'jpeg100k' | 'mnist';
 
@@ -15,16 +17,16 @@ export interface CpuSplit {
 /** One timed ingest into a fresh keyspace. */
 export interface IngestRunRecord {
   source: IngestBenchSource;
+  /** How the payload went in (see `INGEST_WAYS`). */
+  way: IngestWay;
   /** 1-based round; every source and concurrency runs once per round. */
   run: number;
   concurrency: number;
   keyspace: string;
   samples: number;
   bytes: number;
-  /** `ingestDataset` from call to return (keyspace and tables created beforehand, untimed). */
+  /** The way from start to end (keyspace and tables created beforehand, untimed). */
   wallSeconds: number;
-  /** Until the last sample was written; the rest of the wall time recounts the dataset. */
-  writeSeconds: number;
   /** Creating the keyspace and tables before the run (not in the wall time). */
   schemaSeconds: number;
   /** Waiting for the database to go quiet before the run (not in the wall time). */

@@ -7,11 +7,13 @@ import {
   text,
   wholeNumber,
   wholeNumbers,
+  names,
   type FlagInput,
   runsFlag,
   PHOTO_OUTPUT_FLAGS,
 } from '../cli/benchOptions.js';
 import { benchPaths, type BenchInput } from '../stream/StreamBenchOptions.js';
+import { INGEST_WAYS } from './runIngestWay.js';
 
 /** The flags of `bench ingest` with their defaults (full; quick: well under a minute). */
 export const INGEST_FLAGS = {
@@ -22,14 +24,20 @@ export const INGEST_FLAGS = {
     3000,
     200,
   ),
-  runs: runsFlag('source and concurrency', 3, 1, 100),
-
+  runs: runsFlag('source, way and concurrency', 3, 1, 100),
+  ways: flag(
+    '--ways <list>',
+    `ways into the dataset, side by side (${INGEST_WAYS.join(', ')})`,
+    names('--ways', INGEST_WAYS, 'way'),
+    [...INGEST_WAYS],
+    [...INGEST_WAYS],
+  ),
   concurrencies: flag(
     '--concurrency <list>',
-    'ingest concurrencies to try',
+    'samples in flight to try (per process)',
     wholeNumbers('--concurrency', 1, 4096),
-    [16, 32, 64, 128],
-    [128],
+    [256],
+    [256],
   ),
   mnist: flag('--no-mnist', 'skip MNIST', onOff, true),
   mnistLimit: flag(
@@ -65,8 +73,8 @@ export interface IngestBenchInput
 }
 
 /**
- * Fills in the defaults of `bench ingest` (3,000 images, 3 runs, concurrency 16, 32, 64 and
- * 128, all of MNIST) or of its quick mode, and checks the flags. Explicit values win over
+ * Fills in the defaults of `bench ingest` (3,000 images, 3 runs, every way, concurrency 256,
+ * all of MNIST) or of its quick mode, and checks the flags. Explicit values win over
  * the quick ones.
  */
 export function resolveIngestBenchOptions(input: IngestBenchInput) {
@@ -95,11 +103,14 @@ export function resolveIngestBenchOptions(input: IngestBenchInput) {
     images: f.images,
     runs: f.runs,
     concurrencies: f.concurrencies,
+    ways: f.ways,
     mnist: f.mnist,
     mnistLimit,
     coldStarts,
     keyspacePrefix: f.keyspacePrefix,
     imageRoot: paths.imageRoot,
+    // WebDataset shards, Parquet files and manifests made from the payloads, kept for reuse.
+    formatsRoot: path.join(input.stateRoot, 'bench', 'ingest-formats'),
     // The full set is the one `prepare mnist --out .state/mnist` makes, so both share it.
     mnistDir: path.join(input.stateRoot, mnistLimit ? `mnist-${mnistLimit}` : 'mnist'),
     outDir: f.outDir === undefined ? paths.outDir : path.resolve(f.outDir),

@@ -1,4 +1,5 @@
-import { stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type cassandra from 'cassandra-driver';
 import pMap from 'p-map';
 import type { Progress } from '../../src/cli/progress.js';
@@ -6,6 +7,9 @@ import { readPhotoFolder } from '../../src/datasets/photos/readPhotoFolder.js';
 import { writePhotoJpegs } from '../../src/datasets/photos/writePhotoJpegs.js';
 import { prepareMnist } from '../../src/datasets/prepareMnist.js';
 import { createDbClient, type ListedSource, readManifest } from '../../src/core/index.js';
+import { startServeProcess, type ServeProcess } from '../stream/serveProcess.js';
+import { prepareIngestFormats, type PayloadRow } from './prepareIngestFormats.js';
+import type { IngestPayload } from './runIngestWay.js';
 import { benchEnvironment, type BenchEnvironment } from '../stream/benchEnvironment.js';
 import { median } from '../stream/stats.js';
 import type { IngestBenchOptions } from './resolveIngestBenchOptions.js';
@@ -38,17 +42,18 @@ export async function runIngestBench(options: IngestBenchOptions) {
   const { log, signal, startedAt, seconds } = startBenchRun(options);
   const notes: string[] = [];
 
-  const sources: Array<{ info: IngestSourceInfo; ingest: ListedSource }> = [];
+  const sources: Array<{ info: IngestSourceInfo; payload: IngestPayload }> = [];
   const jpegs = await prepareJpegs(options);
   sources.push({
     info: await describeSource('jpeg100k', jpegs, `${options.keyspacePrefix}${options.images}`),
-    ingest: jpegs,
+    payload: await preparePayload(options, `jpeg100k-${options.images}`, jpegs),
   });
   if (options.mnist) {
     const mnist = await prepareMnistSource(options);
+    const name = `mnist-${options.mnistLimit ?? 'all'}`;
     sources.push({
       info: await describeSource('mnist', mnist, `${options.keyspacePrefix}mnist`),
-      ingest: mnist,
+      payload: await preparePayload(options, name, mnist),
     });
   }
   for (const { info } of sources) {
@@ -61,6 +66,7 @@ export async function runIngestBench(options: IngestBenchOptions) {
   const runs: IngestRunRecord[] = [];
   const keyspaces = sources.map((s) => s.info.keyspace);
   let client: cassandra.Client | undefined;
+  let loader: ServeProcess | undefined;
   let environment: BenchEnvironment & { databaseNodes: number; databaseIsLocalNode: boolean };
   try {
     client = await createDbClient(options.db);
@@ -73,27 +79,37 @@ export async function runIngestBench(options: IngestBenchOptions) {
     if (pids.length === 0) {
       notes.push('the database is not the local node: its CPU seconds were not measured');
     }
+    if (options.ways.includes('rpc')) {
+      loader = await startServeProcess({ db: options.db });
+      log(`loader for the rpc way: ${loader.address} (pid ${loader.pid})`);
+    }
     for (let run = 1; run <= options.runs; run++) {
       for (const concurrency of options.concurrencies) {
-        for (const { info, ingest } of sources) {
-          signal?.throwIfAborted();
-          const record = await measureIngestRun(client, {
-            source: info.source,
-            ingest,
-            keyspace: info.keyspace,
-            concurrency,
-            run,
-            dbPids: await localDatabasePids(options.localStateDir),
-            settleMaxMs: options.settleMaxMs,
-            ...(options.progress ? { progress: options.progress } : {}),
-            ...(signal ? { signal } : {}),
-          });
-          runs.push(record);
-          log(describeRun(record, options.runs));
+        for (const { info, payload } of sources) {
+          for (const way of options.ways) {
+            signal?.throwIfAborted();
+            const record = await measureIngestRun(client, {
+              source: info.source,
+              way,
+              payload,
+              keyspace: info.keyspace,
+              concurrency,
+              run,
+              db: options.db,
+              ...(loader ? { loader: { address: loader.address, pid: loader.pid } } : {}),
+              dbPids: await localDatabasePids(options.localStateDir),
+              settleMaxMs: options.settleMaxMs,
+              ...(options.progress ? { progress: options.progress } : {}),
+              ...(signal ? { signal } : {}),
+            });
+            runs.push(record);
+            log(describeRun(record, options.runs));
+          }
         }
       }
     }
   } finally {
+    await loader?.stop();
     if (client) {
       // Best effort: an interrupted run must not leave hundreds of MB behind.
       for (const ks of keyspaces) {
@@ -149,6 +165,7 @@ export async function runIngestBench(options: IngestBenchOptions) {
       images: options.images,
       runs: options.runs,
       concurrencies: options.concurrencies,
+      ways: options.ways,
       mnist: options.mnist,
       mnistLimit: options.mnistLimit ?? null,
       coldStarts: options.coldStarts,
@@ -233,11 +250,43 @@ async function describeSource(
   };
 }
 
+/**
+ * A source in every form the ways read: its bytes in memory (the write loop, the rpc way), as
+ * WebDataset shards and Parquet (written once under the bench folder), and as a manifest
+ * naming exactly its files (for `ingest --workers`).
+ */
+async function preparePayload(
+  options: IngestBenchOptions,
+  name: string,
+  listed: ListedSource,
+): Promise<IngestPayload> {
+  const rows: PayloadRow[] = await pMap(
+    listed.entries,
+    async (e) => ({
+      sourceKey: e.sourceKey,
+      data: await readFile(e.filePath!),
+      label: e.label ?? 0,
+      ext: path.extname(e.filePath!).slice(1).toLowerCase() || 'bin',
+    }),
+    { concurrency: 64 },
+  );
+  const dir = path.join(options.formatsRoot, name);
+  const needsFormats = options.ways.some((w) => w === 'webdataset' || w === 'parquet');
+  const formats = needsFormats ? await prepareIngestFormats(dir, rows) : undefined;
+  const manifest = path.join(options.formatsRoot, `${name}.csv`);
+  const named = listed.labelNames;
+  const lines = listed.entries.map(
+    (e) => `${e.filePath},${named.length > 0 ? named[e.label ?? 0] : e.label}`,
+  );
+  await writeFile(manifest, `path,label\n${lines.join('\n')}\n`);
+  return { listed, rows, formats, cliSource: ['--manifest', manifest] };
+}
+
 function describeRun(r: IngestRunRecord, runs: number): string {
   const db = r.cpuSeconds.database === null ? '?' : r.cpuSeconds.database.toFixed(1);
   const rest = r.cpuSeconds.rest === null ? '?' : r.cpuSeconds.rest.toFixed(1);
   return (
-    `${r.source} c=${r.concurrency} run ${r.run}/${runs}: ${r.samplesPerSecond.toFixed(0)} ` +
+    `${r.source} ${r.way} c=${r.concurrency} run ${r.run}/${runs}: ${r.samplesPerSecond.toFixed(0)} ` +
     `samples/s, ${r.megabytesPerSecond.toFixed(1)} MB/s, ${r.wallSeconds.toFixed(2)} s; CPU s ` +
     `loader ${r.cpuSeconds.loader.toFixed(1)}, database ${db}, rest ${rest}`
   );

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { clockTicksPerSecond, totalCpuSeconds } from './procfs.js';
+import { clockTicksPerSecond, processCpuSeconds, totalCpuSeconds } from './procfs.js';
 import type { CpuSplit } from '../ingest/IngestBenchReport.js';
 
 /**
@@ -8,13 +8,23 @@ import type { CpuSplit } from '../ingest/IngestBenchReport.js';
  * the returned function gives the split since the start. The database is null when no pid is
  * known or one of its processes is gone; the rest is null without `/proc/stat`. @internal
  */
-export function startCpuWindow(dbPids: readonly number[]): () => CpuSplit {
+export function startCpuWindow(
+  dbPids: readonly number[],
+  /** Other processes counted as the loader's: running ones by pid; ended children are in. */
+  loaderPids: readonly number[] = [],
+): () => CpuSplit {
   const loader0 = process.cpuUsage();
+  const children0 = reapedChildrenSeconds();
+  const others0 = loaderPids.map((pid) => processCpuSeconds(pid) ?? 0);
   const db0 = databaseSeconds(dbPids);
   const machine0 = machineBusySeconds();
   return () => {
     const used = process.cpuUsage(loader0);
-    const loader = (used.user + used.system) / 1e6;
+    const others = loaderPids.reduce(
+      (sum, pid, i) => sum + Math.max(0, (processCpuSeconds(pid) ?? others0[i]!) - others0[i]!),
+      0,
+    );
+    const loader = (used.user + used.system) / 1e6 + (reapedChildrenSeconds() - children0) + others;
     const db1 = databaseSeconds(dbPids);
     const database = db0 !== null && db1 !== null ? db1 - db0 : null;
     const machine1 = machineBusySeconds();
@@ -25,6 +35,20 @@ export function startCpuWindow(dbPids: readonly number[]): () => CpuSplit {
         : null;
     return { loader, database, rest };
   };
+}
+
+/**
+ * CPU seconds of this process's children that ended and were waited for (cutime and cstime of
+ * `/proc/self/stat`, which include their own children): an `ingest --workers` run's processes.
+ */
+function reapedChildrenSeconds(): number {
+  try {
+    const text = readFileSync('/proc/self/stat', 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13] ?? 0) + Number(fields[14] ?? 0)) / clockTicksPerSecond();
+  } catch {
+    return 0;
+  }
 }
 
 /** The database processes' CPU seconds so far; null without pids or when one is gone. */

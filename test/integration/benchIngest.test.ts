@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveIngestBenchOptions } from '../../bench/ingest/resolveIngestBenchOptions.js';
 import { runIngestBench, type IngestBenchReport } from '../../bench/ingest/runIngestBench.js';
+import { INGEST_WAYS } from '../../bench/ingest/runIngestWay.js';
 import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
 import { createDbClient } from '../../src/core/index.js';
 import { testDbConfig } from './dbHelpers.js';
@@ -19,45 +20,57 @@ afterAll(async () => {
 
 describe('bench ingest --quick', () => {
   // Figures only: speed is measured by the benchmark, never asserted here.
-  it('measures both sources and drops its keyspaces', { timeout: 180_000 }, async () => {
-    outDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-ingest-'));
-    const local = !process.env.SCYLLA_LOADER_CONTACT_POINTS;
-    const report: IngestBenchReport = await runIngestBench(
-      resolveIngestBenchOptions({
-        db: testDbConfig(),
-        localStateDir: local ? defaultStateDir() : undefined,
-        stateRoot: path.dirname(defaultStateDir()),
-        quick: true,
-        keyspacePrefix,
-        outDir,
-      }),
-    );
+  it(
+    'measures every way for both sources and drops its keyspaces',
+    { timeout: 300_000 },
+    async () => {
+      outDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-ingest-'));
+      const local = !process.env.SCYLLA_LOADER_CONTACT_POINTS;
+      const report: IngestBenchReport = await runIngestBench(
+        resolveIngestBenchOptions({
+          db: testDbConfig(),
+          localStateDir: local ? defaultStateDir() : undefined,
+          stateRoot: path.dirname(defaultStateDir()),
+          quick: true,
+          keyspacePrefix,
+          outDir,
+        }),
+      );
 
-    expect(report.sources.map((s) => [s.source, s.samples])).toEqual([
-      ['jpeg100k', 200],
-      ['mnist', 1000],
-    ]);
-    expect(report.summary.map((r) => r.source)).toEqual(['jpeg100k', 'mnist']);
-    for (const row of report.summary) {
-      expect(row.samplesPerSecond).toBeGreaterThan(0);
-      expect(row.megabytesPerSecond).toBeGreaterThan(0);
-      expect(row.cpuSeconds.loader).toBeGreaterThan(0);
-      if (local) expect(row.cpuSeconds.database).toBeGreaterThan(0);
-    }
-    expect(report.coldStart).toBeNull();
-    const written = JSON.parse(await readFile(report.jsonPath, 'utf8')) as IngestBenchReport;
-    expect(written.runs.length).toBe(report.runs.length);
+      expect(report.sources.map((s) => [s.source, s.samples])).toEqual([
+        ['jpeg100k', 200],
+        ['mnist', 1000],
+      ]);
+      // Every way wrote every sample (measureIngestRun throws otherwise), side by side.
+      expect(report.summary.map((r) => `${r.source} ${r.way}`)).toEqual(
+        ['jpeg100k', 'mnist'].flatMap((s) => INGEST_WAYS.map((w) => `${s} ${w}`)),
+      );
+      expect(report.runs.every((r) => r.samples === (r.source === 'mnist' ? 1000 : 200))).toBe(
+        true,
+      );
+      for (const row of report.summary) {
+        expect(row.vsWriteLoop).not.toBeNull();
+        if (row.way === 'write-loop') expect(row.vsWriteLoop).toBe(1);
+        expect(row.samplesPerSecond).toBeGreaterThan(0);
+        expect(row.megabytesPerSecond).toBeGreaterThan(0);
+        expect(row.cpuSeconds.loader).toBeGreaterThan(0);
+        if (local) expect(row.cpuSeconds.database).toBeGreaterThan(0);
+      }
+      expect(report.coldStart).toBeNull();
+      const written = JSON.parse(await readFile(report.jsonPath, 'utf8')) as IngestBenchReport;
+      expect(written.runs.length).toBe(report.runs.length);
 
-    expect(report.keyspaces.every((k) => k.startsWith(keyspacePrefix))).toBe(true);
-    const client = await createDbClient(testDbConfig());
-    try {
-      const rs = await client.execute('SELECT keyspace_name FROM system_schema.keyspaces');
-      const left = rs.rows
-        .map((r) => String(r['keyspace_name']))
-        .filter((k) => k.startsWith(keyspacePrefix));
-      expect(left).toEqual([]);
-    } finally {
-      await client.shutdown();
-    }
-  });
+      expect(report.keyspaces.every((k) => k.startsWith(keyspacePrefix))).toBe(true);
+      const client = await createDbClient(testDbConfig());
+      try {
+        const rs = await client.execute('SELECT keyspace_name FROM system_schema.keyspaces');
+        const left = rs.rows
+          .map((r) => String(r['keyspace_name']))
+          .filter((k) => k.startsWith(keyspacePrefix));
+        expect(left).toEqual([]);
+      } finally {
+        await client.shutdown();
+      }
+    },
+  );
 });
