@@ -27,7 +27,8 @@ import { createLogger } from './createLogger.js';
 import { createReflectionService } from './createReflectionService.js';
 import { resolveNativeTransforms } from './resolveNativeTransforms.js';
 import { installFramedSend } from './framing/installFramedSend.js';
-import { grpcServerOptions } from './grpcServerOptions.js';
+import { FLOW_CONTROL_WINDOW_BYTES, grpcServerOptions } from './grpcServerOptions.js';
+import { raiseReceiveWindow } from './framing/raiseReceiveWindow.js';
 import { startMetricsServer, type MetricsServer } from './metricsServer.js';
 import { createCreateSplitsHandler } from './rpc/createSplits.js';
 import { createDescribeDatasetHandler } from './rpc/describeDataset.js';
@@ -190,6 +191,12 @@ export async function createLoaderServer(
   let port: number;
   try {
     port = await bind(server, config.host, config.port, security.credentials);
+    if (!raiseReceiveWindow(server, FLOW_CONTROL_WINDOW_BYTES)) {
+      logger.warn(
+        'this @grpc/grpc-js has no http2 servers to reach: requests keep the 64 KiB HTTP/2 ' +
+          'window, which caps an IngestSamples upload at 64 KiB per round trip',
+      );
+    }
     metricsServer = !(opts.metricsServer ?? true)
       ? { port: 0, close: () => Promise.resolve() }
       : await startMetricsServer({

@@ -11,7 +11,10 @@ import type { ServerConfig } from './config/serverConfig.js';
  */
 export const MAX_RECEIVE_MESSAGE_BYTES = 32 * 1024 * 1024;
 
-/** HTTP/2 flow-control window asked for (stream and connection). */
+/**
+ * HTTP/2 flow-control window asked for (stream and connection); the loader's own receive
+ * window too, raised on every connection by `raiseReceiveWindow` for the requests.
+ */
 export const FLOW_CONTROL_WINDOW_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -20,8 +23,9 @@ export const FLOW_CONTROL_WINDOW_BYTES = 64 * 1024 * 1024;
  * The flow-control window bounds one stream's rate to about window / round-trip time (the
  * 64 KiB default caps a stream near 0.45 GB/s even on loopback). Batches flow from server to
  * client, so it is the window the client advertises that counts: the client must set
- * `grpc-node.flow_control_window` too. grpc-js 1.14 reads it only on client channels; it is
- * set here as well for the (tiny) requests and for grpc-js versions that honour it on servers.
+ * `grpc-node.flow_control_window` too. grpc-js 1.14 reads it only on client channels, so the
+ * loader's own window, which IngestSamples uploads need, is raised after binding
+ * (`raiseReceiveWindow`); it is set here as well for grpc-js versions that honour it.
  *
  * Keepalive pings find dead trainers behind NATs and load balancers that drop idle
  * connections silently. grpc-js servers do not police client pings, so the permit and

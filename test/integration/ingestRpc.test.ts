@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,6 +27,7 @@ import { hashToken } from '../../src/server/auth/hashToken.js';
 import { newToken } from '../../src/server/auth/newToken.js';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import { FLOW_CONTROL_WINDOW_BYTES } from '../../src/server/grpcServerOptions.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 const silent = pino({ level: 'silent' });
@@ -435,6 +438,27 @@ describe('IngestSamples, the raw call', () => {
     const badName = await rawCall(server.port, [{ target: { dataset: 'Not-A-Name' } }]);
     expect(badName.status).toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
     expect(badName.status.details).toMatch(/^invalid dataset name "Not-A-Name"/);
+  });
+});
+
+describe("the loader's receive window", () => {
+  it('is raised to 64 MiB for the connection and its streams, so uploads are not capped per round trip', async () => {
+    const session = http2.connect(`http://127.0.0.1:${server.port}`);
+    try {
+      // The loader's first SETTINGS carry the defaults; the raised window follows at once, in
+      // a second SETTINGS (streams) and a WINDOW_UPDATE (the connection).
+      await once(session, 'remoteSettings');
+      for (let i = 0; ; i++) {
+        const streams = session.remoteSettings.initialWindowSize;
+        const connection = session.state.remoteWindowSize;
+        if (streams === FLOW_CONTROL_WINDOW_BYTES && connection === FLOW_CONTROL_WINDOW_BYTES)
+          break;
+        expect(i, `stream window ${streams}, connection window ${connection}`).toBeLessThan(100);
+        await sleep(10);
+      }
+    } finally {
+      session.destroy();
+    }
   });
 });
 
