@@ -91,6 +91,9 @@ class IngestSummary:
     """Samples the dataset holds now."""
     reconnects: int = 0
     """Calls opened again after a break."""
+    resent_requests: int = 0
+    """Requests sent again in a new call because a call that broke had not acknowledged them
+    (each counted once, however many calls it took)."""
 
 
 @dataclass(frozen=True)
@@ -297,6 +300,8 @@ class PendingRequest:
     payload: bytes
     """Serialized samples, without the target."""
     samples: int
+    resent: bool = False
+    """Sent again after a break at least once."""
 
 
 def cut_requests(
@@ -399,7 +404,7 @@ class Tally:
         self.skipped_samples.extend((s.source_key, s.reason) for s in response.skipped_samples)
         return newly
 
-    def summary(self, dataset_samples: int, reconnects: int) -> IngestSummary:
+    def summary(self, dataset_samples: int, reconnects: int, resent: int) -> IngestSummary:
         return IngestSummary(
             self.acknowledged,
             self.written,
@@ -408,4 +413,5 @@ class Tally:
             list(self.skipped_samples),
             dataset_samples,
             reconnects,
+            resent,
         )

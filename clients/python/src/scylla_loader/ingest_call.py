@@ -156,6 +156,7 @@ class IngestRun:
         exhausted = False
         failures = 0
         reconnects = 0
+        resent = 0
         while True:
             tally.new_call()
             outbox: queue.Queue[Any] = queue.Queue()
@@ -177,6 +178,9 @@ class IngestRun:
             try:
                 for unacknowledged in tally.pending:  # sent by the call that broke
                     send(unacknowledged)
+                    if not unacknowledged.resent:
+                        unacknowledged.resent = True
+                        resent += 1
                 while True:
                     if not exhausted and len(tally.pending) < self._max_unacknowledged:
                         try:
@@ -216,7 +220,7 @@ class IngestRun:
                                     "the loader said done before every request was answered"
                                 )
                             finished = True
-                            return tally.summary(event.dataset_samples, reconnects)
+                            return tally.summary(event.dataset_samples, reconnects, resent)
                     elif event is _END:
                         raise self._protocol_error("the call ended without its done response")
                     elif isinstance(event, grpc.RpcError):

@@ -282,11 +282,11 @@ def test_the_tally_counts_across_calls_and_keeps_what_a_break_left_unacknowledge
     tally.pending.append(PendingRequest(b"", 2))
     assert tally.answer(response(2, 5, 0, 3, 2, (("x", "r1"), ("y", "r2")))) == 2
     assert tally.answer(response(2, 5, 0, 3, 2, done=True, dataset_samples=12)) == 0
-    summary = tally.summary(12, reconnects=1)
+    summary = tally.summary(12, reconnects=1, resent=1)
     assert (summary.acknowledged, summary.written, summary.already_present, summary.skipped) == (
         13, 7, 3, 3)
     assert summary.skipped_samples == [("bad", "has no data (0 bytes)"), ("x", "r1"), ("y", "r2")]
-    assert (summary.dataset_samples, summary.reconnects) == (12, 1)
+    assert (summary.dataset_samples, summary.reconnects, summary.resent_requests) == (12, 1, 1)
     assert not tally.pending
 
 
