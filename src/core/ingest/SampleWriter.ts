@@ -20,8 +20,8 @@ export interface SampleWriterOptions {
   /** The metadata columns written (every other column of the table is left unset). */
   columns: readonly ColumnSpec[];
   /**
-   * Data bytes of small samples sent in one request (an unlogged batch of their rows); a
-   * sample this large or larger is written alone. The default stays under Cassandra's default
+   * Bytes of small samples sent in one request (an unlogged batch of their rows; data, label
+   * blob and metadata counted); a sample this large or larger is written alone. The default stays under Cassandra's default
    * `batch_size_fail_threshold` (50 KiB), which a multi-partition batch must respect.
    */
   groupBytes?: number;
@@ -138,7 +138,7 @@ export class SampleWriter {
   write(sample: WritableSample): Promise<void> {
     return new Promise((resolve, reject) => {
       const item = { sample, resolve, reject };
-      const size = sample.data.length + (sample.labelBlob?.length ?? 0);
+      const size = rowBytes(sample);
       if (size >= this.groupBytes) {
         this.send({ items: [item], bytes: size });
         return;
@@ -250,6 +250,20 @@ export class SampleWriter {
         this.sendChecks();
       });
   }
+}
+
+/**
+ * What a sample adds to a batch, as the database counts a batch's size: its data and label
+ * blob, and its metadata row (key and values; a long text column counts too, or a group of
+ * samples with large metadata could pass the batch limit in its metadata request).
+ */
+function rowBytes(sample: WritableSample): number {
+  let bytes = sample.data.length + (sample.labelBlob?.length ?? 0) + 64;
+  bytes += Buffer.byteLength(sample.sourceKey);
+  for (const value of Object.values(sample.metadata)) {
+    bytes += typeof value === 'string' ? Buffer.byteLength(value) : 8;
+  }
+  return bytes;
 }
 
 function uuidBytes(id: string): Buffer {
