@@ -37,6 +37,7 @@ export {
   type ListedSource,
   listedSource,
   parseShard,
+  refuseRepeatedKeys,
   shardEntries,
 } from './ingest/IngestSource.js';
 export {

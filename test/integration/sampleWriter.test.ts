@@ -41,8 +41,38 @@ describe('SampleWriter (real node)', () => {
     });
     expect(writer.fresh).toBe(true);
     const ns = datasetNamespace(ks);
-    const batch = vi.spyOn(client, 'batch');
-    const execute = vi.spyOn(client, 'execute');
+    // Every request is recorded when it starts and when the database has answered it.
+    const events: Array<{ at: 'start' | 'end'; table: string; ids: string[] }> = [];
+    const record =
+      <A extends unknown[], R>(
+        fn: (...args: A) => Promise<R>,
+        rowsOf: (args: A) => Array<{ query: string; params: unknown[] }>,
+      ) =>
+      async (...args: A): Promise<R> => {
+        const rows = rowsOf(args);
+        const table = rows[0]!.query.includes('.samples ') ? 'samples' : 'metadata';
+        const ids = rows.map((r) => String(r.params[0]));
+        events.push({ at: 'start', table, ids });
+        const result = await fn(...args);
+        events.push({ at: 'end', table, ids });
+        return result;
+      };
+    const realBatch = client.batch.bind(client) as (q: unknown, o: unknown) => Promise<unknown>;
+    const realExecute = client.execute.bind(client) as (
+      q: string,
+      p: unknown,
+      o: unknown,
+    ) => Promise<unknown>;
+    const batch = vi
+      .spyOn(client, 'batch')
+      .mockImplementation(
+        record(realBatch, ([q]) => q as Array<{ query: string; params: unknown[] }>) as never,
+      );
+    const execute = vi
+      .spyOn(client, 'execute')
+      .mockImplementation(
+        record(realExecute, ([query, params]) => [{ query, params: params as unknown[] }]) as never,
+      );
     try {
       const sizes = Array.from({ length: 600 }, (_, i) => (i % 100 === 0 ? 40_000 : 200));
       await Promise.all(
@@ -56,27 +86,27 @@ describe('SampleWriter (real node)', () => {
           }),
         ),
       );
-      const requests = batch.mock.calls.length + execute.mock.calls.length;
-      // 594 small samples of 200 B, up to 32 to a request (two requests a group: data, then
-      // metadata), and 6 large ones alone (two requests each): far fewer than 1,200 requests.
-      expect(requests).toBeLessThan(200);
-      expect(requests).toBeGreaterThanOrEqual(2 * (Math.ceil(594 / 32) + 6));
-      // Each group's metadata rows are sent after its data rows, as a request of their own.
-      const calls = batch.mock.calls.map((c) => {
-        const rows = c[0] as Array<{ query: string; params: unknown[] }>;
-        return {
-          table: rows[0]!.query.includes('.samples ') ? 'samples' : 'metadata',
-          ids: rows.map((r) => String(r.params[0])).join(','),
-        };
-      });
-      const dataAt = new Map(
-        calls.flatMap((c, i) => (c.table === 'samples' ? [[c.ids, i] as const] : [])),
-      );
-      const metadataCalls = calls.filter((c) => c.table === 'metadata');
-      expect(metadataCalls.length).toBe(dataAt.size);
-      for (const [i, c] of calls.entries()) {
-        if (c.table === 'metadata') expect(dataAt.get(c.ids)).toBeLessThan(i);
+      const requests = events.filter((e) => e.at === 'start');
+      // 594 small samples of 200 B, up to 32 to a request, and 6 of 40 kB alone; metadata rows
+      // many to a request: far fewer requests than the 1,200 rows.
+      expect(requests.length).toBeLessThan(120);
+      expect(
+        requests.filter((r) => r.table === 'samples' && r.ids.length === 1).length,
+      ).toBeGreaterThanOrEqual(6);
+      // A sample's metadata row is sent only after the database answered for its data row.
+      const dataStored = new Map<string, number>();
+      for (const [i, e] of events.entries()) {
+        if (e.at === 'end' && e.table === 'samples') for (const id of e.ids) dataStored.set(id, i);
       }
+      let metadataRows = 0;
+      for (const [i, e] of events.entries()) {
+        if (e.at !== 'start' || e.table !== 'metadata') continue;
+        for (const id of e.ids) {
+          metadataRows++;
+          expect(dataStored.get(id)).toBeLessThan(i);
+        }
+      }
+      expect(metadataRows).toBe(600);
     } finally {
       batch.mockRestore();
       execute.mockRestore();
@@ -96,5 +126,49 @@ describe('SampleWriter (real node)', () => {
       [0, 1, 599, 600, 601].map((i) => again.exists(sampleId(`s/${i}`, ns))),
     );
     expect(present).toEqual([true, true, true, false, false]);
+  });
+
+  it('a failed request rejects its samples without hanging, and writes no metadata row for them', async () => {
+    const ks = await newDataset();
+    const writer = await SampleWriter.open(client, {
+      dataset: ks,
+      columns: [{ name: 'n', type: 'int' }],
+    });
+    const ns = datasetNamespace(ks);
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, i) =>
+        writer.write({
+          id: sampleId(`s/${i}`, ns),
+          sourceKey: `s/${i}`,
+          data: Buffer.from(`sample ${i}`),
+          label: 0,
+          // Sample 7's value is no int: its metadata request fails at the driver.
+          metadata: { n: i === 7 ? 'seven' : i },
+        }),
+      ),
+    );
+    const failed = results.filter((r) => r.status === 'rejected').length;
+    expect(failed).toBeGreaterThanOrEqual(1);
+    expect(results[7]!.status).toBe('rejected');
+    const listed = await client.execute(`SELECT id FROM ${ks}.metadata`);
+    expect(listed.rowLength).toBe(50 - failed);
+    expect(listed.rows.map((r) => String(r['id']))).not.toContain(sampleId('s/7', ns));
+    // A lone sample after that is written at once (nothing waits for a fuller request).
+    await writer.write({
+      id: sampleId('late', ns),
+      sourceKey: 'late',
+      data: Buffer.from('late'),
+      label: 1,
+      metadata: { n: 1 },
+    });
+    expect(await writer.exists(sampleId('late', ns))).toBe(false); // a fresh writer never asks
+    const late = await client.execute(
+      `SELECT id FROM ${ks}.metadata WHERE id = ?`,
+      [sampleId('late', ns)],
+      {
+        prepare: true,
+      },
+    );
+    expect(late.rowLength).toBe(1);
   });
 });

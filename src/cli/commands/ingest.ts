@@ -12,6 +12,7 @@ import {
   readParquet,
   readWebDataset,
   parseShard,
+  refuseRepeatedKeys,
   shardEntries,
   isColumnType,
   type ColumnType,
@@ -135,6 +136,8 @@ export async function openIngestSource(flags: IngestFlags): Promise<IngestSource
         ...(flags.root ? { root: flags.root } : {}),
         declaredTypes,
       });
+  // Checked over the whole source: a key listed twice could otherwise land in two shards.
+  refuseRepeatedKeys(listed.entries);
   listed.entries = shardEntries(listed.entries, shard);
   return listed;
 }

@@ -136,7 +136,8 @@ export async function runIngestWorkers(
         });
         return new Promise<string | undefined>((resolve) => {
           child.on('error', (err) => resolve(`process ${i} could not start: ${err.message}`));
-          child.on('exit', (code, signal) =>
+          // 'close', not 'exit': only 'close' comes after the child's last message (its summary).
+          child.on('close', (code, signal) =>
             resolve(
               code === 0 && summaries[i]
                 ? undefined
@@ -155,8 +156,9 @@ export async function runIngestWorkers(
     if (failures.length > 0) {
       throw unavailable(
         `ingest of ${dataset} with ${plan.workers} processes did not finish: ` +
-          `${failures.join('; ')} (its message is above); samples written so far are kept, ` +
-          'and running the same command again resumes it',
+          `${failures.join('; ')} (its message is above). Samples written so far are kept: ` +
+          'after fixing what it says (or at once, if it was database trouble), running the ' +
+          'same command again resumes the ingest',
       );
     }
     const parts = summaries as WireSummary[];

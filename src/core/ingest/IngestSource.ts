@@ -63,3 +63,15 @@ export function parseShard(spec: string): IngestShard {
   }
   return { index, count };
 }
+
+/** Refuses a listed source that names one source key twice (before any sharding). */
+export function refuseRepeatedKeys(entries: readonly IngestEntry[]): void {
+  const seen = new Map<string, string>();
+  for (const e of entries) {
+    const prev = seen.get(e.sourceKey);
+    if (prev !== undefined) {
+      throw invalidArgument(`${e.origin}: path ${e.sourceKey} is listed twice (also at ${prev})`);
+    }
+    seen.set(e.sourceKey, e.origin);
+  }
+}

@@ -80,7 +80,10 @@ interface PendingCheck {
  * ({@link fresh}), as nothing written before can be there.
  */
 export class SampleWriter {
+  /** Samples waiting for their data rows' request, by replica. */
   private readonly groups = new Map<string, Group>();
+  /** Samples whose data rows are stored, waiting for their metadata rows' request. */
+  private readonly metadataGroups = new Map<string, Group>();
   private inFlight = 0;
   private readonly checks: PendingCheck[] = [];
   private checksInFlight = 0;
@@ -168,9 +171,72 @@ export class SampleWriter {
     return hosts?.[0]?.address ?? '';
   }
 
+  /** Sends a group's data rows; once acknowledged, its samples wait for their metadata rows. */
   private send(group: Group): void {
     this.inFlight++;
-    this.writeGroup(group)
+    const rows = group.items.map(({ sample: s }) => ({
+      query: this.dataInsert,
+      params: [
+        s.id,
+        s.label ?? cassandra.types.unset,
+        s.labelBlob ?? cassandra.types.unset,
+        s.data,
+      ],
+    }));
+    this.run(rows, group.items[0]!.sample.id)
+      .then(
+        () => {
+          for (const item of group.items) this.queueMetadata(item);
+        },
+        (err: unknown) => {
+          for (const item of group.items) item.reject(err);
+        },
+      )
+      .finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+  }
+
+  /**
+   * Queues a sample whose data row is stored for its metadata row. Metadata rows are small
+   * whatever the sample's size, so they travel many to a request even for large samples (a
+   * 100 kB image's data row goes alone, its metadata row with 31 others).
+   */
+  private queueMetadata(item: Pending): void {
+    const replica = this.replicaOf(item.sample.id);
+    let group = this.metadataGroups.get(replica);
+    const size = metadataBytes(item.sample);
+    if (group && group.bytes + size > this.groupBytes) {
+      this.metadataGroups.delete(replica);
+      this.sendMetadata(group);
+      group = undefined;
+    }
+    if (!group) {
+      group = { items: [], bytes: 0 };
+      this.metadataGroups.set(replica, group);
+    }
+    group.items.push(item);
+    group.bytes += size;
+    if (group.items.length >= this.groupSamples || this.inFlight < this.eagerRequests) {
+      this.metadataGroups.delete(replica);
+      this.sendMetadata(group);
+    }
+  }
+
+  private sendMetadata(group: Group): void {
+    this.inFlight++;
+    const rows = group.items.map(({ sample: s }) => ({
+      query: this.metaInsert,
+      params: [
+        s.id,
+        s.label ?? cassandra.types.unset,
+        s.sourceKey,
+        s.data.length,
+        ...this.columnNames.map((c) => toCql(s.metadata[c] ?? null)),
+      ],
+    }));
+    this.run(rows, group.items[0]!.sample.id)
       .then(
         () => {
           for (const item of group.items) item.resolve();
@@ -181,48 +247,40 @@ export class SampleWriter {
       )
       .finally(() => {
         this.inFlight--;
-        this.sendFullest();
+        this.pump();
       });
   }
 
-  private sendFullest(): void {
-    let best: [string, Group] | undefined;
-    for (const entry of this.groups) {
-      if (!best || entry[1].items.length > best[1].items.length) best = entry;
+  /**
+   * After a request completes: the fullest waiting group goes out, metadata first (it
+   * completes samples, which lets the caller start others).
+   */
+  private pump(): void {
+    const fullest = (groups: Map<string, Group>): [string, Group] | undefined => {
+      let best: [string, Group] | undefined;
+      for (const entry of groups) {
+        if (!best || entry[1].items.length > best[1].items.length) best = entry;
+      }
+      return best;
+    };
+    const metadata = fullest(this.metadataGroups);
+    if (metadata) {
+      this.metadataGroups.delete(metadata[0]);
+      this.sendMetadata(metadata[1]);
+      return;
     }
-    if (best) {
-      this.groups.delete(best[0]);
-      this.send(best[1]);
+    const data = fullest(this.groups);
+    if (data) {
+      this.groups.delete(data[0]);
+      this.send(data[1]);
     }
-  }
-
-  private async writeGroup(group: Group): Promise<void> {
-    const routingKey = uuidBytes(group.items[0]!.sample.id);
-    const options = { prepare: true, isIdempotent: true, routingKey };
-    const unset = cassandra.types.unset;
-    const dataRows = group.items.map(({ sample: s }) => ({
-      query: this.dataInsert,
-      params: [s.id, s.label ?? unset, s.labelBlob ?? unset, s.data],
-    }));
-    const metaRows = group.items.map(({ sample: s }) => ({
-      query: this.metaInsert,
-      params: [
-        s.id,
-        s.label ?? unset,
-        s.sourceKey,
-        s.data.length,
-        ...this.columnNames.map((c) => toCql(s.metadata[c] ?? null)),
-      ],
-    }));
-    // Data first: a metadata row is written only over an acknowledged data row.
-    await this.run(dataRows, options);
-    await this.run(metaRows, options);
   }
 
   private async run(
     rows: Array<{ query: string; params: unknown[] }>,
-    options: cassandra.QueryOptions,
+    firstId: string,
   ): Promise<void> {
+    const options = { prepare: true, isIdempotent: true, routingKey: uuidBytes(firstId) };
     if (rows.length === 1) {
       await this.client.execute(rows[0]!.query, rows[0]!.params, options);
     } else {
@@ -258,8 +316,12 @@ export class SampleWriter {
  * samples with large metadata could pass the batch limit in its metadata request).
  */
 function rowBytes(sample: WritableSample): number {
-  let bytes = sample.data.length + (sample.labelBlob?.length ?? 0) + 64;
-  bytes += Buffer.byteLength(sample.sourceKey);
+  return sample.data.length + (sample.labelBlob?.length ?? 0) + metadataBytes(sample);
+}
+
+/** What a sample's metadata row adds to a batch: its key and values, and the fixed fields. */
+function metadataBytes(sample: WritableSample): number {
+  let bytes = 64 + Buffer.byteLength(sample.sourceKey);
   for (const value of Object.values(sample.metadata)) {
     bytes += typeof value === 'string' ? Buffer.byteLength(value) : 8;
   }

@@ -11,9 +11,9 @@ import {
 import type { Replication } from '../schema/replication.js';
 import { datasetNamespace, sampleId } from '../schema/sampleId.js';
 import type { IngestEntry } from './IngestEntry.js';
-import type { IngestSource, ListedSource } from './IngestSource.js';
+import { type IngestSource, type ListedSource, refuseRepeatedKeys } from './IngestSource.js';
 import { SampleWriter } from './SampleWriter.js';
-import { sampleProblem } from './sampleProblem.js';
+import { MAX_SAMPLE_BYTES, sampleProblem } from './sampleProblem.js';
 import { SourceFileReader } from './readSourceFile.js';
 import { preprocessImage, type PreprocessOptions } from './preprocessImage.js';
 
@@ -155,7 +155,7 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
     let data: Buffer;
     let labelBlob: Buffer | undefined;
     try {
-      data = entry.data ?? (await files.read(entry.filePath ?? entry.sourceKey));
+      data = entry.data ?? (await files.read(entry.filePath ?? entry.sourceKey, MAX_SAMPLE_BYTES));
       if (options.preprocess) data = await preprocessImage(data, options.preprocess);
       labelBlob =
         entry.labelBlob ??
@@ -178,30 +178,40 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
   };
 
   // In source order, `concurrency` samples at a time, the source read only as far as that
-  // needs. After the first failure the remaining samples are passed over without work, but
-  // the samples already under way are let finish, so the error is thrown once nothing of this
-  // ingest is still writing. A cancel stops at once (p-map rejects with the signal's reason)
-  // and starts no further sample.
+  // needs. The first failure stops reading the source (a database gone 1% into a 2 TB tar
+  // must not read the rest first), but the samples already under way are let finish, so the
+  // error is thrown once nothing of this ingest is still writing. A cancel stops at once
+  // (p-map rejects with the signal's reason) and starts no further sample.
   let failure: { error: unknown } | undefined;
-  await pMap(
-    source.samples(),
-    async (entry) => {
-      if (failure !== undefined) return;
-      try {
-        await ingestOne(entry);
-      } catch (error) {
-        failure ??= { error };
-        return;
-      }
-      progress.done++;
-      if (progress.done > progress.total) progress.total = progress.done;
-      options.onProgress?.(progress);
-    },
-    {
-      concurrency: Math.max(1, options.concurrency),
-      ...(options.signal ? { signal: options.signal } : {}),
-    },
-  );
+  const stop = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  let underWay = 0;
+  let idle: (() => void) | undefined;
+  try {
+    await pMap(
+      source.samples(),
+      async (entry) => {
+        if (failure !== undefined) return;
+        underWay++;
+        try {
+          await ingestOne(entry);
+        } catch (error) {
+          failure ??= { error };
+          stop.abort(error);
+          return;
+        } finally {
+          if (--underWay === 0) idle?.();
+        }
+        progress.done++;
+        if (progress.done > progress.total) progress.total = progress.done;
+        options.onProgress?.(progress);
+      },
+      { concurrency: Math.max(1, options.concurrency), signal },
+    );
+  } catch (err) {
+    if (failure === undefined) throw err;
+  }
+  if (underWay > 0) await new Promise<void>((resolve) => (idle = resolve));
   if (failure !== undefined) throw failure.error;
 
   const counts =
@@ -217,17 +227,6 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
 
 /** Skipped samples listed in a summary (all are counted, and each is passed to `onSkip`). */
 const MAX_LISTED_SKIPS = 1000;
-
-function refuseRepeatedKeys(entries: readonly IngestEntry[]): void {
-  const seen = new Map<string, string>();
-  for (const e of entries) {
-    const prev = seen.get(e.sourceKey);
-    if (prev !== undefined) {
-      throw invalidArgument(`${e.origin}: path ${e.sourceKey} is listed twice (also at ${prev})`);
-    }
-    seen.set(e.sourceKey, e.origin);
-  }
-}
 
 function describe(err: unknown): string {
   const e = err as NodeJS.ErrnoException;

@@ -1,7 +1,8 @@
-import { readFile, readFileSync } from 'node:fs';
+import { readFile, readFileSync, stat, statSync } from 'node:fs';
 import { promisify } from 'node:util';
 
 const readFileAsync = promisify(readFile);
+const statAsync = promisify(stat);
 
 /** A synchronous read slower than this counts as slow storage. */
 const SLOW_READ_MS = 2;
@@ -25,15 +26,34 @@ export class SourceFileReader {
     return this.slowReads >= SLOW_READS_TO_SWITCH;
   }
 
-  read(file: string): Promise<Buffer> {
-    if (this.asynchronous) return readFileAsync(file);
+  /**
+   * Reads a file; a file over `maxBytes` is refused before it is read (with the sample limit's
+   * wording), so a manifest naming multi-gigabyte files does not fill memory.
+   */
+  read(file: string, maxBytes = Infinity): Promise<Buffer> {
+    if (this.asynchronous) return this.readAsync(file, maxBytes);
     const started = performance.now();
     try {
+      if (maxBytes !== Infinity) checkSize(statSync(file).size, maxBytes);
       return Promise.resolve(readFileSync(file));
     } catch (err) {
       return Promise.reject(err);
     } finally {
       if (performance.now() - started > SLOW_READ_MS) this.slowReads++;
     }
+  }
+
+  private async readAsync(file: string, maxBytes: number): Promise<Buffer> {
+    if (maxBytes !== Infinity) checkSize((await statAsync(file)).size, maxBytes);
+    return readFileAsync(file);
+  }
+}
+
+function checkSize(size: number, maxBytes: number): void {
+  if (size > maxBytes) {
+    throw new Error(
+      `is ${size} bytes, over the limit of ${maxBytes} bytes (one sample is one database ` +
+        'write; the database refuses writes over 16 MiB)',
+    );
   }
 }

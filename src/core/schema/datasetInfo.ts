@@ -72,22 +72,41 @@ export async function recordIngestStart(
         `source has classes ${JSON.stringify(ingest.labelNames)}; ingest it into a new dataset`,
     );
   }
-  const labelNames = info.labelNames.length > 0 ? info.labelNames : ingest.labelNames;
   await client.execute(
-    `UPDATE ${dataset}.dataset_info SET label_names = ?, columns = columns + ?, ` +
-      'sources = sources + ?, created_at = ?, updated_at = ?, generation = ? WHERE dataset = ?',
-    [
-      labelNames,
-      ingest.columns,
-      [ingest.source],
-      info.createdAt ?? new Date(),
-      new Date(),
-      // Made once, with the info row: see readDatasetGeneration.
-      info.generation ?? cassandra.types.TimeUuid.now(),
-      dataset,
-    ],
+    `UPDATE ${dataset}.dataset_info SET columns = columns + ?, sources = sources + ?, ` +
+      'updated_at = ? WHERE dataset = ?',
+    [ingest.columns, [ingest.source], new Date(), dataset],
     { prepare: true },
   );
+  // Set once, by whichever ingest comes first, with a conditional update: several processes
+  // start ingesting one dataset at once (`--workers`, `--shard`, IngestSamples calls), and
+  // two plain overwrites of a list column at once can leave both lists concatenated.
+  if (info.generation === null) {
+    await client.execute(
+      `UPDATE ${dataset}.dataset_info SET generation = ?, created_at = ? WHERE dataset = ? ` +
+        'IF generation = null',
+      // Made once, with the info row: see readDatasetGeneration.
+      [cassandra.types.TimeUuid.now(), info.createdAt ?? new Date(), dataset],
+      { prepare: true },
+    );
+  }
+  let labelNames = info.labelNames;
+  if (labelNames.length === 0 && ingest.labelNames.length > 0) {
+    const rs = await client.execute(
+      `UPDATE ${dataset}.dataset_info SET label_names = ? WHERE dataset = ? IF label_names = null`,
+      [ingest.labelNames, dataset],
+      { prepare: true },
+    );
+    labelNames = rs.wasApplied()
+      ? ingest.labelNames
+      : ((rs.first()?.['label_names'] as string[] | null) ?? []);
+    if (JSON.stringify(labelNames) !== JSON.stringify(ingest.labelNames)) {
+      throw invalidArgument(
+        `dataset ${dataset} already maps labels to ${JSON.stringify(labelNames)}, but this ` +
+          `source has classes ${JSON.stringify(ingest.labelNames)}; ingest it into a new dataset`,
+      );
+    }
+  }
   return labelNames;
 }
 

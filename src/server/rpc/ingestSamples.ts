@@ -81,13 +81,25 @@ async function runIngest(ctx: ServerContext, replication: Replication, call: Cal
       },
       'ingest start',
     );
-    await ensureDatasetSchema(client, { dataset, replication, columns: target.columns });
-    const labelNames = await recordIngestStart(client, dataset, {
-      labelNames: target.labelNames,
-      columns: Object.fromEntries(target.columns.map((c) => [c.name, c.type])),
-      source: target.source,
+    // One schema change at a time per dataset in this process: two calls adding the same
+    // column, or making the same new dataset, would otherwise race (the loser's ALTER fails).
+    const name = target.dataset;
+    const labelNames = await oneAtATime(name, async () => {
+      await ensureDatasetSchema(client, { dataset: name, replication, columns: target.columns });
+      return recordIngestStart(client, name, {
+        labelNames: target.labelNames,
+        columns: Object.fromEntries(target.columns.map((c) => [c.name, c.type])),
+        source: target.source,
+      });
     });
-    const writer = await SampleWriter.open(client, { dataset, columns: target.columns });
+    // Never "fresh": other calls may write the same dataset at once, and a key sent twice in
+    // one call must find its first copy stored, so every sample's existence is asked (many
+    // ids per query) and a stored sample is never rewritten.
+    const writer = await SampleWriter.open(client, {
+      dataset,
+      columns: target.columns,
+      fresh: false,
+    });
     abort.signal.throwIfAborted();
     pipeline = new IngestPipeline({
       writer,
@@ -218,4 +230,19 @@ function logEnd(
     },
     'ingest end',
   );
+}
+
+const schemaChanges = new Map<string, Promise<unknown>>();
+
+/** Runs `work` after every earlier `oneAtATime` of the same key in this process has ended. */
+async function oneAtATime<T>(key: string, work: () => Promise<T>): Promise<T> {
+  const before = schemaChanges.get(key) ?? Promise.resolve();
+  const mine = before.then(work, work);
+  const settled = mine.catch(() => undefined);
+  schemaChanges.set(key, settled);
+  try {
+    return await mine;
+  } finally {
+    if (schemaChanges.get(key) === settled) schemaChanges.delete(key);
+  }
 }
