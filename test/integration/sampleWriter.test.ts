@@ -161,7 +161,9 @@ describe('SampleWriter (real node)', () => {
       label: 1,
       metadata: { n: 1 },
     });
-    expect(await writer.exists(sampleId('late', ns))).toBe(false); // a fresh writer never asks
+    // A fresh writer answers from what it was given, without asking the database.
+    expect(await writer.exists(sampleId('late', ns))).toBe(true);
+    expect(await writer.exists(sampleId('never', ns))).toBe(false);
     const late = await client.execute(
       `SELECT id FROM ${ks}.metadata WHERE id = ?`,
       [sampleId('late', ns)],

@@ -40,6 +40,8 @@ export interface SampleWriterOptions {
 export const DEFAULT_GROUP_BYTES = 24 * 1024;
 const DEFAULT_GROUP_SAMPLES = 32;
 const DEFAULT_EAGER_REQUESTS = 4;
+/** Ids a fresh writer keeps (a few MB) before asking the database instead. */
+const FRESH_IDS_MAX = 100_000;
 /** Ids asked about in one existence query. */
 const CHECK_GROUP = 100;
 
@@ -50,6 +52,8 @@ interface Pending {
 }
 
 interface Group {
+  /** The replica that owns the group's samples ('' for a sample written alone). */
+  replica: string;
   items: Pending[];
   bytes: number;
 }
@@ -80,6 +84,8 @@ interface PendingCheck {
  * ({@link fresh}), as nothing written before can be there.
  */
 export class SampleWriter {
+  /** The ids given to {@link write} while the dataset was empty at open (see {@link fresh}). */
+  private writtenIds: Set<string> | undefined;
   /** Samples waiting for their data rows' request, by replica. */
   private readonly groups = new Map<string, Group>();
   /** Samples whose data rows are stored, waiting for their metadata rows' request. */
@@ -98,9 +104,9 @@ export class SampleWriter {
   private constructor(
     private readonly client: cassandra.Client,
     private readonly options: SampleWriterOptions,
-    /** True when the dataset held no sample at open: nothing needs an existence check. */
-    readonly fresh: boolean,
+    fresh: boolean,
   ) {
+    if (fresh) this.writtenIds = new Set();
     const ks = options.dataset;
     this.columnNames = options.columns.map((c) => c.name);
     this.groupBytes = options.groupBytes ?? DEFAULT_GROUP_BYTES;
@@ -126,9 +132,17 @@ export class SampleWriter {
     return any.rowLength === 0;
   }
 
-  /** Whether a sample with this id is stored (always false for a {@link fresh} writer). */
+  /**
+   * True while the dataset held no sample but this writer's: existence is then answered from
+   * the ids this writer was given, without reading the database.
+   */
+  get fresh(): boolean {
+    return this.writtenIds !== undefined;
+  }
+
+  /** Whether a sample with this id is stored, or given to {@link write} already. */
   exists(id: string): Promise<boolean> {
-    if (this.fresh) return Promise.resolve(false);
+    if (this.writtenIds) return Promise.resolve(this.writtenIds.has(id));
     return new Promise((resolve, reject) => {
       this.checks.push({ id, resolve, reject });
       if (this.checks.length >= CHECK_GROUP || this.checksInFlight < this.eagerRequests) {
@@ -139,14 +153,20 @@ export class SampleWriter {
 
   /** Writes one sample; resolves once its data and metadata rows are both acknowledged. */
   write(sample: WritableSample): Promise<void> {
+    if (this.writtenIds) {
+      this.writtenIds.add(sample.id);
+      // Past this many, ids are asked of the database like any other writer's: the set is
+      // what a key sent twice (or a resumed call) is caught by, and it must stay small.
+      if (this.writtenIds.size > FRESH_IDS_MAX) this.writtenIds = undefined;
+    }
     return new Promise((resolve, reject) => {
       const item = { sample, resolve, reject };
       const size = rowBytes(sample);
+      const replica = this.replicaOf(sample.id);
       if (size >= this.groupBytes) {
-        this.send({ items: [item], bytes: size });
+        this.send({ replica, items: [item], bytes: size });
         return;
       }
-      const replica = this.replicaOf(sample.id);
       let group = this.groups.get(replica);
       if (group && group.bytes + size > this.groupBytes) {
         this.groups.delete(replica);
@@ -154,7 +174,7 @@ export class SampleWriter {
         group = undefined;
       }
       if (!group) {
-        group = { items: [], bytes: 0 };
+        group = { replica, items: [], bytes: 0 };
         this.groups.set(replica, group);
       }
       group.items.push(item);
@@ -171,7 +191,11 @@ export class SampleWriter {
     return hosts?.[0]?.address ?? '';
   }
 
-  /** Sends a group's data rows; once acknowledged, its samples wait for their metadata rows. */
+  /**
+   * Sends a group's data rows, then its metadata rows: a group of small samples in a request of
+   * their own right after, a large sample's metadata row with other large samples' (see
+   * {@link queueMetadata}), so neither kind needs more requests than it must.
+   */
   private send(group: Group): void {
     this.inFlight++;
     const rows = group.items.map(({ sample: s }) => ({
@@ -183,50 +207,27 @@ export class SampleWriter {
         s.data,
       ],
     }));
+    const alone = group.items.length === 1 && group.bytes >= this.groupBytes;
     this.run(rows, group.items[0]!.sample.id)
-      .then(
-        () => {
-          for (const item of group.items) this.queueMetadata(item);
-        },
-        (err: unknown) => {
-          for (const item of group.items) item.reject(err);
-        },
-      )
+      .then(async () => {
+        if (alone) {
+          this.queueMetadata(group);
+          return;
+        }
+        await this.run(this.metadataRows(group), group.items[0]!.sample.id);
+        for (const item of group.items) item.resolve();
+      })
+      .catch((err: unknown) => {
+        for (const item of group.items) item.reject(err);
+      })
       .finally(() => {
         this.inFlight--;
         this.pump();
       });
   }
 
-  /**
-   * Queues a sample whose data row is stored for its metadata row. Metadata rows are small
-   * whatever the sample's size, so they travel many to a request even for large samples (a
-   * 100 kB image's data row goes alone, its metadata row with 31 others).
-   */
-  private queueMetadata(item: Pending): void {
-    const replica = this.replicaOf(item.sample.id);
-    let group = this.metadataGroups.get(replica);
-    const size = metadataBytes(item.sample);
-    if (group && group.bytes + size > this.groupBytes) {
-      this.metadataGroups.delete(replica);
-      this.sendMetadata(group);
-      group = undefined;
-    }
-    if (!group) {
-      group = { items: [], bytes: 0 };
-      this.metadataGroups.set(replica, group);
-    }
-    group.items.push(item);
-    group.bytes += size;
-    if (group.items.length >= this.groupSamples || this.inFlight < this.eagerRequests) {
-      this.metadataGroups.delete(replica);
-      this.sendMetadata(group);
-    }
-  }
-
-  private sendMetadata(group: Group): void {
-    this.inFlight++;
-    const rows = group.items.map(({ sample: s }) => ({
+  private metadataRows(group: Group): Array<{ query: string; params: unknown[] }> {
+    return group.items.map(({ sample: s }) => ({
       query: this.metaInsert,
       params: [
         s.id,
@@ -236,6 +237,41 @@ export class SampleWriter {
         ...this.columnNames.map((c) => toCql(s.metadata[c] ?? null)),
       ],
     }));
+  }
+
+  /**
+   * Queues a large sample whose data row is stored for its metadata row. Metadata rows are
+   * small whatever the sample's size, so they travel many to a request (a 100 kB image's data
+   * row goes alone, its metadata row with other images').
+   */
+  private queueMetadata(stored: Group): void {
+    const replica = stored.replica;
+    const bytes = stored.items.reduce((sum, item) => sum + metadataBytes(item.sample), 0);
+    let group = this.metadataGroups.get(replica);
+    if (
+      group &&
+      (group.bytes + bytes > this.groupBytes ||
+        group.items.length + stored.items.length > this.groupSamples)
+    ) {
+      this.metadataGroups.delete(replica);
+      this.sendMetadata(group);
+      group = undefined;
+    }
+    if (!group) {
+      group = { replica, items: [], bytes: 0 };
+      this.metadataGroups.set(replica, group);
+    }
+    group.items.push(...stored.items);
+    group.bytes += bytes;
+    if (group.items.length >= this.groupSamples || this.inFlight <= this.eagerRequests) {
+      this.metadataGroups.delete(replica);
+      this.sendMetadata(group);
+    }
+  }
+
+  private sendMetadata(group: Group): void {
+    this.inFlight++;
+    const rows = this.metadataRows(group);
     this.run(rows, group.items[0]!.sample.id)
       .then(
         () => {

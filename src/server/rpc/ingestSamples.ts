@@ -92,14 +92,9 @@ async function runIngest(ctx: ServerContext, replication: Replication, call: Cal
         source: target.source,
       });
     });
-    // Never "fresh": other calls may write the same dataset at once, and a key sent twice in
-    // one call must find its first copy stored, so every sample's existence is asked (many
-    // ids per query) and a stored sample is never rewritten.
-    const writer = await SampleWriter.open(client, {
-      dataset,
-      columns: target.columns,
-      fresh: false,
-    });
+    // Into an empty dataset, a key sent twice in this call is caught by the writer's own
+    // record of what it was given; otherwise existence is asked of the database.
+    const writer = await SampleWriter.open(client, { dataset, columns: target.columns });
     abort.signal.throwIfAborted();
     pipeline = new IngestPipeline({
       writer,
