@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import operator
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ import numpy as np
 
 from .ingest import IngestSample, IngestSource, scalar
 
-__all__ = ["encode_image", "from_huggingface", "from_torchvision"]
+__all__ = ["encode_image", "from_huggingface", "from_torchvision", "metadata_column_name"]
 
 
 class _Reiterable:
@@ -187,6 +188,47 @@ def _feature_columns(features: Mapping[str, Any], skip: set[str]) -> dict[str, s
     return columns
 
 
+_BUILT_IN_COLUMNS = frozenset({"id", "label", "source_key", "size_bytes"})
+
+
+def metadata_column_name(original: str) -> str | None:
+    """The metadata column a dataset's column name maps to, as the loader's own readers map
+    them (``NSFW`` -> ``nsfw``, ``caption.en`` -> ``caption_en``, ``2x`` -> ``c_2x``, ``id``
+    -> ``src_id``), or ``None`` for a name without a letter or digit: lower-cased, each run of
+    other characters than ``a-z``, ``0-9`` and ``_`` one ``_``, no leading or trailing ``_``,
+    ``c_`` before a name that does not start with a letter, at most 48 characters, ``src_``
+    before a built-in column's name."""
+    core = re.sub(r"[^a-z0-9_]+", "_", original.lower()).strip("_")
+    if not core:
+        return None
+    name = (core if "a" <= core[0] <= "z" else "c_" + core)[:48]
+    return "src_" + name if name in _BUILT_IN_COLUMNS else name
+
+
+class _ColumnNames:
+    """Maps a source's column names to metadata column names, refusing two that meet."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}
+        self._owners: dict[str, str] = {}
+
+    def __call__(self, original: str) -> str:
+        name = self._names.get(original)
+        if name is not None:
+            return name
+        mapped = metadata_column_name(original)
+        if mapped is None:
+            raise ValueError(f"column {original!r} maps to no column name (no letter or digit)")
+        owner = self._owners.setdefault(mapped, original)
+        if owner != original:
+            raise ValueError(
+                f"columns {owner!r} and {original!r} both map to metadata column {mapped}; "
+                "rename one of them"
+            )
+        self._names[original] = mapped
+        return mapped
+
+
 def from_huggingface(
     dataset: Iterable[Mapping[str, Any]],
     *,
@@ -205,7 +247,9 @@ def from_huggingface(
     - ``label_column``: an int (or a class name, when class names are known); ``None`` for
       none. Class names: ``label_names``, else the column's ``ClassLabel`` names.
     - Other columns holding scalars (str, bool, int, float) become metadata; the types come
-      from the dataset's features when it has them, else from the values.
+      from the dataset's features when it has them, else from the values. Their names are
+      mapped to valid column names as :func:`metadata_column_name` says (``NSFW`` ->
+      ``nsfw``); two that map to one name are a ValueError.
     - Source keys: ``key_column``'s value, else the row index; prefixed ``<key_prefix>/``
       when given, else by the dataset's split when it has one (``train/0``, ``train/1``...).
     """
@@ -223,6 +267,11 @@ def from_huggingface(
                 and not isinstance(image_feature, type)):
             dataset = cast(image_column, dataclasses.replace(image_feature, decode=False))
         columns = _feature_columns(features, reserved)
+    column_name = _ColumnNames()
+    renamed: dict[str, str] = {}
+    if columns is not None:
+        renamed = {name: column_name(name) for name in columns}
+        columns = {renamed[name]: kind for name, kind in columns.items()}
     split = getattr(dataset, "split", None)
     prefix = key_prefix if key_prefix is not None else (str(split) if split else "")
     info = getattr(dataset, "info", None)
@@ -247,10 +296,10 @@ def from_huggingface(
                 if name in reserved:
                     continue
                 if columns is not None:
-                    if name in columns:
-                        metadata[name] = value
+                    if name in renamed:
+                        metadata[renamed[name]] = value
                 elif value is None or scalar(value) is not None:
-                    metadata[name] = value
+                    metadata[column_name(name)] = value
             yield IngestSample(key, encode_image(row[image_column]), label, None, metadata or None)
 
     return IngestSource(

@@ -126,3 +126,20 @@ def test_from_huggingface_reads_a_datasets_dataset_undecoded_with_its_class_name
     assert [s.label for s in samples] == [0, 1, 1]
     assert all(s.data == png for s in samples)  # the original bytes, not decoded and re-encoded
     assert samples[2].metadata == {"w": None, "n": 3, "name": "c"}
+
+
+def test_metadata_column_names_are_mapped_as_the_loader_maps_them() -> None:
+    from scylla_loader.ingest_sources import from_huggingface, metadata_column_name
+
+    assert metadata_column_name("NSFW") == "nsfw"
+    assert metadata_column_name("caption.en") == "caption_en"
+    assert metadata_column_name("original-width") == "original_width"
+    assert metadata_column_name("2x") == "c_2x"
+    assert metadata_column_name("id") == "src_id"
+    assert metadata_column_name("...") is None
+    rows = [{"image": b"\x89PNG", "label": 1, "NSFW": "UNLIKELY", "caption.en": "a cat"}]
+    (sample,) = list(from_huggingface(rows))
+    assert sample.metadata == {"nsfw": "UNLIKELY", "caption_en": "a cat"}
+    clash = [{"image": b"x", "label": 0, "NSFW": "a", "nsfw": "b"}]
+    with pytest.raises(ValueError, match="'NSFW' and 'nsfw' both map to metadata column nsfw"):
+        list(from_huggingface(clash))
