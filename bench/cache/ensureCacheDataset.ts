@@ -35,19 +35,20 @@ export function ensureCacheDataset(
       concurrency: 64,
       progress: options.progress,
       signal: options.signal,
-      source: async () => listedSource({
-        description: `bench cache: ${samples} random samples of ${sampleBytes} bytes`,
-        entries: Array.from({ length: samples }, (_, i) => ({
-          sourceKey: `s/${i}`,
-          filePath: `generated/${i}`,
-          data: cacheSampleBytes(i, sampleBytes),
-          label: i % 10,
-          metadata: {},
-          origin: `generated:${i}`,
-        })),
-        labelNames: [],
-        columns: [],
-      }),
+      source: async () =>
+        listedSource({
+          description: `bench cache: ${samples} random samples of ${sampleBytes} bytes`,
+          entries: Array.from({ length: samples }, (_, i) => ({
+            sourceKey: `s/${i}`,
+            filePath: `generated/${i}`,
+            data: cacheSampleBytes(i, sampleBytes),
+            label: i % 10,
+            metadata: {},
+            origin: `generated:${i}`,
+          })),
+          labelNames: [],
+          columns: [],
+        }),
     }),
   );
 }

@@ -218,19 +218,20 @@ export async function ensureGeneratedDataset(
       samples: options.samples,
       concurrency: 64,
       strict: false,
-      source: async () => listedSource({
-        description: `faults: ${options.samples} generated samples of ${size} bytes`,
-        entries: Array.from({ length: options.samples }, (_, i) => ({
-          sourceKey: `s/${i}`,
-          filePath: `generated/${i}`,
-          data: Buffer.from(`sample-${i}-`.padEnd(size, 'x')),
-          label: i % classes,
-          metadata: { grp: `g${i % 7}` },
-          origin: `generated:${i}`,
-        })),
-        labelNames: [],
-        columns: [{ name: 'grp', type: 'text' }],
-      }),
+      source: async () =>
+        listedSource({
+          description: `faults: ${options.samples} generated samples of ${size} bytes`,
+          entries: Array.from({ length: options.samples }, (_, i) => ({
+            sourceKey: `s/${i}`,
+            filePath: `generated/${i}`,
+            data: Buffer.from(`sample-${i}-`.padEnd(size, 'x')),
+            label: i % classes,
+            metadata: { grp: `g${i % 7}` },
+            origin: `generated:${i}`,
+          })),
+          labelNames: [],
+          columns: [{ name: 'grp', type: 'text' }],
+        }),
     }),
   );
 }

@@ -48,12 +48,13 @@ export async function runScaleBench(options: ScaleBenchOptions) {
       concurrency: 64,
       progress,
       signal,
-      source: async () => listedSource({
-        description: `bench scale: ${samples} generated samples of ${SCALE_SAMPLE_BYTES} bytes`,
-        entries: Array.from({ length: samples }, (_, i) => scaleIngestEntry(i)),
-        labelNames: Array.from({ length: SCALE_CLASSES }, (_, i) => `c${i}`),
-        columns: [],
-      }),
+      source: async () =>
+        listedSource({
+          description: `bench scale: ${samples} generated samples of ${SCALE_SAMPLE_BYTES} bytes`,
+          entries: Array.from({ length: samples }, (_, i) => scaleIngestEntry(i)),
+          labelNames: Array.from({ length: SCALE_CLASSES }, (_, i) => `c${i}`),
+          columns: [],
+        }),
     });
     log(
       `dataset ${dataset.name}: ${dataset.samples} samples of ${SCALE_SAMPLE_BYTES} B` +

@@ -9,6 +9,8 @@ import { photoImageIndex } from './photoImagePath.js';
  */
 export async function readPhotoFolder(root: string, count: number): Promise<ListedSource> {
   const source = await readImageFolder(root);
-  source.entries = source.entries.filter((e) => (photoImageIndex(e.filePath ?? "") ?? Infinity) < count);
+  source.entries = source.entries.filter(
+    (e) => (photoImageIndex(e.filePath ?? '') ?? Infinity) < count,
+  );
   return source;
 }
