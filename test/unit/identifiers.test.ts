@@ -35,4 +35,18 @@ describe('validateIdentifier', () => {
     expect((caught as LoaderError).code).toBe('INVALID_ARGUMENT');
     expect((caught as LoaderError).message).toContain('invalid dataset name');
   });
+
+  it('cuts a name far past the limit in its message (a request may carry megabytes)', () => {
+    const name = 'd'.repeat(5_000_000);
+    expect(() => validateIdentifier(name, 'dataset')).toThrow(
+      /^invalid dataset name "d{64}"\.\.\. \(5000000 characters\): use 1 to 48 characters/,
+    );
+    let message = '';
+    try {
+      validateIdentifier(name, 'dataset');
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message.length).toBeLessThan(300);
+  });
 });

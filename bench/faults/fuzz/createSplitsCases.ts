@@ -166,7 +166,7 @@ export function createSplitsCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase> 
     kind(2, 'filter-values', ['OK', 'INVALID_ARGUMENT'], () =>
       filter(fc.constant('grp')).map((f) => ({ filters: [f] })),
     ),
-    // Several of its huge strings may together pass the 4 MiB request limit.
+    // Several of its huge strings may together pass the 32 MiB request limit.
     kind(
       2,
       'anything',

@@ -106,7 +106,7 @@ const PIECES = [
  * Strings a name field should refuse or not find: CQL metacharacters and keywords, control
  * characters, lone surrogates (sent as U+FFFD after UTF-8 encoding), emoji and right-to-left
  * marks, names over the 48-character limit, anything in the full code point range, and a few
- * of 100 KB to 1 MB (under the 4 MiB request limit).
+ * of 100 KB to 1 MB (under the 32 MiB request limit).
  *
  * @internal
  */

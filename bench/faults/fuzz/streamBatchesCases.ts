@@ -3,6 +3,7 @@ import { describeRequest as describe, type FuzzCase, type FuzzTargets } from './
 import { loaderCodec } from './loaderCodec.js';
 import { damagedJobCheckpoint, mutatedToken } from './damagedTokens.js';
 import { nastyString, enumNumber, uint32Extreme, uint64Extreme } from './fuzzValues.js';
+import { MAX_RECEIVE_MESSAGE_BYTES } from '../../../src/server/grpcServerOptions.js';
 
 const IDENTIFIER = /^[a-z][a-z0-9_]{0,47}$/;
 const U32 = 2 ** 32 - 1;
@@ -240,7 +241,7 @@ export function streamBatchesCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase>
     ),
     kind(1, 'oversized', ['RESOURCE_EXHAUSTED'], () =>
       fc
-        .integer({ min: 4 * 2 ** 20 + 1, max: 6 * 2 ** 20 })
+        .integer({ min: MAX_RECEIVE_MESSAGE_BYTES + 1, max: MAX_RECEIVE_MESSAGE_BYTES + 2 ** 20 })
         .map((n) => ({ dataset: 'd'.repeat(n) })),
     ),
   );

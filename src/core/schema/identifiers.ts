@@ -86,7 +86,7 @@ const RESERVED = new Set([
 export function validateIdentifier(name: string, what: string): string {
   if (!IDENTIFIER.test(name)) {
     throw invalidArgument(
-      `invalid ${what} name ${JSON.stringify(name)}: use 1 to 48 characters, lower-case ` +
+      `invalid ${what} name ${quoted(name)}: use 1 to 48 characters, lower-case ` +
         'letters, digits and underscores, starting with a letter (e.g. "mnist" or "patient_id")',
     );
   }
@@ -102,6 +102,13 @@ export function validateIdentifier(name: string, what: string): string {
     );
   }
   return name;
+}
+
+/** A name as a message quotes it: a name far past the limit is cut (a request may be MBs). */
+function quoted(name: string): string {
+  return name.length > 80
+    ? `${JSON.stringify(name.slice(0, 64))}... (${name.length} characters)`
+    : JSON.stringify(name);
 }
 
 /**
