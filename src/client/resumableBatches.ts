@@ -1,8 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientReadableStream } from '@grpc/grpc-js';
 import type { StreamBatchesRequest } from '../generated/scylla_loader/v1/StreamBatchesRequest.js';
 import type { StreamBatchesResponse__Output } from '../generated/scylla_loader/v1/StreamBatchesResponse.js';
-import { backoffDelay } from './backoff.js';
+import { pauseBeforeReconnect } from './backoff.js';
 import { ClientError } from './ClientError.js';
 import type { DecodedBatch } from './DecodedBatch.js';
 import { decodeBatch } from './decodeBatch.js';
@@ -78,25 +77,11 @@ export async function* resumableBatches(
     if (failures > attempts) {
       throw error;
     }
-    const delayMs = Math.min(
-      backoffDelay(failures, context.reconnect),
-      Math.max(0, deadlineMs - Date.now()),
-    );
-    onReconnect?.({
-      attempt: failures,
-      code: error.code,
-      codeName: error.codeName,
-      details: error.details,
-      delayMs,
+    await pauseBeforeReconnect(failures, error, {
+      reconnect: context.reconnect,
+      deadlineMs,
+      onReconnect,
+      signal,
     });
-    // A deadline reached while waiting makes the next call fail at once with DEADLINE_EXCEEDED.
-    try {
-      await sleep(delayMs, undefined, { signal });
-    } catch (err) {
-      // An abort rejects with a generic AbortError; the caller gets its own reason instead, as
-      // it does when the abort comes during a call.
-      signal?.throwIfAborted();
-      throw err;
-    }
   }
 }

@@ -1,9 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { status, type ClientDuplexStream } from '@grpc/grpc-js';
 import type { IngestSamplesRequest } from '../generated/scylla_loader/v1/IngestSamplesRequest.js';
 import type { IngestSamplesResponse__Output } from '../generated/scylla_loader/v1/IngestSamplesResponse.js';
 import type { IngestTarget } from '../generated/scylla_loader/v1/IngestTarget.js';
-import { backoffDelay } from './backoff.js';
+import { pauseBeforeReconnect } from './backoff.js';
 import { ClientError } from './ClientError.js';
 import type { IngestOptions, IngestProgress, IngestSummary } from './IngestOptions.js';
 import type { IngestRequestSource, PreparedRequest } from './IngestRequestSource.js';
@@ -96,23 +95,12 @@ export async function resumableIngest(
       }
       failures += 1;
       if (failures > attempts) throw error;
-      const delayMs = Math.min(
-        backoffDelay(failures, context.reconnect),
-        Math.max(0, deadlineMs - Date.now()),
-      );
-      onReconnect?.({
-        attempt: failures,
-        code: error.code,
-        codeName: error.codeName,
-        details: error.details,
-        delayMs,
+      await pauseBeforeReconnect(failures, error, {
+        reconnect: context.reconnect,
+        deadlineMs,
+        onReconnect,
+        signal,
       });
-      try {
-        await sleep(delayMs, undefined, { signal });
-      } catch (err) {
-        signal?.throwIfAborted();
-        throw err;
-      }
     }
   } finally {
     source.close();

@@ -49,3 +49,19 @@ export async function dropKeyspace(client: cassandra.Client, name: string): Prom
   }
   await client.execute(`DROP KEYSPACE IF EXISTS ${name}`);
 }
+
+/** Every row a query returns, page after page (1,000 rows a page). */
+export async function selectAll(
+  client: cassandra.Client,
+  query: string,
+  params: unknown[] = [],
+): Promise<cassandra.types.Row[]> {
+  const rows: cassandra.types.Row[] = [];
+  let pageState: string | undefined;
+  do {
+    const rs = await client.execute(query, params, { prepare: true, fetchSize: 1000, pageState });
+    rows.push(...rs.rows);
+    pageState = rs.pageState ?? undefined;
+  } while (pageState);
+  return rows;
+}

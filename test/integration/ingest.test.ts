@@ -23,7 +23,7 @@ import {
 import { toGrpcStatus } from '../../src/server/errors/toGrpcStatus.js';
 import { writeCorruptJpeg, writeJpegs } from '../support/fixtures.js';
 import { collect, runCli, spawnCli } from '../support/runCli.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace, selectAll } from './dbHelpers.js';
 
 const simple = { class: 'SimpleStrategy', replicationFactor: 1 } as const;
 let client: cassandra.Client;
@@ -47,18 +47,7 @@ function cliEnv(): NodeJS.ProcessEnv {
 }
 
 async function allRows(ks: string, table: string, cols: string): Promise<cassandra.types.Row[]> {
-  const rows: cassandra.types.Row[] = [];
-  let pageState: string | undefined;
-  do {
-    const rs = await client.execute(`SELECT ${cols} FROM ${ks}.${table}`, [], {
-      prepare: true,
-      fetchSize: 1000,
-      pageState,
-    });
-    rows.push(...rs.rows);
-    pageState = rs.pageState ?? undefined;
-  } while (pageState);
-  return rows;
+  return selectAll(client, `SELECT ${cols} FROM ${ks}.${table}`);
 }
 
 async function ids(ks: string, table: string): Promise<string[]> {

@@ -15,7 +15,7 @@ import {
 } from '../../src/core/index.js';
 import { encodeGreyPng } from '../../src/datasets/encodeGreyPng.js';
 import { runCli } from '../support/runCli.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace, selectAll } from './dbHelpers.js';
 
 const simple = { class: 'SimpleStrategy', replicationFactor: 1 } as const;
 const CLASSES = ['ant', 'bee', 'cat'];
@@ -80,18 +80,7 @@ function writeHfParquet(
 }
 
 async function allRows(ks: string, table: string, cols: string): Promise<cassandra.types.Row[]> {
-  const rows: cassandra.types.Row[] = [];
-  let pageState: string | undefined;
-  do {
-    const rs = await client.execute(`SELECT ${cols} FROM ${ks}.${table}`, [], {
-      prepare: true,
-      fetchSize: 1000,
-      pageState,
-    });
-    rows.push(...rs.rows);
-    pageState = rs.pageState ?? undefined;
-  } while (pageState);
-  return rows;
+  return selectAll(client, `SELECT ${cols} FROM ${ks}.${table}`);
 }
 
 /** The dataset's samples as a sorted multiset of `<label>:<sha256 of data>`. */

@@ -560,8 +560,17 @@ describe('IngestSamples cut mid-way', () => {
       expect(i).toBeLessThan(100);
       await sleep(50);
     }
-    const settled = await written();
-    await sleep(300);
+    // The slot is released at the cancel, while the writes the call had started may still be
+    // settling: wait until the count stands still, then check that it stays so.
+    let settled = await written();
+    for (let i = 0; ; i++) {
+      await sleep(300);
+      const now = await written();
+      if (now === settled) break;
+      expect(i).toBeLessThan(20);
+      settled = now;
+    }
+    await sleep(500);
     expect(await written()).toBe(settled);
     const partial = await countRows(ks);
     expect(partial.metadata).toBeGreaterThanOrEqual(100);

@@ -15,7 +15,7 @@ import {
 } from '../../src/core/index.js';
 import { encodeGreyPng } from '../../src/datasets/encodeGreyPng.js';
 import { runCli } from '../support/runCli.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace, selectAll } from './dbHelpers.js';
 
 const simple = { class: 'SimpleStrategy', replicationFactor: 1 } as const;
 const CLASSES = ['circle', 'square', 'stripe'];
@@ -68,18 +68,7 @@ async function writeTar(file: string, members: Array<[string, Buffer]>): Promise
 }
 
 async function allRows(ks: string, table: string, cols: string): Promise<cassandra.types.Row[]> {
-  const rows: cassandra.types.Row[] = [];
-  let pageState: string | undefined;
-  do {
-    const rs = await client.execute(`SELECT ${cols} FROM ${ks}.${table}`, [], {
-      prepare: true,
-      fetchSize: 1000,
-      pageState,
-    });
-    rows.push(...rs.rows);
-    pageState = rs.pageState ?? undefined;
-  } while (pageState);
-  return rows;
+  return selectAll(client, `SELECT ${cols} FROM ${ks}.${table}`);
 }
 
 /** The (data, label) pairs of a dataset's samples, as sorted `label:sha256` strings. */
