@@ -109,7 +109,7 @@ BAD_SAMPLE_POLICY_FAIL: BadSamplePolicy
 BAD_SAMPLE_POLICY_SKIP: BadSamplePolicy
 
 class StreamBatchesRequest(_message.Message):
-    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform", "job_checkpoint")
+    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform", "job_checkpoint", "sources", "samples_per_epoch")
     DATASET_FIELD_NUMBER: _ClassVar[int]
     SPLIT_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -127,6 +127,8 @@ class StreamBatchesRequest(_message.Message):
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
     TRANSFORM_FIELD_NUMBER: _ClassVar[int]
     JOB_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
+    SAMPLES_PER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     dataset: str
     split: str
     batch_size: int
@@ -144,7 +146,21 @@ class StreamBatchesRequest(_message.Message):
     resume_token: bytes
     transform: Transform
     job_checkpoint: bytes
-    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: _Optional[bool] = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ...) -> None: ...
+    sources: _containers.RepeatedCompositeFieldContainer[StreamSource]
+    samples_per_epoch: int
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: _Optional[bool] = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ..., sources: _Optional[_Iterable[_Union[StreamSource, _Mapping]]] = ..., samples_per_epoch: _Optional[int] = ...) -> None: ...
+
+class StreamSource(_message.Message):
+    __slots__ = ("dataset", "split", "weight", "repeat")
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    SPLIT_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    REPEAT_FIELD_NUMBER: _ClassVar[int]
+    dataset: str
+    split: str
+    weight: float
+    repeat: bool
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., weight: _Optional[float] = ..., repeat: _Optional[bool] = ...) -> None: ...
 
 class JobCheckpoint(_message.Message):
     __slots__ = ("world_size", "ranks", "base")
@@ -213,7 +229,7 @@ class Transform(_message.Message):
     def __init__(self, channels: _Optional[int] = ..., resize: _Optional[int] = ..., center_crop: _Optional[_Union[CenterCrop, _Mapping]] = ..., random_resized_crop: _Optional[_Union[RandomResizedCrop, _Mapping]] = ..., horizontal_flip: _Optional[float] = ..., interpolation: _Optional[_Union[Interpolation, str]] = ..., output: _Optional[_Union[TransformOutput, str]] = ..., quality: _Optional[int] = ..., bad_image_policy: _Optional[_Union[BadImagePolicy, str]] = ...) -> None: ...
 
 class Batch(_message.Message):
-    __slots__ = ("epoch", "index", "ids", "labels", "data", "data_sizes", "label_blobs", "label_blob_sizes", "resume_token", "skipped_missing", "last_in_epoch", "shape", "dtype", "skipped_undecodable")
+    __slots__ = ("epoch", "index", "ids", "labels", "data", "data_sizes", "label_blobs", "label_blob_sizes", "resume_token", "skipped_missing", "last_in_epoch", "shape", "dtype", "skipped_undecodable", "source_indexes")
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
@@ -228,6 +244,7 @@ class Batch(_message.Message):
     SHAPE_FIELD_NUMBER: _ClassVar[int]
     DTYPE_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_UNDECODABLE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_INDEXES_FIELD_NUMBER: _ClassVar[int]
     epoch: int
     index: int
     ids: bytes
@@ -242,7 +259,8 @@ class Batch(_message.Message):
     shape: _containers.RepeatedScalarFieldContainer[int]
     dtype: DType
     skipped_undecodable: int
-    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: _Optional[bool] = ..., shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., skipped_undecodable: _Optional[int] = ...) -> None: ...
+    source_indexes: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: _Optional[bool] = ..., shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., skipped_undecodable: _Optional[int] = ..., source_indexes: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class StreamBatchesResponse(_message.Message):
     __slots__ = ("batch",)
