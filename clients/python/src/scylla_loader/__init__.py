@@ -5,7 +5,8 @@
 loader run with TLS, mTLS and bearer tokens. ``Transform`` has the server decode
 and augment each sample (a raw output gives each batch as one ``uint8`` tensor).
 ``LoaderClient.ingest`` writes samples through the loader; ``scylla_loader.ingest_sources``
-makes them from torchvision and Hugging Face datasets.
+makes them from torchvision and Hugging Face datasets. ``Source`` names one dataset and split
+of a stream that mixes several by weight (``stream_batches(sources=[...])``).
 """
 
 from .batch import Batch, decode_batch
@@ -16,6 +17,7 @@ from .errors import LoaderError
 from .ingest import IngestProgress, IngestSample, IngestSource, IngestSummary
 from .retry import ReconnectPolicy
 from .security import TlsOptions, TokenFile, TokenSource
+from .source import Source
 from .transform import RandomResizedCrop, Transform
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "ReconnectInfo",
     "ReconnectPolicy",
     "SplitPart",
+    "Source",
     "SplitSet",
     "TlsOptions",
     "TokenFile",

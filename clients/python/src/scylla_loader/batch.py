@@ -53,6 +53,10 @@ class Batch:
         dtype: Element type of that tensor (``"uint8"``); ``None`` without one.
         skipped_undecodable: Samples of this batch's share left out because they could not be
             decoded (a transform with ``bad_image="skip"``).
+        source_indexes: In a mixed stream (``sources=``), each sample's source as an index
+            into that list, ``int64``; ``None`` for a single-source stream. A sample's label
+            is its source's kind: an integer in ``labels``, a blob in ``label_blobs``, or
+            none (-1 and an empty blob), so sources of different kinds mix in one batch.
     """
 
     epoch: int
@@ -70,6 +74,7 @@ class Batch:
     shape: tuple[int, ...] = ()
     dtype: str | None = None
     skipped_undecodable: int = 0
+    source_indexes: npt.NDArray[np.int64] | None = None
     _ids: list[str] = field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
@@ -159,12 +164,20 @@ class _Fail:
 
 
 def decode_batch(
-    message: loader_pb2.Batch, method: str = "StreamBatches", target: str = ""
+    message: loader_pb2.Batch,
+    method: str = "StreamBatches",
+    target: str = "",
+    sources: int = 0,
 ) -> Batch:
     """Turns a received ``Batch`` message into a :class:`Batch`: an ``int32`` label array and
     per-sample views (no copies) cut by ``data_sizes`` and ``label_blob_sizes``, as the
     TypeScript SDK's ``decodeBatch``. A batch whose parts disagree (sizes that do not add up to
     the bytes, counts that differ) is a :class:`LoaderError` with code DATA_LOSS.
+
+    ``sources``: how many sources the request mixed (0: one dataset and split, or unknown).
+    With sources, every sample must name one of them (an index below ``sources``) and
+    ``source_indexes`` is always an array, empty for an empty batch; without, it is ``None``
+    unless the message carries indexes.
     """
     fail = _Fail(method, target, f" (epoch {message.epoch}, batch {message.index})")
     n = len(message.data_sizes)
@@ -186,6 +199,7 @@ def decode_batch(
     if len(blob_bytes) > 0:
         label_blobs = blobs
     shape, dtype = _tensor_layout(message, n, len(data), sizes, fail)
+    source_indexes = _source_indexes(message, n, sources, fail)
     return Batch(
         epoch=message.epoch,
         index=message.index,
@@ -202,7 +216,27 @@ def decode_batch(
         shape=shape,
         dtype=dtype,
         skipped_undecodable=message.skipped_undecodable,
+        source_indexes=source_indexes,
     )
+
+
+def _source_indexes(
+    message: loader_pb2.Batch, n: int, sources: int, fail: _Fail
+) -> npt.NDArray[np.int64] | None:
+    """Each sample's source index, checked against the sample count and, when the request's
+    source count is known, against it (a sample of no source would be attributed to the wrong
+    dataset downstream, e.g. in per-source loss weighting)."""
+    count = len(message.source_indexes)
+    if count == 0 and (sources == 0 or n > 0):
+        if sources > 0:
+            fail(f"no source indexes for {n} samples of a stream of {sources} sources")
+        return None
+    if count != n:
+        fail(f"{count} source indexes for {n} samples")
+    indexes = np.fromiter(message.source_indexes, dtype=np.int64, count=n)
+    if sources > 0 and n and int(indexes.max()) >= sources:
+        fail(f"source index {int(indexes.max())} in a stream of {sources} sources")
+    return indexes
 
 
 def _tensor_layout(

@@ -42,6 +42,7 @@ from .ingest_call import IngestRun
 from .request import MissingSamplePolicy, Ordering, ShardRule, ShuffleMode, build_request
 from .retry import ReconnectPolicy, is_retryable
 from .security import TlsOptions, TokenSource, security
+from .source import SourceLike
 from .transform import Transform
 from .v1 import loader_pb2, loader_pb2_grpc
 
@@ -132,7 +133,9 @@ class BatchStream:
                 call.cancel()
             try:
                 for response in call:
-                    batch = decode_batch(response.batch, "StreamBatches", client.target)
+                    batch = decode_batch(
+                        response.batch, "StreamBatches", client.target, len(request.sources)
+                    )
                     failures = 0
                     request = _with_token(request, batch.resume_token)
                     yield batch
@@ -276,9 +279,11 @@ class LoaderClient:
 
     def stream_batches(
         self,
-        dataset: str,
-        split: str,
+        dataset: str | None = None,
+        split: str | None = None,
         *,
+        sources: Iterable[SourceLike] | None = None,
+        samples_per_epoch: int = 0,
         batch_size: int,
         seed: int = 0,
         first_epoch: int = 0,
@@ -297,7 +302,8 @@ class LoaderClient:
         timeout: float | None = None,
         on_reconnect: Callable[[ReconnectInfo], None] | None = None,
     ) -> BatchStream:
-        """Streams one rank's batches of a split (``all``, ``set/part`` or ``set@version/part``).
+        """Streams one rank's batches of a split (``all``, ``set/part`` or ``set@version/part``),
+        or of several datasets and splits mixed by weight (``sources``).
 
         - Resumption: when the stream breaks for a reason a new call may not meet again
           (UNAVAILABLE: a dropped connection, a killed or restarting loader; a CANCELLED the
@@ -325,12 +331,29 @@ class LoaderClient:
           this rank's ``resume_token`` (reconnections here do so by themselves).
         - Backpressure: a message is read only when the loop asks for the next batch; the
           HTTP/2 window holds the server back meanwhile.
+        - ``sources`` (instead of ``dataset`` and ``split``): a mixed stream, e.g.
+          ``sources=[Source("web", "main/train", 5), Source("books", "all", 3),
+          Source("code", "all", 2, repeat=True)]``: each :class:`Source` is a split with a
+          weight, and every window of the mixed epoch holds the weights (here 50%, 30%, 20%).
+          ``samples_per_epoch`` sets the mixed epoch's length; 0 ends it when the source with
+          the largest weight per sample has delivered each of its samples once (the others
+          are sub-sampled, each epoch taking the next slice of their permutation). A source
+          whose share is larger than itself needs ``repeat=True``. Each batch's
+          ``source_indexes`` says which source every sample came from; its labels are its
+          source's (integers, blobs or none). Seeds, sharding, resume tokens and job
+          checkpoints work as for one split.
 
-        Invalid values raise a ValueError here, at once.
+        Invalid values raise a ValueError here, at once: dataset and split together with
+        sources (or neither), an empty source list, or a source with an empty dataset or split
+        or a weight that is not finite and positive (the message names ``sources[i]``).
+        Sources the server refuses (an unknown dataset or split, a share larger than the
+        source without ``repeat``) are a :class:`LoaderError` whose details name the source.
         """
         request = build_request(
             dataset=dataset,
             split=split,
+            sources=sources,
+            samples_per_epoch=samples_per_epoch,
             batch_size=batch_size,
             seed=seed,
             first_epoch=first_epoch,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
+from .source import SourceLike, stream_input
 from .transform import Transform
 from .v1 import loader_pb2
 
@@ -66,8 +67,10 @@ def _enum(table: Mapping[str, str], name: str, value: str | None) -> str:
 
 def build_request(
     *,
-    dataset: str,
-    split: str,
+    dataset: str | None = None,
+    split: str | None = None,
+    sources: Iterable[SourceLike] | None = None,
+    samples_per_epoch: int = 0,
     batch_size: int,
     seed: int = 0,
     first_epoch: int = 0,
@@ -90,7 +93,13 @@ def build_request(
     server answers INVALID_ARGUMENT with its own limits. ``transform`` (a :class:`Transform`)
     asks the server to decode and augment each sample. ``job_checkpoint`` (from
     :func:`merge_resume_tokens`) continues a job's epoch at this rank and world size.
+
+    The stream reads either ``dataset`` and ``split``, or ``sources`` (a mixed stream: each a
+    :class:`Source`, a ``(dataset, split[, weight[, repeat]])`` tuple or a mapping with those
+    keys) with ``samples_per_epoch``; both or neither, an empty source list, an empty dataset
+    or split, or a weight that is not finite and positive is a ValueError naming the source.
     """
+    what = stream_input(dataset, split, sources, samples_per_epoch)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= UINT64_MAX:
         raise ValueError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
     if transform is not None and not isinstance(transform, Transform):
@@ -99,8 +108,10 @@ def build_request(
             f"{type(transform).__name__}"
         )
     request = loader_pb2.StreamBatchesRequest(
-        dataset=dataset,
-        split=split,
+        dataset=what.dataset,
+        split=what.split,
+        sources=what.to_proto(),
+        samples_per_epoch=what.samples_per_epoch,
         batch_size=uint32("batch_size", batch_size),
         seed=seed,
         first_epoch=uint32("first_epoch", first_epoch),

@@ -116,3 +116,133 @@ def test_a_transform_object_in_the_callable_slot_is_pointed_elsewhere() -> None:
             "127.0.0.1:1", "d", "s", batch_size=4,
             transform=Transform(center_crop=(8, 8)),  # type: ignore[arg-type]
         )
+
+
+MIXED = [("web", "main/train", 5), ("books", "all", 3), ("code", "all", 2, True)]
+
+
+def mixed(**options: Any) -> LoaderDataset:
+    return LoaderDataset("127.0.0.1:1", batch_size=4, **{"sources": MIXED, **options})
+
+
+def test_a_mixed_dataset_keeps_its_checked_sources_and_streams_no_single_split() -> None:
+    from scylla_loader import Source
+
+    ds = mixed(samples_per_epoch=1000, with_sources=True)
+    assert ds.sources == (Source("web", "main/train", 5.0), Source("books", "all", 3.0),
+                          Source("code", "all", 2.0, True))
+    assert ds.dataset is None and ds.split is None and ds.samples_per_epoch == 1000
+
+
+def test_the_stream_key_of_a_mixed_dataset_follows_its_sources_not_its_item_layout() -> None:
+    keys = {
+        "base": mixed()._stream_key(0, 1),
+        "epoch length": mixed(samples_per_epoch=10)._stream_key(0, 1),
+        "weights": mixed(sources=[("web", "main/train", 4), *MIXED[1:]])._stream_key(0, 1),
+        "repeat": mixed(sources=[*MIXED[:2], ("code", "all", 2)])._stream_key(0, 1),
+        "one source": LoaderDataset("127.0.0.1:1", "web", "main/train", batch_size=4)._stream_key(0, 1),
+    }
+    assert len(set(keys.values())) == len(keys), keys
+    # What each item holds is no part of the stream: a checkpoint taken with it continues
+    # without, and the ids' or sources' presence does not change which samples come.
+    assert mixed(with_sources=True, return_ids=True)._stream_key(0, 1) == keys["base"]
+    # A single split's key is the one states were saved with before mixing existed.
+    assert keys["one source"].startswith("web|main/train|batch 4|")
+
+
+def test_a_mixed_state_resumes_only_the_same_mixture() -> None:
+    ds = mixed(samples_per_epoch=100)
+    state = {"version": 1, "stream": ds._stream_key(0, 1), "job": ds._job_key(), "rank": 0,
+             "world_size": 1, "epoch": 0, "resume_token": b"t", "job_checkpoint": None,
+             "epoch_done": False, "next_epoch": 1}
+    same = mixed(samples_per_epoch=100)
+    same.load_state_dict(state)
+    assert same._pending is not None and same._pending["resume_token"] == b"t"
+    other = mixed(samples_per_epoch=200)
+    other.load_state_dict(state)
+    with pytest.raises(ValueError, match="sources and samples_per_epoch"):
+        next(iter(other))  # refused before any call: nothing listens on port 1
+
+
+def test_a_mixed_job_state_belongs_to_its_mixture() -> None:
+    from scylla_loader.torch import merge_states
+
+    ds = mixed(samples_per_epoch=100)
+    worker = {"version": 1, "stream": ds._stream_key(1, 2), "job": ds._job_key(), "rank": 1,
+              "world_size": 2, "epoch": 3, "resume_token": None, "job_checkpoint": None,
+              "epoch_done": True}
+    job = merge_states([worker, {**worker, "stream": ds._stream_key(0, 2), "rank": 0}])
+    assert job["epoch"] == 4
+    mixed(samples_per_epoch=100).load_job_state(job)
+    with pytest.raises(ValueError, match="belongs to another job"):
+        mixed(samples_per_epoch=0).load_job_state(job)
+    with pytest.raises(ValueError, match="belongs to another job"):
+        LoaderDataset("127.0.0.1:1", "web", "main/train", batch_size=4).load_job_state(job)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"dataset": "d", "split": "s", "with_sources": True}, "with_sources needs a mixed stream"),
+        ({"dataset": "d", "split": "s", "sources": MIXED}, "not both"),
+        ({}, "no dataset"),
+        ({"sources": [*MIXED, ("x", "all", float("nan"))]}, r"sources\[3\] \(x all\): weight"),
+        ({"dataset": "d", "split": "s", "samples_per_epoch": 5}, "mixed streams only"),
+    ],
+)
+def test_mixing_mistakes_fail_where_the_dataset_is_made(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        LoaderDataset("127.0.0.1:1", batch_size=4, **kwargs)
+
+
+def test_what_a_spawned_worker_receives_of_a_mixture_pickles() -> None:
+    import pickle
+
+    # The shared epoch cell pickles only while a worker is spawned; the rest of the state
+    # (the checked sources among it) must pickle on its own.
+    ds = mixed(samples_per_epoch=7, with_sources=True)
+    state = {k: v for k, v in ds.__getstate__().items() if k != "_epoch_cell"}
+    copy = pickle.loads(pickle.dumps(state))
+    assert copy["_input"] == ds._input and copy["sources"] == ds.sources
+
+
+class _Recorder:
+    """Stands in for the LoaderClient of a worker: records what the dataset asked for and
+    answers with batches decoded as a real stream's are (the wire path has integration tests)."""
+
+    def __init__(self, messages: list[Any]) -> None:
+        self.messages = messages
+        self.asked: dict[str, Any] = {}
+
+    def stream_batches(self, *args: Any, **kwargs: Any) -> Any:
+        from scylla_loader import decode_batch
+
+        self.asked = {"args": args, **kwargs}
+        sources = len(kwargs.get("sources") or ())
+        return (decode_batch(m, sources=sources) for m in self.messages)  # close()s as BatchStream
+
+
+def test_items_of_a_mixed_dataset_end_with_int64_source_indexes() -> None:
+    import os
+    import uuid
+
+    import torch
+
+    from scylla_loader.v1 import loader_pb2
+
+    message = loader_pb2.Batch(
+        epoch=0, index=0, ids=b"".join(uuid.UUID(int=i + 1).bytes for i in range(3)),
+        labels=[4, -1, 7], data=b"abc", data_sizes=[1, 1, 1], label_blobs=b"m",
+        label_blob_sizes=[0, 1, 0], source_indexes=[0, 2, 0], resume_token=b"t1",
+    )
+    ds = mixed(samples_per_epoch=30, with_sources=True, return_ids=True)
+    recorder = _Recorder([message])
+    ds._client, ds._client_pid = recorder, os.getpid()  # type: ignore[assignment]
+    items = list(ds)
+    assert recorder.asked["args"] == (None, None)
+    assert recorder.asked["sources"] == ds.sources and recorder.asked["samples_per_epoch"] == 30
+    [(samples, labels, ids, sources)] = items
+    assert samples == [b"a", b"b", b"c"] and labels.tolist() == [4, -1, 7]
+    assert len(ids) == 3
+    assert sources.dtype == torch.int64 and sources.tolist() == [0, 2, 0]
+    assert ds.state_dict()["resume_token"] == b"t1" and ds.state_dict()["epoch_done"] is True

@@ -61,3 +61,41 @@ def test_inconsistent_batches_are_data_loss(mutate, message: str) -> None:  # ty
         decode_batch(m, target="host:1")
     assert caught.value.code == grpc.StatusCode.DATA_LOSS
     assert "epoch 3, batch 7" in str(caught.value) and "host:1" in str(caught.value)
+
+
+def test_source_indexes_are_an_int64_array_per_sample_in_a_mixed_stream() -> None:
+    m = make_batch([b"a", b"bc", b"d"], blobs=[b"", b"mask", b""])
+    m.source_indexes.extend([2, 0, 1])
+    batch = decode_batch(m, sources=3)
+    assert batch.source_indexes is not None
+    assert batch.source_indexes.dtype == np.int64 and batch.source_indexes.tolist() == [2, 0, 1]
+    # Labels are per source: an integer for one sample, a blob (label -1 here) for another.
+    assert batch.label_blobs is not None and bytes(batch.label_blobs[1]) == b"mask"
+    # Without the request's count (decode_batch on its own) the indexes are still read.
+    assert decode_batch(m).source_indexes.tolist() == [2, 0, 1]  # type: ignore[union-attr]
+
+
+def test_a_single_source_batch_has_no_source_indexes() -> None:
+    assert decode_batch(make_batch([b"a", b"b"])).source_indexes is None
+
+
+def test_an_empty_batch_of_a_mixed_stream_has_an_empty_index_array() -> None:
+    batch = decode_batch(make_batch([]), sources=2)
+    assert batch.source_indexes is not None and batch.source_indexes.shape == (0,)
+
+
+@pytest.mark.parametrize(
+    ("indexes", "sources", "message"),
+    [
+        ([0, 1], 2, "2 source indexes for 3 samples"),
+        ([0, 1, 1, 0], 0, "4 source indexes for 3 samples"),
+        ([], 2, "no source indexes for 3 samples of a stream of 2 sources"),
+        ([0, 2, 1], 2, "source index 2 in a stream of 2 sources"),
+    ],
+)
+def test_source_indexes_that_do_not_fit_are_data_loss(indexes: list[int], sources: int, message: str) -> None:
+    m = make_batch([b"a", b"bc", b"d"])
+    m.source_indexes.extend(indexes)
+    with pytest.raises(LoaderError, match=message) as caught:
+        decode_batch(m, sources=sources)
+    assert caught.value.code == grpc.StatusCode.DATA_LOSS

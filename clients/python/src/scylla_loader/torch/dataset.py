@@ -13,10 +13,12 @@ import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
+from ..batch import Batch
 from ..client import LoaderClient
 from ..request import Ordering, ShardRule, ShuffleMode
 from ..retry import ReconnectPolicy
 from ..security import TlsOptions, TokenSource, check_security
+from ..source import Source, SourceLike, stream_input
 from ..transform import Transform
 from .decode import Decode, collate
 from .job_state import JOB_STATE_KIND, JOB_STATE_VERSION, find_worker_states, merge_states
@@ -32,6 +34,7 @@ STATE_VERSION = 1
 class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     """One data-parallel rank's batches of a split, as ``(images, labels)`` items: each item is
     one batch made by the server, so use it with ``DataLoader(dataset, batch_size=None, ...)``.
+    Instead of one dataset and split, ``sources=`` mixes several by weight (see Mixing).
 
     Sharding: rank ``r`` of ``W`` (from ``torch.distributed`` when initialised, else
     ``rank``/``world_size``, else ``RANK``/``WORLD_SIZE``) with ``n`` DataLoader workers: worker
@@ -69,13 +72,33 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     samples of the epoch no old worker delivered are re-sharded among the new ones, exactly
     once (``pad`` keeps equal step counts), then later epochs run in full.
 
+    Mixing: ``LoaderDataset(target, sources=[Source("web", "main/train", 5), Source("books",
+    "all", 3), Source("code", "all", 2, repeat=True)], samples_per_epoch=..., batch_size=...)``
+    streams the sources mixed by weight (every window of the epoch holds 5:3:2) instead of
+    one dataset and split. Workers, ranks, ``set_epoch``, ``state_dict``/``load_state_dict``
+    and ``job_state``/``load_job_state`` work as for a split: the mixed epoch is one
+    sequence of positions, sharded and resumed like a split's, and a checkpoint belongs to
+    the same sources, weights and ``samples_per_epoch`` only. With ``with_sources=True``
+    each item ends with an ``int64`` tensor of each sample's source (an index into
+    ``sources``), e.g. to weight the loss or count samples per source. Labels are per
+    source: a sample of a source without integer labels has label -1.
+
     The gRPC channel is opened inside ``__iter__``, i.e. in the worker after its fork, never in
     the process that forks.
 
     Args:
         target: The loader's address, e.g. ``localhost:50051``.
-        dataset: Dataset name.
+        dataset: Dataset name (or ``sources``).
         split: ``all``, ``set/part`` or ``set@version/part`` (pin the version for a job).
+        sources: Instead of ``dataset`` and ``split``: the sources of a mixed stream, each a
+            :class:`~scylla_loader.Source` (dataset, split, weight, repeat), a ``(dataset,
+            split[, weight[, repeat]])`` tuple or a mapping with those keys; checked here (a
+            ValueError names ``sources[i]``).
+        samples_per_epoch: With ``sources``: samples in a mixed epoch (all ranks and workers
+            together); 0 ends the epoch when the source with the largest weight per sample
+            delivered each of its samples once.
+        with_sources: Items end with an ``int64`` tensor of each sample's source index (needs
+            ``sources``); after the ids when ``return_ids`` is set too.
         batch_size: Samples per item.
         seed: Seed of the per-epoch permutation.
         decode: ``None`` (raw ``bytes`` per sample), ``"pil"`` or ``"torchvision"``.
@@ -98,9 +121,12 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     def __init__(
         self,
         target: str,
-        dataset: str,
-        split: str,
+        dataset: str | None = None,
+        split: str | None = None,
         *,
+        sources: Iterable[SourceLike] | None = None,
+        samples_per_epoch: int = 0,
+        with_sources: bool = False,
         batch_size: int,
         seed: int = 0,
         shuffle: ShuffleMode | None = None,
@@ -124,6 +150,12 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         super().__init__()
         # Here, not first in a worker: a mistake fails where the dataset is made.
         check_security(target, tls=tls, token=token, insecure_token=insecure_token)
+        self._input = stream_input(dataset, split, sources, samples_per_epoch)
+        if with_sources and not self._input.mixed:
+            raise ValueError(
+                "with_sources needs a mixed stream: pass sources=[Source(dataset, split)] "
+                "instead of dataset and split (a single-source stream has no source indexes)"
+            )
         if decode not in (None, "pil", "torchvision"):
             raise ValueError(f"decode must be None, 'pil' or 'torchvision', got {decode!r}")
         if batch_size < 1:
@@ -146,8 +178,14 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                     "further augmentation to the batch tensor in the training loop)"
                 )
         self.target = target
-        self.dataset = dataset
-        self.split = split
+        self.dataset = self._input.dataset or None
+        """Dataset name; ``None`` for a mixed stream."""
+        self.split = self._input.split or None
+        """Split; ``None`` for a mixed stream."""
+        self.sources: tuple[Source, ...] = self._input.sources
+        """The mixed stream's sources, checked; empty for one dataset and split."""
+        self.samples_per_epoch = self._input.samples_per_epoch
+        self.with_sources = with_sources
         self.batch_size = batch_size
         self.seed = seed
         self.shuffle: ShuffleMode | None = shuffle
@@ -213,8 +251,10 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     # -- iteration --------------------------------------------------------------------------
 
     def _stream_key(self, rank: int, world_size: int) -> str:
+        # For one dataset and split, what it reads is "dataset|split", as before mixing, so
+        # states saved then still match.
         key = (
-            f"{self.dataset}|{self.split}|batch {self.batch_size}|seed {self.seed}|"
+            f"{self._input.key()}|batch {self.batch_size}|seed {self.seed}|"
             f"shuffle {self.shuffle}|{self.shard_rule}|drop_last {self.drop_last}|"
             f"ordering {self.ordering}|rank {rank} of {world_size}"
         )
@@ -255,10 +295,10 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             if pending["stream"] != key:
                 raise ValueError(
                     "the resume state was saved by a different stream and cannot continue this "
-                    f"one: saved {pending['stream']!r}, now {key!r} (same dataset, split, batch "
-                    "size, seed, rules, ranks, DataLoader workers and server transform are "
-                    "needed; to continue at another world size or worker count, use job_state "
-                    "and load_job_state)"
+                    f"one: saved {pending['stream']!r}, now {key!r} (same dataset and split, or "
+                    "sources and samples_per_epoch, batch size, seed, rules, ranks, DataLoader "
+                    "workers and server transform are needed; to continue at another world "
+                    "size or worker count, use job_state and load_job_state)"
                 )
             epoch = int(pending["epoch"])
             token = pending["resume_token"]
@@ -282,8 +322,10 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             "epoch_done": False,
         }
         stream = self._client_here().stream_batches(
-            self.dataset,
-            self.split,
+            self._input.dataset or None,
+            self._input.split or None,
+            sources=self._input.sources or None,
+            samples_per_epoch=self._input.samples_per_epoch,
             batch_size=self.batch_size,
             seed=self.seed,
             first_epoch=epoch,
@@ -310,6 +352,8 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                     item = collate(batch.samples, batch.labels, self.decode, self.transform)
                 if self.return_ids:
                     item = (*item, batch.ids)
+                if self.with_sources:
+                    item = (*item, _source_tensor(batch))
                 # The state is updated before the yield: a snapshot taken once the item is out
                 # (StatefulDataLoader's) counts it as delivered.
                 self._state = {
@@ -399,8 +443,9 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         if job.get("job") != self._job_key():
             raise ValueError(
                 "the job state belongs to another job: saved "
-                f"{job.get('job')!r}, now {self._job_key()!r} (same dataset, split, batch size, "
-                "seed, rules and server transform are needed)"
+                f"{job.get('job')!r}, now {self._job_key()!r} (same dataset and split, or "
+                "sources and samples_per_epoch, batch size, seed, rules and server transform "
+                "are needed)"
             )
         epoch = job.get("epoch")
         checkpoint = job.get("job_checkpoint")
@@ -450,3 +495,12 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             waited,
             100 * share,
         )
+
+
+def _source_tensor(batch: Batch) -> torch.Tensor:
+    """The batch's source indexes as the ``int64`` tensor ``with_sources`` promises (a mixed
+    stream's batches always carry them: the client refuses one that does not)."""
+    indexes = batch.source_indexes
+    if indexes is None:
+        raise ValueError("a batch of a mixed stream without source indexes")
+    return torch.from_numpy(indexes)
