@@ -180,6 +180,7 @@ function assembled(samples: Buffer[]): AssembledBatch {
     samples: samples.map((data, position) => ({
       position,
       id: randomBytes(16),
+      source: 0,
       label: position % 4,
       labelBlob: null,
       data,

@@ -15,6 +15,7 @@ import {
   loadSplitIds,
   permutation,
   ReplicaSets,
+  SourceCatalog,
 } from '../../src/core/index.js';
 import { runBenchChild } from './childProtocol.js';
 import { startSelfMeasure } from '../measure/startSelfMeasure.js';
@@ -56,7 +57,10 @@ runBenchChild<TightLoopConfig, TightLoopResult>(async (config, ready) => {
     };
     const group = config.groupReads ?? 1;
     const groupQuery = `SELECT id, label, label_blob, data FROM ${config.dataset}.samples WHERE id IN ?`;
-    const sets = new ReplicaSets(client.metadata, config.dataset, split.ids);
+    const sets = new ReplicaSets(
+      client.metadata,
+      new SourceCatalog([{ keyspace: config.dataset, ids: split.ids }]),
+    );
     const idOf = (stored: number): Buffer => split.ids.subarray(stored * 16, stored * 16 + 16);
     const readGrouped = async (count: number): Promise<{ samples: number; bytes: number }> => {
       // Slices of the read order as a loader's pump would pick them (a window's worth), each

@@ -29,6 +29,7 @@ export { adaptiveWindowMax } from './fetch/adaptiveWindowMax.js';
 export { groupByReplica } from './fetch/groupByReplica.js';
 export { groupReadSize } from './fetch/groupReadSize.js';
 export { ReplicaSets } from './fetch/ReplicaSets.js';
+export { type FetchSource, SourceCatalog } from './fetch/SourceCatalog.js';
 export { meanSampleBytes } from './schema/meanSampleBytes.js';
 export { type IngestEntry, type MetadataValue } from './ingest/IngestEntry.js';
 export {
@@ -92,7 +93,7 @@ export { type MeanSizeCache, createMeanSizeCache } from './stream/createMeanSize
 export { type CheckpointSummary, type StreamPlanDeps, planStream } from './stream/planStream.js';
 export { startingPoint } from './stream/startingPoint.js';
 export { permutationKey, remainderKey } from './stream/streamCacheKeys.js';
-export { type StreamPlan } from './stream/StreamPlan.js';
+export { type PlannedSource, type StreamPlan } from './stream/StreamPlan.js';
 export { type StreamRequest } from './stream/StreamRequest.js';
 export { type ColumnSpec, type ColumnType, isColumnType } from './schema/columnTypes.js';
 export {
@@ -108,6 +109,12 @@ export { type SampleCacheConfig, SampleCache } from './cache/SampleCache.js';
 export { type WarmSummary, warmCache } from './cache/warmCache.js';
 export { datasetExists, ensureDatasetSchema, requireDataset } from './schema/datasetSchema.js';
 export { validateIdentifier } from './schema/identifiers.js';
+export { MAX_MIX_SOURCES, type MixSource, describeSource } from './mixing/MixSource.js';
+export { mixQuotas } from './mixing/mixQuotas.js';
+export { mixSchedule } from './mixing/mixSchedule.js';
+export { type MixedPart, mixedEpoch, sourceDraw, sourceSeed } from './mixing/mixedEpoch.js';
+export { type MixturePlan, planMixture } from './mixing/planMixture.js';
+export { type MixInput, MAX_SAMPLES_PER_EPOCH, validateMix } from './mixing/validateMix.js';
 export { type Replication, parseReplication } from './schema/replication.js';
 export { datasetNamespace, sampleId } from './schema/sampleId.js';
 export { type MetadataFilter } from './splits/MetadataFilter.js';

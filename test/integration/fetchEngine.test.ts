@@ -54,8 +54,7 @@ function options(
 ): FetchOptions {
   const batchSize = spec.batchSize ?? 32;
   return {
-    keyspace: ks,
-    ids: split.ids,
+    sources: [{ keyspace: ks, ids: split.ids }],
     firstEpoch: spec.firstEpoch ?? 0,
     endEpoch: (spec.firstEpoch ?? 0) + (spec.epochs ?? 1),
     shardOf: (epoch) =>
@@ -266,7 +265,10 @@ describe('fetch engine against the real node', () => {
       await client.execute(`DELETE FROM ${ks2}.samples WHERE id = ?`, [uuidOf(victim)], {
         prepare: true,
       });
-      const base = { ...options({ batchSize: 8 }), keyspace: ks2, ids: split2.ids };
+      const base = {
+        ...options({ batchSize: 8 }),
+        sources: [{ keyspace: ks2, ids: split2.ids }],
+      };
       base.shardOf = (epoch) =>
         epochShard({
           n: 50,
@@ -324,8 +326,7 @@ describe('fetch engine against the real node', () => {
       }
       const base = {
         ...options({ batchSize: 4, prefetch: 1 }),
-        keyspace: ks3,
-        ids: split3.ids,
+        sources: [{ keyspace: ks3, ids: split3.ids }],
         shardOf,
       };
       for (const ordering of ['out-of-order', 'in-order'] as const) {

@@ -124,7 +124,7 @@ describe('grouped reads against the real node', () => {
         await db.execute(`DELETE FROM ${ks2}.samples WHERE id = ?`, [v], { prepare: true });
       }
       const base = (extra: Partial<FetchOptions>): FetchOptions =>
-        options({ keyspace: ks2, ids: split2.ids, ...extra });
+        options({ sources: [{ keyspace: ks2, ids: split2.ids }], ...extra });
       const failure = async (extra: Partial<FetchOptions>): Promise<unknown> =>
         collect(base(extra)).then(
           () => undefined,

@@ -129,13 +129,13 @@ describe('the sample cache in the fetch engine', () => {
     const cache = SampleCache.open(config, metrics, (err) => {
       throw err;
     })!;
-    const cold = await collect(options({ cache: { store: cache, scope } }, metrics));
+    const cold = await collect(options({ cache: { store: cache, scopes: [scope] } }, metrics));
     expectSamples(cold, expected);
     expect(await dbReads(metrics)).toBe(N + (await value(metrics, 'dbHedgedReads')));
     expect(await value(metrics, 'cacheMisses')).toBe(N);
 
     const warmMetrics = createLoaderMetrics();
-    const warm = await collect(options({ cache: { store: cache, scope } }, warmMetrics));
+    const warm = await collect(options({ cache: { store: cache, scopes: [scope] } }, warmMetrics));
     expectSamples(warm, expected);
     expect(await dbReads(warmMetrics)).toBe(0);
     expect(await value(metrics, 'cacheHits', { tier: 'memory' })).toBe(N);
@@ -146,7 +146,9 @@ describe('the sample cache in the fetch engine', () => {
     const diskOnly = SampleCache.open({ ...config, cacheMemoryBytes: 0 }, diskMetrics, (err) => {
       throw err;
     })!;
-    const fromDisk = await collect(options({ cache: { store: diskOnly, scope } }, diskMetrics));
+    const fromDisk = await collect(
+      options({ cache: { store: diskOnly, scopes: [scope] } }, diskMetrics),
+    );
     expectSamples(fromDisk, expected);
     expect(await dbReads(diskMetrics)).toBe(0);
     expect(await value(diskMetrics, 'cacheHits', { tier: 'disk' })).toBe(N);
@@ -158,7 +160,7 @@ describe('the sample cache in the fetch engine', () => {
     const cache = memoryCache(metrics);
     const scope = await scopeOf(ks);
     const batches = await collect(
-      options({ cache: { store: cache, scope }, groupReads: 16, endEpoch: 2 }, metrics),
+      options({ cache: { store: cache, scopes: [scope] }, groupReads: 16, endEpoch: 2 }, metrics),
     );
     expectSamples(
       batches.filter((b) => b.epoch === 0),
@@ -179,7 +181,9 @@ describe('the sample cache in the fetch engine', () => {
     const cache = memoryCache(metrics);
     const scope = await scopeOf(ks);
     const streams = await Promise.all(
-      [0, 1, 2, 3].map(() => collect(options({ cache: { store: cache, scope } }, metrics))),
+      [0, 1, 2, 3].map(() =>
+        collect(options({ cache: { store: cache, scopes: [scope] } }, metrics)),
+      ),
     );
     for (const s of streams) expectSamples(s, expected);
     const hedges = await value(metrics, 'dbHedgedReads');
@@ -198,7 +202,7 @@ describe('the sample cache in the fetch engine', () => {
     const scope = await scopeOf(ks);
     const streams = await Promise.all(
       [11n, 12n, 13n, 14n].map((seed) =>
-        collect(options({ cache: { store: cache, scope } }, metrics, seed)),
+        collect(options({ cache: { store: cache, scopes: [scope] } }, metrics, seed)),
       ),
     );
     for (const s of streams) expectSamples(s, expected);
@@ -212,7 +216,7 @@ describe('the sample cache in the fetch engine', () => {
     const cache = memoryCache(metrics, bound);
     const scope = await scopeOf(ks);
     const batches = await collect(
-      options({ cache: { store: cache, scope }, endEpoch: 3 }, metrics),
+      options({ cache: { store: cache, scopes: [scope] }, endEpoch: 3 }, metrics),
     );
     for (const epoch of [0, 1, 2]) {
       expectSamples(
@@ -249,9 +253,8 @@ describe('the sample cache in the fetch engine', () => {
       const batches = await collect(
         options(
           {
-            keyspace: big,
-            ids: bigSplit.ids,
-            cache: { store: cache, scope },
+            sources: [{ keyspace: big, ids: bigSplit.ids }],
+            cache: { store: cache, scopes: [scope] },
             endEpoch: 2,
           },
           metrics,
@@ -277,7 +280,7 @@ describe('the sample cache in the fetch engine', () => {
     const config = { cacheMemoryBytes: 0, cacheDir: dir, cacheDiskBytes: 64 << 20 };
     const scope = await scopeOf(ks);
     const fill = SampleCache.open(config, createLoaderMetrics(), () => undefined)!;
-    await collect(options({ cache: { store: fill, scope } }, createLoaderMetrics()));
+    await collect(options({ cache: { store: fill, scopes: [scope] } }, createLoaderMetrics()));
     await fill.close();
     // Flip one byte of one stored sample, as a bad disk would.
     const victim = split.ids.subarray(0, 16);
@@ -296,7 +299,7 @@ describe('the sample cache in the fetch engine', () => {
 
     const metrics = createLoaderMetrics();
     const cache = SampleCache.open(config, metrics, () => undefined)!;
-    const batches = await collect(options({ cache: { store: cache, scope } }, metrics));
+    const batches = await collect(options({ cache: { store: cache, scopes: [scope] } }, metrics));
     expectSamples(batches, expected);
     expect(await value(metrics, 'cacheDamaged')).toBe(1);
     expect(await dbReads(metrics)).toBe(1 + (await value(metrics, 'dbHedgedReads')));

@@ -18,12 +18,11 @@ export function engineOptions(
   extra: Partial<FetchOptions> = {},
   metrics: LoaderMetrics = createLoaderMetrics(),
 ): FetchOptions {
-  const ids = extra.ids ?? base.ids;
-  const n = ids.length / 16;
+  const sources = extra.sources ?? [{ keyspace: base.keyspace, ids: base.ids }];
+  const n = sources.reduce((a, s) => a + s.ids.length / 16, 0);
   const seed = base.seed ?? 5n;
   return {
-    keyspace: base.keyspace,
-    ids,
+    sources,
     firstEpoch: 0,
     endEpoch: 1,
     shardOf: (epoch) =>

@@ -8,7 +8,14 @@ import { createLoaderMetrics } from '../../src/core/metrics/loaderMetrics.js';
 function sample(position: number): FetchedSample {
   const id = Buffer.alloc(16);
   id.writeUInt32BE(position, 12);
-  return { position, id, label: position % 10, labelBlob: null, data: Buffer.from([position]) };
+  return {
+    position,
+    id,
+    source: 0,
+    label: position % 10,
+    labelBlob: null,
+    data: Buffer.from([position]),
+  };
 }
 
 function assembler(
@@ -19,7 +26,6 @@ function assembler(
     batchSize: 4,
     ordering: 'out-of-order',
     missing: 'skip',
-    keyspace: 'ks',
     metrics,
     ...opts,
   });
@@ -121,7 +127,7 @@ describe('BatchAssembler, missing samples', () => {
   it('fail: a sample without a row is DATA_LOSS naming its id and the table', () => {
     const a = assembler({ missing: 'fail' });
     a.startEpoch(0, 10);
-    const err = a.missingRow(3, sample(3).id, 0);
+    const err = a.missingRow(3, sample(3).id, 'ks', 0);
     expect(err).toBeInstanceOf(LoaderError);
     expect(err!.code).toBe('DATA_LOSS');
     expect(err!.message).toContain('00000000-0000-0000-0000-000000000003');
@@ -132,7 +138,7 @@ describe('BatchAssembler, missing samples', () => {
   it('skip: counted, resolved, left out of the batches and of the window occupancy', async () => {
     const a = assembler({ ordering: 'in-order' });
     a.startEpoch(0, 6);
-    expect(a.missingRow(1, sample(1).id, 1)).toBeUndefined();
+    expect(a.missingRow(1, sample(1).id, 'ks', 1)).toBeUndefined();
     expect(await a.missingCount()).toBe(1);
     expect(a.isResolved(1)).toBe(true);
     expect(a.held).toBe(0);
@@ -149,7 +155,7 @@ describe('BatchAssembler, missing samples', () => {
     const a = assembler();
     a.startEpoch(0, 6);
     a.undecodable(2, 0);
-    a.missingRow(3, sample(3).id, 0);
+    a.missingRow(3, sample(3).id, 'ks', 0);
     a.undecodable(5, 0);
     expect(a.isResolved(2)).toBe(true);
     expect(a.held).toBe(0);
@@ -163,7 +169,7 @@ describe('BatchAssembler, missing samples', () => {
   it('skip, out of order: skipped positions leave with the next batch', () => {
     const a = assembler();
     a.startEpoch(0, 5);
-    a.missingRow(4, sample(4).id, 0);
+    a.missingRow(4, sample(4).id, 'ks', 0);
     for (const p of [0, 1, 2, 3]) a.add(sample(p), p);
     const b = a.take()!;
     expect(positions(b)).toEqual([0, 1, 2, 3]);
@@ -174,8 +180,8 @@ describe('BatchAssembler, missing samples', () => {
   it('an epoch of only missing samples ends with empty batches counting them', () => {
     const a = assembler();
     a.startEpoch(0, 2);
-    a.missingRow(0, sample(0).id, 0);
-    a.missingRow(1, sample(1).id, 0);
+    a.missingRow(0, sample(0).id, 'ks', 0);
+    a.missingRow(1, sample(1).id, 'ks', 0);
     const b = a.take()!;
     expect(b.samples).toEqual([]);
     expect(b.skippedMissing).toBe(2);

@@ -30,6 +30,7 @@ function batch(overrides: Partial<Batch__Output> = {}): Batch__Output {
     shape: [],
     dtype: 'D_TYPE_UNSPECIFIED',
     skippedUndecodable: 0,
+    sourceIndexes: [],
     ...overrides,
   };
 }

@@ -30,7 +30,14 @@ function sample(
   label = i,
   labelBlob: Buffer | null = null,
 ): FetchedSample {
-  return { position: i, id: bytes(16, 1000 + i), label, labelBlob, data: bytes(dataBytes, i) };
+  return {
+    position: i,
+    id: bytes(16, 1000 + i),
+    source: 0,
+    label,
+    labelBlob,
+    data: bytes(dataBytes, i),
+  };
 }
 
 function batch(samples: FetchedSample[], fields: Partial<AssembledBatch> = {}): AssembledBatch {

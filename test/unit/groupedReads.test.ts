@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { groupByReplica } from '../../src/core/fetch/groupByReplica.js';
 import { groupReadSize } from '../../src/core/fetch/groupReadSize.js';
 import { ReplicaSets } from '../../src/core/fetch/ReplicaSets.js';
+import { SourceCatalog } from '../../src/core/fetch/SourceCatalog.js';
 import { streamLimitsSchema } from '../../src/core/config/streamLimits.js';
 
 describe('groupByReplica', () => {
@@ -81,7 +82,7 @@ describe('ReplicaSets', () => {
             ];
       },
     };
-    const sets = new ReplicaSets(metadata as never, 'ks', ids);
+    const sets = new ReplicaSets(metadata as never, new SourceCatalog([{ keyspace: 'ks', ids }]));
     const got = [0, 1, 2, 3, 4, 5].map((p) => sets.of(p));
     expect(got).toEqual([0, 1, 0, 1, 0, 1]);
     expect(sets.of(4)).toBe(0);
@@ -89,7 +90,10 @@ describe('ReplicaSets', () => {
   });
 
   it('without ring metadata every sample shares one set', () => {
-    const sets = new ReplicaSets({ getReplicas: () => null } as never, 'ks', ids);
+    const sets = new ReplicaSets(
+      { getReplicas: () => null } as never,
+      new SourceCatalog([{ keyspace: 'ks', ids }]),
+    );
     expect(new Set([0, 1, 2, 3, 4, 5].map((p) => sets.of(p))).size).toBe(1);
   });
 });

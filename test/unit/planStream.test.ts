@@ -104,8 +104,10 @@ describe('planStream', () => {
     const plan = await planStream(depsFor(), request);
     expect(plan.resume).toBeUndefined();
     expect(plan.fetch.resume).toBeUndefined();
-    expect(plan.fetch).toMatchObject({ keyspace: 'd', firstEpoch: 0, endEpoch: 3, batchSize: 4 });
-    expect(plan.fetch.ids).toBe(split.ids);
+    expect(plan.fetch).toMatchObject({ firstEpoch: 0, endEpoch: 3, batchSize: 4 });
+    expect(plan.fetch.sources).toEqual([{ keyspace: 'd', ids: split.ids }]);
+    expect(plan.fetch.sources[0]!.ids).toBe(split.ids);
+    expect(plan.mixed).toBe(false);
     for (const epoch of [0, 1, 2])
       expect(positions(plan, epoch)).toEqual(ordinaryShard(request, epoch));
     expect(positions(plan, 1)).not.toEqual(positions(plan, 0));
@@ -126,9 +128,10 @@ describe('planStream', () => {
   it("refuses a token of another job, or of the split before its contents changed, with today's words", async () => {
     const token = (await planStream(depsFor(), request)).resumeToken(at(1, 4));
     const message =
-      'resume token belongs to another request: a resumed request must repeat dataset, ' +
-      'split, batch_size, seed, first_epoch, epochs, shard_rule, shuffle, drop_last and ' +
-      "transform of the original one (and the split's contents must not have changed)";
+      'resume token belongs to another request: a resumed request must repeat dataset and ' +
+      'split (or sources, with their weights and repeat, and samples_per_epoch), batch_size, ' +
+      'seed, first_epoch, epochs, shard_rule, shuffle, drop_last and transform of the ' +
+      "original one (and the splits' contents must not have changed)";
     await expect(
       planStream(depsFor(), { ...request, seed: 8n, resumeToken: token }),
     ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message });
@@ -343,8 +346,8 @@ describe('planStream', () => {
     const first = await planStream(depsFor({ datasetGeneration, sampleCache: store }), request);
     const second = await planStream(depsFor({ datasetGeneration, sampleCache: store }), request);
     expect(first.fetch.cache?.store).toBe(store);
-    expect(first.fetch.cache?.scope).toEqual(cacheScope('d', 'g-1'));
-    expect(second.fetch.cache?.scope).toEqual(cacheScope('d', 'g-2'));
+    expect(first.fetch.cache?.scopes).toEqual([cacheScope('d', 'g-1')]);
+    expect(second.fetch.cache?.scopes).toEqual([cacheScope('d', 'g-2')]);
     // No generation (no info row): the stream reads the database, uncached.
     const unknown = await planStream(
       depsFor({ datasetGeneration: () => Promise.resolve(undefined), sampleCache: store }),

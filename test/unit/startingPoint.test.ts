@@ -81,9 +81,10 @@ describe('startingPoint', () => {
     const token = tokenAt(1, NO_BASE, { ...binding, job: randomBytes(16) });
     refused(
       () => startingPoint(key, binding, token, undefined),
-      'resume token belongs to another request: a resumed request must repeat dataset, ' +
-        'split, batch_size, seed, first_epoch, epochs, shard_rule, shuffle, drop_last and ' +
-        "transform of the original one (and the split's contents must not have changed)",
+      'resume token belongs to another request: a resumed request must repeat dataset and ' +
+        'split (or sources, with their weights and repeat, and samples_per_epoch), ' +
+        'batch_size, seed, first_epoch, epochs, shard_rule, shuffle, drop_last and transform ' +
+        "of the original one (and the splits' contents must not have changed)",
     );
   });
 

@@ -29,6 +29,8 @@ const base: StreamBatchesRequest__Output = {
   resumeToken: Buffer.alloc(0),
   transform: null,
   jobCheckpoint: Buffer.alloc(0),
+  sources: [],
+  samplesPerEpoch: '0',
 };
 
 describe('validateStreamRequest', () => {

@@ -43,8 +43,7 @@ export async function warmCache(options: WarmOptions): Promise<WarmSummary> {
   const started = performance.now();
   const batchSize = 256;
   const fetcher = new BatchFetcher({
-    keyspace: options.dataset,
-    ids: options.split.ids,
+    sources: [{ keyspace: options.dataset, ids: options.split.ids }],
     firstEpoch: 0,
     endEpoch: 1,
     shardOf: (epoch) =>
@@ -66,7 +65,7 @@ export async function warmCache(options: WarmOptions): Promise<WarmSummary> {
     maxInFlight: options.concurrency,
     readAttempts: 5,
     retryBaseMs: 50,
-    cache: { store: options.cache, scope: options.scope },
+    cache: { store: options.cache, scopes: [options.scope] },
     paths: options.paths,
     metrics: options.metrics,
     signal: options.signal ?? new AbortController().signal,

@@ -12,8 +12,6 @@ export interface BatchAssemblerOptions {
   ordering: 'out-of-order' | 'in-order';
   /** A sample without a row: `fail` ends the stream with DATA_LOSS, `skip` leaves it out. */
   missing: 'fail' | 'skip';
-  /** Named in the DATA_LOSS message. */
-  keyspace: string;
   metrics: Pick<LoaderMetrics, 'missingSamples'>;
 }
 
@@ -109,12 +107,12 @@ export class BatchAssembler {
    * @returns the DATA_LOSS error that ends the stream (`fail`), or undefined when the position
    *   is skipped and counted (`skip`).
    */
-  missingRow(position: number, id: Buffer, now: number): LoaderError | undefined {
+  missingRow(position: number, id: Buffer, keyspace: string, now: number): LoaderError | undefined {
     if (this.opts.missing === 'fail') {
       return new LoaderError(
         'DATA_LOSS',
         `sample ${new cassandra.types.Uuid(id).toString()} of the split has no row in ` +
-          `${this.opts.keyspace}.samples; re-run the ingest, or ask for ` +
+          `${keyspace}.samples; re-run the ingest, or ask for ` +
           'missing_sample_policy SKIP to leave such samples out',
       );
     }

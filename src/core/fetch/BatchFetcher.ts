@@ -16,6 +16,7 @@ import { PathSelector, type PathState } from './PathSelector.js';
 import { ReadRetries } from './ReadRetries.js';
 import { ReplicaSets } from './ReplicaSets.js';
 import { SampleReader, type RowRead } from './SampleReader.js';
+import { SourceCatalog } from './SourceCatalog.js';
 import { StragglerHedger } from './StragglerHedger.js';
 
 /**
@@ -47,6 +48,10 @@ import { StragglerHedger } from './StragglerHedger.js';
  * fills the cache, whether this stream still wants it or not. Where bytes came from changes
  * nothing about batches, ordering or resume state.
  *
+ * A mixture's sources are read alike: stored positions index the sources laid end to end
+ * ({@link SourceCatalog}), each read goes to its source's table, groups never span sources, and
+ * each sample carries its source's index.
+ *
  * This class only wires the parts together and issues the reads: the window, span and ramp
  * are {@link FetchWindow}'s, routes {@link PathSelector}'s, second reads of stragglers
  * {@link StragglerHedger}'s, retries {@link ReadRetries}', one read {@link SampleReader}'s,
@@ -54,6 +59,7 @@ import { StragglerHedger } from './StragglerHedger.js';
  */
 export class BatchFetcher {
   private readonly selector: PathSelector;
+  private readonly catalog: SourceCatalog;
   private readonly reader: SampleReader;
   private readonly window: FetchWindow;
   private readonly hedger: StragglerHedger;
@@ -101,14 +107,15 @@ export class BatchFetcher {
 
   constructor(private readonly opts: FetchOptions) {
     this.selector = new PathSelector(opts.paths);
-    this.reader = new SampleReader(opts.keyspace, opts.ids, this.selector, opts.metrics);
+    this.catalog = new SourceCatalog(opts.sources);
+    this.reader = new SampleReader(this.catalog, this.selector, opts.metrics);
     this.window = new FetchWindow(opts);
     this.retries = new ReadRetries(opts);
     this.assembler = new BatchAssembler(opts);
     this.groupSize = Math.max(1, Math.floor(opts.groupReads ?? 1));
     this.replicaSets =
       this.groupSize > 1
-        ? new ReplicaSets(opts.paths[0]!.client.metadata, opts.keyspace, opts.ids)
+        ? new ReplicaSets(opts.paths[0]!.client.metadata, this.catalog)
         : undefined;
     this.hedger = new StragglerHedger(this.selector, (position, path, done) =>
       this.hedge(position, path, done),
@@ -244,6 +251,7 @@ export class BatchFetcher {
         for (const position of toRead) this.read([position], 1, undefined);
       } else {
         const sets = this.replicaSets!;
+        // A replica set is one source's: a group never spans two tables.
         const groups = groupByReplica(
           toRead,
           (p) => sets.of(this.plan.storedPosition(p)),
@@ -260,11 +268,13 @@ export class BatchFetcher {
    * being read, and returns the rest, to be read from the database.
    */
   private fromCache(picked: readonly number[]): number[] {
-    const { store, scope } = this.opts.cache!;
+    const { store, scopes } = this.opts.cache!;
     const left: number[] = [];
     for (const position of picked) {
-      const id = this.reader.idAt(this.plan.storedPosition(position));
-      const found = store.lookup(cacheKey(scope, id));
+      const stored = this.plan.storedPosition(position);
+      const source = this.catalog.sourceOf(stored);
+      const id = this.catalog.idAt(stored, source);
+      const found = store.lookup(cacheKey(scopes[source]!, id));
       if (found === undefined) {
         this.cacheFigures.misses++;
         left.push(position);
@@ -337,9 +347,11 @@ export class BatchFetcher {
           );
     const cache = this.opts.cache;
     if (!cache) return rows;
-    const keys = positions.map((p) =>
-      cacheKey(cache.scope, this.reader.idAt(this.plan.storedPosition(p))),
-    );
+    const keys = positions.map((p) => {
+      const stored = this.plan.storedPosition(p);
+      const source = this.catalog.sourceOf(stored);
+      return cacheKey(cache.scopes[source]!, this.catalog.idAt(stored, source));
+    });
     const claims = hedge ? [] : keys.map((key) => ({ key, token: cache.store.claim(key) }));
     return rows.then(
       (answers) => {
@@ -474,7 +486,9 @@ export class BatchFetcher {
       if (row) {
         this.onSample(position, id, this.reader.toCached(row), now);
       } else {
-        const lost = this.assembler.missingRow(position, id, now);
+        const source = this.catalog.sourceOf(this.plan.storedPosition(position));
+        const keyspace = this.catalog.sources[source]!.keyspace;
+        const lost = this.assembler.missingRow(position, id, keyspace, now);
         if (lost) this.failure ??= lost;
       }
     }
@@ -483,7 +497,8 @@ export class BatchFetcher {
   /** The sample at `position` arrived (read, or from the cache): transform it, or keep it. */
   private onSample(position: number, id: Buffer, sample: CachedSample, now: number): void {
     // A fresh object: the transform swaps its data, and a cached sample must stay as it is.
-    const fetched: FetchedSample = { position, id, ...sample };
+    const source = this.catalog.sourceOf(this.plan.storedPosition(position));
+    const fetched: FetchedSample = { position, id, source, ...sample };
     if (this.opts.transform) this.transformSample(fetched, this.opts.transform);
     else this.assembler.add(fetched, now);
   }

@@ -4,12 +4,15 @@ import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import type { ResumeState } from '../resume/resumeToken.js';
 import type { EpochShard } from '../sampling/epochShard.js';
 import type { StreamTransformer } from '../transform/StreamTransformer.js';
+import type { FetchSource } from './SourceCatalog.js';
 
 /** What the engine needs to fetch a rank's epochs. */
 export interface FetchOptions {
-  keyspace: string;
-  /** The split's ids, 16 bytes each, in stored order. */
-  ids: Buffer;
+  /**
+   * What the stream reads: one source (a dataset's split), or a mixture's sources. Stored
+   * positions (`shardOf`'s) index the sources laid end to end (see `SourceCatalog`).
+   */
+  sources: readonly FetchSource[];
   firstEpoch: number;
   /** One past the last epoch to stream. */
   endEpoch: number;
@@ -45,10 +48,10 @@ export interface FetchOptions {
    */
   transform?: StreamTransformer;
   /**
-   * The process's sample cache and the dataset's identity in it (absent: every sample is read
-   * from the database).
+   * The process's sample cache and each source's dataset identity in it, by source (absent:
+   * every sample is read from the database).
    */
-  cache?: { store: SampleCache; scope: Buffer };
+  cache?: { store: SampleCache; scopes: readonly Buffer[] };
   paths: readonly DbPath[];
   metrics: LoaderMetrics;
   signal: AbortSignal;

@@ -6,4 +6,6 @@ export interface FetchedSample extends CachedSample {
   position: number;
   /** 16 UUID bytes (a view into the split's ids). */
   id: Buffer;
+  /** Index of the sample's source in the stream's sources (0 for a single-source stream). */
+  source: number;
 }

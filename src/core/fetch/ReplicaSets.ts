@@ -1,8 +1,10 @@
 import type cassandra from 'cassandra-driver';
+import type { SourceCatalog } from './SourceCatalog.js';
 
 /**
- * Which replica set owns each sample of a split, as a small number (equal numbers: the same
- * replicas), from the driver's view of the ring. Worked out on first use of a sample and
+ * Which replica set owns each sample of a stream's sources, as a small number (equal numbers:
+ * the same replicas of the same source's table, so one query can read them together), from
+ * the driver's view of the ring. Worked out on first use of a sample and
  * remembered (4 bytes per sample of the split), so the hash of an id is computed once per
  * stream, not once per epoch.
  *
@@ -16,27 +18,27 @@ export class ReplicaSets {
 
   constructor(
     private readonly metadata: Pick<cassandra.metadata.Metadata, 'getReplicas'>,
-    private readonly keyspace: string,
-    /** The split's ids, 16 bytes each, in stored order. */
-    private readonly ids: Buffer,
+    private readonly catalog: SourceCatalog,
   ) {
-    this.setOf = new Int32Array(ids.length / 16).fill(-1);
+    this.setOf = new Int32Array(catalog.size).fill(-1);
   }
 
   /** The replica set of the sample stored at `storedPosition`. */
   of(storedPosition: number): number {
     const known = this.setOf[storedPosition]!;
     if (known >= 0) return known;
-    const id = this.ids.subarray(storedPosition * 16, storedPosition * 16 + 16);
+    const source = this.catalog.sourceOf(storedPosition);
+    const id = this.catalog.idAt(storedPosition, source);
     // A uuid partition key is its 16 bytes: the routing key the driver hashes.
-    const replicas = this.metadata.getReplicas(this.keyspace, id) as
+    const replicas = this.metadata.getReplicas(this.catalog.sources[source]!.keyspace, id) as
       { address: string }[] | null | undefined;
-    const name = replicas?.length
+    const hosts = replicas?.length
       ? replicas
           .map((h) => h.address)
           .sort()
           .join(',')
       : '';
+    const name = `${source}/${hosts}`;
     let n = this.setNumbers.get(name);
     if (n === undefined) {
       n = this.setNumbers.size;

@@ -2,6 +2,7 @@ import cassandra from 'cassandra-driver';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import type { CachedSample } from '../cache/CachedSample.js';
 import type { PathSelector, PathState } from './PathSelector.js';
+import type { SourceCatalog } from './SourceCatalog.js';
 
 /** The answer to one read: the sample's id and its row (null when the id has none). */
 export interface RowRead {
@@ -23,23 +24,24 @@ const READ_OPTIONS = {
  * Retrying, hedging and ordering are the caller's: this is one attempt.
  */
 export class SampleReader {
-  private readonly query: string;
-  private readonly groupQuery: string;
+  /** Each source's single-row and group queries (sources are datasets: keyspaces). */
+  private readonly queries: { one: string; group: string }[];
 
   constructor(
-    private readonly keyspace: string,
-    /** The split's ids, 16 bytes each, in stored order. */
-    private readonly ids: Buffer,
+    /** The stream's sources; stored positions are the catalog's. */
+    readonly catalog: SourceCatalog,
     private readonly selector: PathSelector,
     private readonly metrics: Pick<LoaderMetrics, 'dbRequestsInFlight' | 'dbReadSeconds'>,
   ) {
-    this.query = `SELECT label, label_blob, data FROM ${keyspace}.samples WHERE id = ?`;
-    this.groupQuery = `SELECT id, label, label_blob, data FROM ${keyspace}.samples WHERE id IN ?`;
+    this.queries = catalog.sources.map(({ keyspace }) => ({
+      one: `SELECT label, label_blob, data FROM ${keyspace}.samples WHERE id = ?`,
+      group: `SELECT id, label, label_blob, data FROM ${keyspace}.samples WHERE id IN ?`,
+    }));
   }
 
-  /** The id of the sample stored at `storedPosition` (a view into the split's ids). */
+  /** The id of the sample stored at `storedPosition` (a view into its source's ids). */
   idAt(storedPosition: number): Buffer {
-    return this.ids.subarray(storedPosition * 16, storedPosition * 16 + 16);
+    return this.catalog.idAt(storedPosition);
   }
 
   /**
@@ -47,16 +49,21 @@ export class SampleReader {
    * read of a stuck one) goes to the replica with the fewest requests in flight.
    */
   async read(storedPosition: number, path: PathState, hedge = false): Promise<RowRead> {
-    const id = this.idAt(storedPosition);
-    const host = hedge ? this.leastBusyReplica(path.path.client, id) : undefined;
+    const source = this.catalog.sourceOf(storedPosition);
+    const id = this.catalog.idAt(storedPosition, source);
+    const host = hedge ? this.leastBusyReplica(path.path.client, source, id) : undefined;
     const started = performance.now();
     path.inFlight++;
     this.metrics.dbRequestsInFlight.inc();
     try {
-      const rs = await path.path.client.execute(this.query, [new cassandra.types.Uuid(id)], {
-        ...READ_OPTIONS,
-        ...(host ? { host } : {}),
-      });
+      const rs = await path.path.client.execute(
+        this.queries[source]!.one,
+        [new cassandra.types.Uuid(id)],
+        {
+          ...READ_OPTIONS,
+          ...(host ? { host } : {}),
+        },
+      );
       const ms = performance.now() - started;
       this.selector.observe(path, ms);
       this.metrics.dbReadSeconds.observe({ path: path.path.name }, ms / 1000);
@@ -72,8 +79,8 @@ export class SampleReader {
 
   /**
    * Reads the samples stored at `storedPositions` over `path` with one `WHERE id IN (...)`
-   * query, routed by the first id (the caller groups ids that share their replicas, so the
-   * coordinator owns them all). The answers come in the order asked; an id without a row gets
+   * query, routed by the first id (the caller groups ids of one source that share their
+   * replicas, so the coordinator owns them all). The answers come in the order asked; an id without a row gets
    * a null row, as a single read of it would. A `hedge` goes to the least busy replica of the
    * group's first id (the group shares its replicas).
    */
@@ -82,14 +89,15 @@ export class SampleReader {
     path: PathState,
     hedge = false,
   ): Promise<RowRead[]> {
-    const ids = storedPositions.map((p) => this.idAt(p));
-    const host = hedge ? this.leastBusyReplica(path.path.client, ids[0]!) : undefined;
+    const source = this.catalog.sourceOf(storedPositions[0]!);
+    const ids = storedPositions.map((p) => this.catalog.idAt(p, source));
+    const host = hedge ? this.leastBusyReplica(path.path.client, source, ids[0]!) : undefined;
     const started = performance.now();
     path.inFlight++;
     this.metrics.dbRequestsInFlight.inc();
     try {
       const rs = await path.path.client.execute(
-        this.groupQuery,
+        this.queries[source]!.group,
         [ids.map((id) => new cassandra.types.Uuid(id))],
         { ...READ_OPTIONS, routingKey: ids[0], ...(host ? { host } : {}) },
       );
@@ -118,8 +126,13 @@ export class SampleReader {
    * to the driver, answering nothing) went back to that node half the time and stuck as well;
    * the hung node's in-flight requests pile up, which is what tells it apart.
    */
-  private leastBusyReplica(client: cassandra.Client, id: Buffer): cassandra.Host | undefined {
-    const replicas = (client.getReplicas(this.keyspace, id) ?? []).filter((h) => h.isUp());
+  private leastBusyReplica(
+    client: cassandra.Client,
+    source: number,
+    id: Buffer,
+  ): cassandra.Host | undefined {
+    const keyspace = this.catalog.sources[source]!.keyspace;
+    const replicas = (client.getReplicas(keyspace, id) ?? []).filter((h) => h.isUp());
     if (replicas.length < 2) return undefined;
     const state = client.getState();
     let best = replicas[0]!;

@@ -4,6 +4,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export interface LoaderMetrics {
   registry: Registry;
   samplesSent: Counter;
+  /** Samples sent, by the dataset and split they came from (a mixture's by source). */
+  sourceSamplesSent: Counter<'dataset' | 'split'>;
   bytesSent: Counter;
   batchesSent: Counter;
   /** Database read latency per sample, by path. */
@@ -77,6 +79,14 @@ export function createLoaderMetrics(): LoaderMetrics {
     samplesSent: new Counter({
       name: 'scylla_loader_samples_sent_total',
       help: 'Samples sent to clients.',
+      registers: [registry],
+    }),
+    sourceSamplesSent: new Counter({
+      name: 'scylla_loader_source_samples_sent_total',
+      help:
+        'Samples sent to clients, by the dataset and split they came from (each source of a ' +
+        'mixed stream apart).',
+      labelNames: ['dataset', 'split'],
       registers: [registry],
     }),
     bytesSent: new Counter({

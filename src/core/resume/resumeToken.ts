@@ -211,8 +211,9 @@ export function checkTokenBinding(
   what = 'resume token',
 ): void {
   const fields =
-    'dataset, split, batch_size, seed, first_epoch, epochs, shard_rule, shuffle, drop_last ' +
-    "and transform of the original one (and the split's contents must not have changed)";
+    'dataset and split (or sources, with their weights and repeat, and samples_per_epoch), ' +
+    'batch_size, seed, first_epoch, epochs, shard_rule, shuffle, drop_last and transform of ' +
+    "the original one (and the splits' contents must not have changed)";
   if (!read.job || !read.owner) {
     // Version 1 cannot tell its job from its rank: one fingerprint covers both.
     if (!read.legacy!.equals(binding.legacy)) {

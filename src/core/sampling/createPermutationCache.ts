@@ -6,6 +6,12 @@ export interface PermutationArgs {
   n: number;
   seed: bigint;
   epoch: number;
+  /**
+   * Computes the entry instead of `permutation(n, seed, epoch)`: an order derived otherwise,
+   * such as a mixed epoch's sequence, shared the same way (its key must name all it depends
+   * on).
+   */
+  make?: () => Uint32Array;
 }
 
 /**
@@ -45,6 +51,7 @@ export function createPermutationCache(
     perf: { now },
     // The cache accepts positive sizes only; the permutation of an empty split has none.
     sizeCalculation: (order) => Math.max(1, order.byteLength),
-    memoMethod: (_key, _old, { context }) => permutation(context.n, context.seed, context.epoch),
+    memoMethod: (_key, _old, { context }) =>
+      context.make ? context.make() : permutation(context.n, context.seed, context.epoch),
   });
 }

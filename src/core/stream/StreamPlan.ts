@@ -1,7 +1,6 @@
 import type { FetchOptions } from '../fetch/FetchOptions.js';
 import type { ResolvedCheckpoint } from '../resume/jobCheckpoint.js';
 import type { ResumeState } from '../resume/resumeToken.js';
-import type { SplitIds } from '../splits/SplitIds.js';
 
 /**
  * Everything a stream needs besides its database routes, metrics and cancellation: what
@@ -9,8 +8,15 @@ import type { SplitIds } from '../splits/SplitIds.js';
  * several sources) belongs here, so the gRPC handler only runs the plan and writes.
  */
 export interface StreamPlan {
-  /** The split's ids, as resolved for this stream. */
-  split: SplitIds;
+  /**
+   * What the stream reads, in the request's order: one source (its dataset and split), or a
+   * mixture's; with the samples of each split and the positions each fills per epoch.
+   */
+  sources: PlannedSource[];
+  /** Positions of every epoch, before sharding: the split's size, or the mixed epoch's. */
+  positions: number;
+  /** The stream mixes sources: its batches say each sample's source. */
+  mixed: boolean;
   /** `jobFingerprint` of the request and split: what the stream's tokens are bound to. */
   job: Buffer;
   /** The request's job checkpoint, validated (absent: none). */
@@ -31,4 +37,14 @@ export interface StreamPlan {
   fetch: Omit<FetchOptions, 'paths' | 'metrics' | 'signal' | 'groupReads'> & { groupReads: number };
   /** The resume token of a batch that leaves the stream at `state`. */
   resumeToken(state: ResumeState): Buffer;
+}
+
+/** One source of a planned stream. */
+export interface PlannedSource {
+  dataset: string;
+  split: string;
+  /** Samples in the split. */
+  count: number;
+  /** Positions the source fills per epoch (its split's size for a single source). */
+  quota: number;
 }

@@ -1,3 +1,4 @@
+import type { MixSource } from '../mixing/MixSource.js';
 import type { JobCheckpoint } from '../resume/jobCheckpoint.js';
 import type { ShardRule } from '../sampling/shard.js';
 import type { TransformSpec } from '../transform/TransformSpec.js';
@@ -8,8 +9,15 @@ import type { TransformSpec } from '../transform/TransformSpec.js';
  * (`validateStreamRequest`); the core never sees the message itself.
  */
 export interface StreamRequest {
+  /** The single source's dataset; empty with `mix`. */
   dataset: string;
+  /** The single source's split; empty with `mix`. */
   split: string;
+  /**
+   * Several sources mixed by weight instead of `dataset` and `split` (see `planMixture`);
+   * `samplesPerEpoch` 0 sizes the epoch by the source with the largest weight per sample.
+   */
+  mix?: { sources: MixSource[]; samplesPerEpoch: number };
   batchSize: number;
   seed: bigint;
   firstEpoch: number;

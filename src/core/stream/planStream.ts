@@ -1,8 +1,11 @@
 import { cacheScope } from '../cache/cacheKey.js';
 import type { SampleCache } from '../cache/SampleCache.js';
 import type { StreamLimits } from '../config/streamLimits.js';
+import { LoaderError } from '../errors/LoaderError.js';
 import { adaptiveWindowMax } from '../fetch/adaptiveWindowMax.js';
 import { groupReadSize } from '../fetch/groupReadSize.js';
+import { describeSource } from '../mixing/MixSource.js';
+import { planMixture } from '../mixing/planMixture.js';
 import { resolveJobCheckpoint } from '../resume/jobCheckpoint.js';
 import {
   NO_BASE,
@@ -20,7 +23,7 @@ import { type TransformSpec, rawSampleShape } from '../transform/TransformSpec.j
 import { checkCheckpointEpoch } from './checkCheckpointEpoch.js';
 import { startingPoint } from './startingPoint.js';
 import { permutationKey, remainderKey } from './streamCacheKeys.js';
-import type { StreamPlan } from './StreamPlan.js';
+import type { PlannedSource, StreamPlan } from './StreamPlan.js';
 import type { StreamRequest } from './StreamRequest.js';
 
 /** What a job checkpoint's stream continues from, for its log line. */
@@ -68,17 +71,37 @@ export interface StreamPlanDeps {
 }
 
 /**
- * Plans a stream from a validated request: resolves the split, fingerprints the job, checks
- * the job checkpoint and the resume token against it and works out where the stream starts,
- * and derives the fetch engine's options from the request and the server's limits. Every
- * refusal is a LoaderError (INVALID_ARGUMENT for a token or checkpoint that does not fit,
- * NOT_FOUND for a split that does not exist).
+ * Plans a stream from a validated request: resolves the split (or each source's, and the
+ * mixture: see `planMixture`), fingerprints the job, checks the job checkpoint and the resume
+ * token against it and works out where the stream starts, and derives the fetch engine's
+ * options from the request and the server's limits. Every refusal is a LoaderError
+ * (INVALID_ARGUMENT for a token or checkpoint that does not fit, NOT_FOUND for a split that
+ * does not exist, naming the source in a mixture).
+ *
+ * A mixed epoch is a sequence of positions like a split's permutation: sharding, the
+ * checkpoint's remainder, resume tokens and the fetch engine work on its positions unchanged.
  */
 export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Promise<StreamPlan> {
-  const split = await deps.splitIds(req.dataset, req.split);
-  const job = jobFingerprint({ ...req, splitContentHash: split.contentHash });
+  const named = req.mix ? req.mix.sources : [{ dataset: req.dataset, split: req.split }];
+  const splits = await Promise.all(
+    named.map((s, i) =>
+      deps.splitIds(s.dataset, s.split).catch((err: unknown) => {
+        throw req.mix && err instanceof LoaderError
+          ? new LoaderError(err.code, `${describeSource(i, s)}: ${err.message}`, { cause: err })
+          : err;
+      }),
+    ),
+  );
+  const mixture = req.mix
+    ? planMixture(req.mix, splits, req.seed, req.shuffle, deps.permutations)
+    : undefined;
+  const single = splits[0]!;
+  /** Positions per epoch, and what tokens and cached orders are bound to. */
+  const n = mixture ? mixture.length : single.count;
+  const contentHash = mixture ? mixture.contentHash : single.contentHash;
+  const job = jobFingerprint({ ...req, splitContentHash: contentHash });
   const legacyFor = (owner: { rank: number; worldSize: number }): Buffer =>
-    requestFingerprint({ ...req, splitContentHash: split.contentHash, ...owner });
+    requestFingerprint({ ...req, splitContentHash: contentHash, ...owner });
   const transformer = req.transform ? deps.transformer(req.transform, req.seed) : undefined;
   const tensor = req.transform ? rawSampleShape(req.transform) : undefined;
   const elastic = req.jobCheckpoint
@@ -86,7 +109,7 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
         key: deps.resumeKey,
         job,
         legacyFor,
-        n: split.count,
+        n,
         rules: req,
       })
     : undefined;
@@ -101,8 +124,8 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
   // epoch's shard only (later epochs shard the whole split at this world size).
   const remainder =
     elastic && elastic.layers.length > 0
-      ? deps.remainders.memo(remainderKey(split.contentHash, elastic.digest), {
-          context: { n: split.count, layers: elastic.layers, rules: req },
+      ? deps.remainders.memo(remainderKey(contentHash, elastic.digest), {
+          context: { n, layers: elastic.layers, rules: req },
         })
       : undefined;
   const resharded = (epoch: number): boolean => remainder !== undefined && epoch === elastic!.epoch;
@@ -110,38 +133,57 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
     deps.onCheckpoint?.({
       epoch: elastic.epoch,
       worlds: elastic.layers.map((l) => l.worldSize),
-      remaining: remainder?.length ?? split.count,
+      remaining: remainder?.length ?? n,
     });
   }
-  const permute = (n: number, seed: bigint, epoch: number): Uint32Array =>
-    deps.permutations.memo(permutationKey(split.contentHash, { n, seed, epoch }), {
-      context: { n, seed, epoch },
-    });
+  // A mixture's epoch order is its sequence (each source shuffled, or not, within it).
+  const permute = mixture
+    ? (_n: number, _seed: bigint, epoch: number): Uint32Array => mixture.sequence(epoch)
+    : (size: number, seed: bigint, epoch: number): Uint32Array =>
+        deps.permutations.memo(permutationKey(contentHash, { n: size, seed, epoch }), {
+          context: { n: size, seed, epoch },
+        });
+  const shuffle = mixture ? 'uniform' : req.shuffle;
+  const datasets = [...new Set(named.map((s) => s.dataset))];
   const { limits } = deps;
   const groupReads = groupReadSize(
     limits,
-    limits.groupReads === 'auto' ? await deps.meanSampleBytes(req.dataset) : undefined,
+    limits.groupReads === 'auto' ? await largestMeanSize(deps, datasets) : undefined,
   );
-  const generation = deps.sampleCache ? await deps.datasetGeneration(req.dataset) : undefined;
+  const scopes = deps.sampleCache
+    ? await Promise.all(
+        named.map(async (s) => {
+          const generation = await deps.datasetGeneration(s.dataset);
+          return generation === undefined ? undefined : cacheScope(s.dataset, generation);
+        }),
+      )
+    : [];
   const cache =
-    deps.sampleCache && generation !== undefined
-      ? { store: deps.sampleCache, scope: cacheScope(req.dataset, generation) }
+    deps.sampleCache && scopes.length > 0 && scopes.every((x) => x !== undefined)
+      ? { store: deps.sampleCache, scopes }
       : undefined;
+  const sources: PlannedSource[] = named.map((s, i) => ({
+    dataset: s.dataset,
+    split: s.split,
+    count: splits[i]!.count,
+    quota: mixture ? mixture.quotas[i]! : splits[i]!.count,
+  }));
   return {
-    split,
+    sources,
+    positions: n,
+    mixed: mixture !== undefined,
     job,
     ...(elastic ? { checkpoint: elastic } : {}),
     ...(remainder ? { remainder } : {}),
     ...(resume ? { resume } : {}),
     ...(tensor ? { tensor } : {}),
     fetch: {
-      keyspace: req.dataset,
-      ids: split.ids,
+      sources: named.map((s, i) => ({ keyspace: s.dataset, ids: splits[i]!.ids })),
       firstEpoch: req.firstEpoch,
       endEpoch: req.firstEpoch + req.epochs,
       shardOf: (epoch) =>
         epochShard(
-          { ...req, n: split.count, epoch },
+          { ...req, shuffle, n, epoch },
           permute,
           resharded(epoch) ? remainder : undefined,
         ),
@@ -172,4 +214,16 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
         state,
       ),
   };
+}
+
+/**
+ * The largest mean sample size of `datasets` (undefined when any is unknown): reads are
+ * grouped only when every source's samples are small.
+ */
+async function largestMeanSize(
+  deps: Pick<StreamPlanDeps, 'meanSampleBytes'>,
+  datasets: readonly string[],
+): Promise<number | undefined> {
+  const means = await Promise.all(datasets.map((d) => deps.meanSampleBytes(d)));
+  return means.some((m) => m === undefined) ? undefined : Math.max(...(means as number[]));
 }

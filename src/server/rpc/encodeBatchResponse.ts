@@ -19,6 +19,7 @@ const TAG_LAST_IN_EPOCH = 0x58; // 11, varint (bool)
 const TAG_SHAPE = 0x62; // 12, packed uint32
 const TAG_DTYPE = 0x68; // 13, varint (enum)
 const TAG_SKIPPED_UNDECODABLE = 0x70; // 14, varint
+const TAG_SOURCE_INDEXES = 0x7a; // 15, packed uint32
 const DTYPE_UINT8 = 1; // D_TYPE_UINT8
 
 /**
@@ -38,7 +39,8 @@ const DTYPE_UINT8 = 1; // D_TYPE_UINT8
  *
  * With `tensor` (a raw transform's height, width and channels), `data` is one contiguous
  * uint8 tensor and the batch carries its shape (samples first) and dtype; every sample must
- * be exactly one element of it.
+ * be exactly one element of it. A `mixed` stream's batch carries each sample's source index
+ * (each below 64: one byte).
  *
  * @returns The encoded message, and the batch's sample and label blob bytes (for metrics).
  * @throws {@link LoaderError} INVALID_ARGUMENT when the batch may exceed `maxMessageBytes`.
@@ -48,6 +50,7 @@ export function encodeBatchResponse(
   resumeToken: Buffer,
   maxMessageBytes: number,
   tensor?: readonly [number, number, number],
+  mixed = false,
 ): { message: Buffer; bytes: number } {
   const { samples } = batch;
   const n = samples.length;
@@ -95,7 +98,8 @@ export function encodeBatchResponse(
     (skippedMissing !== 0 ? 1 + varintSize(skippedMissing) : 0) +
     (batch.lastInEpoch ? 2 : 0) +
     (tensor ? lengthDelimitedSize(shapeLength) + 2 : 0) +
-    (skippedUndecodable !== 0 ? 1 + varintSize(skippedUndecodable) : 0);
+    (skippedUndecodable !== 0 ? 1 + varintSize(skippedUndecodable) : 0) +
+    (mixed && n > 0 ? lengthDelimitedSize(n) : 0);
   const size = lengthDelimitedSize(inner);
   const out = allocFramedMessage(size);
 
@@ -174,6 +178,11 @@ export function encodeBatchResponse(
   if (skippedUndecodable !== 0) {
     out[pos++] = TAG_SKIPPED_UNDECODABLE;
     pos = writeVarint(out, pos, skippedUndecodable);
+  }
+  if (mixed && n > 0) {
+    out[pos++] = TAG_SOURCE_INDEXES;
+    pos = writeVarint(out, pos, n);
+    for (let i = 0; i < n; i++) out[pos++] = samples[i]!.source;
   }
   // The buffer is uninitialised memory: a size and a write that disagree (an id not 16 bytes
   // long) would send stale heap bytes, so that is an error rather than a malformed batch.

@@ -13,6 +13,7 @@ import {
   planStream,
   readDatasetGeneration,
   resolveSplit,
+  type PlannedSource,
   type StreamPlanDeps,
   type StreamTransformer,
 } from '../../core/index.js';
@@ -77,6 +78,22 @@ async function runStream(
   };
   /** The stream's cache look ups, when the loader has a sample cache. */
   let cacheFigures: BatchFetcher['cacheFigures'] | undefined;
+  /** Samples sent from each source (a mixture's are in the end line). */
+  let perSource: (PlannedSource & { sent: number })[] = [];
+  let mixed = false;
+  const endFigures = (): typeof figures & Record<string, unknown> => ({
+    ...figures,
+    ...cacheEndFigures(cacheFigures),
+    ...(mixed
+      ? {
+          sources: perSource.map((s) => ({
+            dataset: s.dataset,
+            split: s.split,
+            samples: s.sent,
+          })),
+        }
+      : {}),
+  });
   let log = ctx.logger.child({ streamId });
   let transformer: StreamTransformer | undefined;
   const transformFigures = (): void => {
@@ -84,7 +101,14 @@ async function runStream(
   };
   try {
     const req = validateStreamRequest(call.request, ctx.config);
-    log = log.child({ dataset: req.dataset, split: req.split, rank: req.rank });
+    log = log.child(
+      req.mix
+        ? {
+            sources: req.mix.sources.map((s) => `${s.dataset}/${s.split}`),
+            rank: req.rank,
+          }
+        : { dataset: req.dataset, split: req.split, rank: req.rank },
+    );
     log.info(
       {
         event: 'stream_start',
@@ -99,6 +123,13 @@ async function runStream(
         prefetch: req.prefetch,
         adaptivePrefetch: req.adaptivePrefetch,
         resumed: req.resumeToken.length > 0,
+        ...(req.mix
+          ? {
+              weights: req.mix.sources.map((s) => s.weight),
+              repeat: req.mix.sources.map((s) => s.repeat),
+              samplesPerEpoch: req.mix.samplesPerEpoch,
+            }
+          : {}),
         ...(req.transform ? { transform: req.transform } : {}),
         peer: call.getPeer(),
       },
@@ -120,6 +151,23 @@ async function runStream(
       req,
     );
     figures.groupReads = plan.fetch.groupReads;
+    // Samples sent per source, for the end line of a mixture and the per-source metric.
+    perSource = plan.sources.map((s) => ({ ...s, sent: 0 }));
+    mixed = plan.mixed;
+    const sourceCounters = plan.sources.map((s) =>
+      ctx.metrics.sourceSamplesSent.labels({ dataset: s.dataset, split: s.split }),
+    );
+    if (plan.mixed) {
+      log.info(
+        {
+          event: 'mixture',
+          positionsPerEpoch: plan.positions,
+          quotas: plan.sources.map((s) => s.quota),
+          sizes: plan.sources.map((s) => s.count),
+        },
+        'mixed epoch planned',
+      );
+    }
     const fetcher = new BatchFetcher({
       ...plan.fetch,
       paths: ctx.paths,
@@ -149,6 +197,7 @@ async function runStream(
         plan.resumeToken(batch.resume),
         ctx.config.maxMessageBytes,
         plan.tensor,
+        plan.mixed,
       );
       await settle();
       abort.signal.throwIfAborted();
@@ -166,24 +215,30 @@ async function runStream(
       figures.windowPositions = fetcher.windowPositions;
       ctx.metrics.batchesSent.inc();
       ctx.metrics.samplesSent.inc(batch.samples.length);
+      if (plan.mixed) {
+        const counts = new Array<number>(perSource.length).fill(0);
+        for (const s of batch.samples) counts[s.source]!++;
+        counts.forEach((c, i) => {
+          if (c === 0) return;
+          perSource[i]!.sent += c;
+          sourceCounters[i]!.inc(c);
+        });
+      } else {
+        perSource[0]!.sent += batch.samples.length;
+        sourceCounters[0]!.inc(batch.samples.length);
+      }
       ctx.metrics.bytesSent.inc(bytes);
     }
     await settle();
     call.end();
     transformFigures();
-    logEnd(log, 'OK', started, { ...figures, ...cacheEndFigures(cacheFigures) });
+    logEnd(log, 'OK', started, endFigures());
   } catch (err) {
     const cause = abort.signal.aborted ? abort.signal.reason : err;
     const st = toGrpcStatus(cause, { streamId });
     if (st.code === grpc.status.INTERNAL) log.error({ err }, 'stream failed unexpectedly');
     transformFigures();
-    logEnd(
-      log,
-      grpc.status[st.code] ?? String(st.code),
-      started,
-      { ...figures, ...cacheEndFigures(cacheFigures) },
-      st.details,
-    );
+    logEnd(log, grpc.status[st.code] ?? String(st.code), started, endFigures(), st.details);
     if (!abort.signal.aborted) call.emit('error', st);
   } finally {
     call.off('cancelled', onCancel);
@@ -211,7 +266,7 @@ function logEnd(
   log: ServerContext['logger'],
   code: string,
   started: number,
-  figures: { batches: number; samples: number; bytes: number },
+  figures: { batches: number; samples: number; bytes: number } & Record<string, unknown>,
   details?: string,
 ): void {
   const seconds = (performance.now() - started) / 1000;

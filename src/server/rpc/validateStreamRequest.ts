@@ -8,6 +8,7 @@ import {
   type StreamRequest,
   type TransformLimits,
   validateIdentifier,
+  validateMix,
 } from '../../core/index.js';
 import { validateTransform } from './validateTransform.js';
 
@@ -31,9 +32,12 @@ export function validateStreamRequest(
   > &
     Pick<TransformLimits, 'maxTransformSide'> & { maxMessageBytes: number },
 ): StreamRequest {
-  const dataset = validateIdentifier(req.dataset, 'dataset');
-  const split = req.split.trim();
-  if (split === '') throw invalidArgument('split is required (e.g. "all" for every sample)');
+  const mix = streamMix(req);
+  const dataset = mix ? '' : validateIdentifier(req.dataset, 'dataset');
+  const split = mix ? '' : req.split.trim();
+  if (!mix && split === '') {
+    throw invalidArgument('split is required (e.g. "all" for every sample)');
+  }
   const batchSize = req.batchSize;
   if (batchSize < 1 || batchSize > config.maxBatchSize) {
     throw invalidArgument(
@@ -79,6 +83,7 @@ export function validateStreamRequest(
   return {
     dataset,
     split,
+    ...(mix ? { mix } : {}),
     batchSize,
     seed: BigInt(req.seed || '0'),
     firstEpoch: req.firstEpoch,
@@ -98,6 +103,31 @@ export function validateStreamRequest(
       : {}),
     ...(req.transform ? { transform: validateTransform(req.transform, batchSize, config) } : {}),
   };
+}
+
+/**
+ * The request's mixture (validated: see `validateMix`), or undefined for a single-source
+ * request; dataset and split beside sources, or samples_per_epoch without them, are
+ * INVALID_ARGUMENT.
+ */
+function streamMix(req: StreamBatchesRequest__Output): StreamRequest['mix'] {
+  const samplesPerEpoch = Number(req.samplesPerEpoch || '0');
+  if (req.sources.length === 0) {
+    if (samplesPerEpoch !== 0) {
+      throw invalidArgument('samples_per_epoch applies to a mixture: give sources, or leave it 0');
+    }
+    return undefined;
+  }
+  if (req.dataset !== '' || req.split.trim() !== '') {
+    throw invalidArgument(
+      'a request names either sources (a mixture) or dataset and split, not both: put this ' +
+        'dataset and split in sources',
+    );
+  }
+  return validateMix({
+    sources: req.sources.map((s) => ({ ...s, weight: s.weight })),
+    samplesPerEpoch,
+  });
 }
 
 /** Maps an enum's name to its meaning; an unknown value (a newer client?) is INVALID_ARGUMENT. */

@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import { invalidArgument } from '../errors/LoaderError.js';
+import type { PermutationCache } from '../sampling/createPermutationCache.js';
+import { MAX_PERMUTATION_SIZE, identityPermutation } from '../sampling/permutation.js';
+import type { SplitIds } from '../splits/SplitIds.js';
+import { permutationKey } from '../stream/streamCacheKeys.js';
+import { type MixedPart, mixedEpoch, sourceSeed } from './mixedEpoch.js';
+import { mixQuotas } from './mixQuotas.js';
+import { mixSchedule } from './mixSchedule.js';
+import type { MixSource } from './MixSource.js';
+
+/** A mixture worked out for a stream: its epochs' length, identity and sequences. */
+export interface MixturePlan {
+  /** Positions of every mixed epoch (the quotas' sum). */
+  length: number;
+  /** Positions each source fills per epoch, in the request's order. */
+  quotas: number[];
+  /**
+   * What a mixture's tokens and cached sequences are bound to, in place of a split's content
+   * hash: every source's dataset, split, contents, weight and repeat, and the epoch sizing.
+   */
+  contentHash: string;
+  /** The mixed epoch's stored positions (see `mixedEpoch`), shared through the cache. */
+  sequence(epoch: number): Uint32Array;
+}
+
+/**
+ * Plans a mixture from its sources' splits (in the request's order): the quotas
+ * ({@link mixQuotas}, which refuses what cannot be mixed), and the epoch sequences, computed
+ * once per process and epoch in the permutation cache, as are the sources' own permutations
+ * (keyed by their splits' contents, so the ranks of a job share them).
+ */
+export function planMixture(
+  mix: { sources: readonly MixSource[]; samplesPerEpoch: number },
+  splits: readonly SplitIds[],
+  seed: bigint,
+  shuffle: 'uniform' | 'none',
+  permutations: PermutationCache,
+): MixturePlan {
+  const stored = splits.reduce((a, s) => a + s.count, 0);
+  if (stored > MAX_PERMUTATION_SIZE) {
+    throw invalidArgument(
+      `the mixture's sources hold ${stored} samples together, over the limit of ` +
+        `${MAX_PERMUTATION_SIZE}; mix fewer or smaller splits`,
+    );
+  }
+  const quotas = mixQuotas(
+    mix.sources.map((s, i) => ({ ...s, size: splits[i]!.count })),
+    mix.samplesPerEpoch,
+  );
+  const contentHash =
+    'mixture/v1/' +
+    createHash('sha256')
+      .update(
+        JSON.stringify([
+          mix.samplesPerEpoch,
+          mix.sources.map((s, i) => [
+            s.dataset,
+            s.split,
+            splits[i]!.contentHash,
+            s.weight,
+            s.repeat,
+          ]),
+        ]),
+      )
+      .digest('hex');
+  let offset = 0;
+  const parts: MixedPart[] = splits.map((split, i) => {
+    const part = { size: split.count, quota: quotas[i]!, offset, seed: sourceSeed(seed, i) };
+    offset += split.count;
+    return part;
+  });
+  const order = (part: MixedPart, pass: number): Uint32Array => {
+    if (shuffle === 'none') return identityPermutation(part.size);
+    const i = parts.indexOf(part);
+    const args = { n: part.size, seed: part.seed, epoch: pass };
+    return permutations.memo(permutationKey(splits[i]!.contentHash, args), { context: args });
+  };
+  const length = quotas.reduce((a, q) => a + q, 0);
+  return {
+    length,
+    quotas,
+    contentHash,
+    sequence: (epoch) => {
+      const args = {
+        n: length,
+        seed,
+        epoch,
+        make: () => mixedEpoch(parts, mixSchedule(quotas, seed, epoch), epoch, order),
+      };
+      return permutations.memo(`${contentHash}/${seed}/${shuffle}/${epoch}`, { context: args });
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { invalidArgument } from '../errors/LoaderError.js';
+import { validateIdentifier } from '../schema/identifiers.js';
+import { MAX_MIX_SOURCES, type MixSource, describeSource } from './MixSource.js';
+
+/** A mixture as a request gives it, before its checks (weights as numbers, anything else). */
+export interface MixInput {
+  sources: readonly { dataset: string; split: string; weight: number; repeat?: boolean }[];
+  samplesPerEpoch: number;
+}
+
+/** Positions of a mixed epoch at most, when the request sets samples_per_epoch. */
+export const MAX_SAMPLES_PER_EPOCH = 2 ** 32 - 1;
+
+/**
+ * Checks a mixture's sources and sizing, with the same words on the server and in the SDKs:
+ * 1 to 64 sources, each a valid dataset name, a split, and a finite weight above 0 (the
+ * message names the source by index and names); samples_per_epoch an integer in [0, 2^32).
+ * What depends on the database (a split that does not exist, a share larger than a source
+ * without repeat) is checked when the stream is planned.
+ */
+export function validateMix(mix: MixInput): { sources: MixSource[]; samplesPerEpoch: number } {
+  const { sources } = mix;
+  if (sources.length === 0) throw invalidArgument('a mixture needs at least one source');
+  if (sources.length > MAX_MIX_SOURCES) {
+    throw invalidArgument(
+      `a mixture has at most ${MAX_MIX_SOURCES} sources, not ${sources.length}`,
+    );
+  }
+  const spe = mix.samplesPerEpoch;
+  if (!Number.isInteger(spe) || spe < 0 || spe > MAX_SAMPLES_PER_EPOCH) {
+    throw invalidArgument(
+      `samples_per_epoch ${spe} is out of range: use 0 (until the source with the largest ` +
+        `weight per sample is used once) or 1 to ${MAX_SAMPLES_PER_EPOCH}`,
+    );
+  }
+  return {
+    samplesPerEpoch: spe,
+    sources: sources.map((s, i) => {
+      const split = s.split.trim();
+      const where = describeSource(i, s);
+      try {
+        validateIdentifier(s.dataset, 'dataset');
+      } catch (err) {
+        throw invalidArgument(`${where}: ${(err as Error).message}`);
+      }
+      if (split === '') throw invalidArgument(`${where}: split is required (e.g. "all")`);
+      if (!Number.isFinite(s.weight) || s.weight <= 0) {
+        throw invalidArgument(`${where}: weight ${s.weight} must be a finite number above 0`);
+      }
+      return { dataset: s.dataset, split, weight: s.weight, repeat: s.repeat ?? false };
+    }),
+  };
+}
