@@ -14,6 +14,12 @@ export interface DecodedBatch {
   idBytes: Buffer;
   /** Integer label of each sample; -1 for a sample without one. */
   labels: Int32Array;
+  /**
+   * With `sources` (a mixture): the index in `sources` of each sample's source; undefined for
+   * a single-source stream. A sample's label is its source's kind: an integer (`labels`), a
+   * blob (`labelBlobs`), or none (-1 and an empty blob).
+   */
+  sourceIndexes: Uint8Array | undefined;
   /** Every sample's bytes, concatenated in the batch's order (`samples` are views into it). */
   data: Buffer;
   /** Each sample's bytes: `samples[i]` is a view into `data`. */

@@ -9,15 +9,46 @@ export type OrderingName = 'out-of-order' | 'in-order';
 /** What the server does with a sample id that has no row (proto `MissingSamplePolicy`). */
 export type MissingSamplePolicyName = 'fail' | 'skip';
 
+/** One source of a mixed stream (proto `StreamSource`). */
+export interface StreamSourceOptions {
+  /** Dataset (keyspace) name. */
+  dataset: string;
+  /** Split to take samples from: `all`, `set/part` or `set@version/part`. */
+  split: string;
+  /**
+   * Positive weight (default 1): the source's share of the mixed epoch, and of every window
+   * of it, is its weight over the sum of the weights.
+   */
+  weight?: number;
+  /**
+   * May be read more than once in one mixed epoch, a fresh permutation each pass (default
+   * false: a share larger than the source is INVALID_ARGUMENT). A smaller share is
+   * sub-sampled, a new slice of the source's permutation each epoch.
+   */
+  repeat?: boolean;
+}
+
 /**
  * What {@link LoaderClient.streamBatches} asks for: the fields of the proto's
  * `StreamBatchesRequest` with TypeScript types. Omitted fields take the server's defaults.
+ * A request names one `dataset` and `split`, or `sources` to mix.
  */
 export interface StreamBatchesOptions {
-  /** Dataset (keyspace) name. */
-  dataset: string;
-  /** Split to stream: `all` (every sample), `set/part` or `set@version/part`. */
-  split: string;
+  /** Dataset (keyspace) name (absent with `sources`). */
+  dataset?: string;
+  /** Split to stream: `all` (every sample), `set/part` or `set@version/part` (absent with `sources`). */
+  split?: string;
+  /**
+   * Several datasets or splits mixed by weight in one stream, instead of `dataset` and
+   * `split`: each batch's `sourceIndexes` says where each sample came from. Sharding, resume
+   * tokens and job checkpoints work on the mixed epoch as on a split.
+   */
+  sources?: StreamSourceOptions[];
+  /**
+   * With `sources`: positions of a mixed epoch (default: until the source with the largest
+   * weight per sample has delivered each of its samples once).
+   */
+  samplesPerEpoch?: number;
   /** Samples per batch, 1 to the server's limit (8,192 by default). */
   batchSize: number;
   /** Seed of the per-epoch permutation, an unsigned 64-bit integer (default 0). */

@@ -1,5 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import type { Batch__Output } from '../generated/scylla_loader/v1/Batch.js';
+import { MAX_MIX_SOURCES } from '../core/requests.js';
 import { ClientError } from './ClientError.js';
 import type { DecodedBatch } from './DecodedBatch.js';
 import { uuidFromBytes } from './uuidFromBytes.js';
@@ -48,6 +49,13 @@ export function decodeBatch(batch: Batch__Output | null, path: string): DecodedB
     fail(`${batch.labels.length} labels for ${n} samples`);
   }
   const samples = split(batch.data, batch.dataSizes, 'data', fail);
+  const sourceIndexes = batch.sourceIndexes ?? [];
+  if (sourceIndexes.length !== 0 && sourceIndexes.length !== n) {
+    fail(`${sourceIndexes.length} source indexes for ${n} samples`);
+  }
+  if (sourceIndexes.some((s) => s >= MAX_MIX_SOURCES)) {
+    fail(`a source index over the limit of ${MAX_MIX_SOURCES} sources`);
+  }
   let labelBlobs: Buffer[] | undefined;
   if (batch.labelBlobSizes.length !== 0 && batch.labelBlobSizes.length !== n) {
     fail(`${batch.labelBlobSizes.length} label blob sizes for ${n} samples`);
@@ -79,6 +87,7 @@ export function decodeBatch(batch: Batch__Output | null, path: string): DecodedB
     ids,
     idBytes: batch.ids,
     labels: Int32Array.from(batch.labels),
+    sourceIndexes: sourceIndexes.length > 0 ? Uint8Array.from(sourceIndexes) : undefined,
     data: batch.data,
     samples,
     labelBlobs,

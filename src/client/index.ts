@@ -45,6 +45,7 @@ export type {
   ShardRuleName,
   ShuffleModeName,
   StreamBatchesOptions,
+  StreamSourceOptions,
 } from './StreamBatchesOptions.js';
 export type { SplitSet, SplitSetPart } from './SplitSet.js';
 export type {

@@ -7,6 +7,7 @@ import type { ShardRule__Output } from '../generated/scylla_loader/v1/ShardRule.
 import type { ShuffleMode__Output } from '../generated/scylla_loader/v1/ShuffleMode.js';
 import type { StreamBatchesRequest } from '../generated/scylla_loader/v1/StreamBatchesRequest.js';
 import type { Transform } from '../generated/scylla_loader/v1/Transform.js';
+import { LoaderError, validateMix } from '../core/requests.js';
 import type {
   MissingSamplePolicyName,
   OrderingName,
@@ -126,8 +127,7 @@ export function seedString(seed: bigint | number | string | undefined): string {
 export function toProtoRequest(options: StreamBatchesOptions): StreamBatchesRequest {
   const token = options.resumeToken;
   return {
-    dataset: options.dataset,
-    split: options.split,
+    ...sourcesOf(options),
     batchSize: uint32('batchSize', options.batchSize),
     seed: seedString(options.seed),
     firstEpoch: uint32('firstEpoch', options.firstEpoch),
@@ -151,6 +151,43 @@ export function toProtoRequest(options: StreamBatchesOptions): StreamBatchesRequ
     jobCheckpoint: options.jobCheckpoint ? Buffer.from(options.jobCheckpoint) : Buffer.alloc(0),
     ...(options.transform ? { transform: toProtoTransform(options.transform) } : {}),
   };
+}
+
+/**
+ * The request's one source, or its mixture checked with the core's validator (the server's
+ * words: a RangeError naming the source by index); both forms, or neither, is a RangeError.
+ */
+function sourcesOf(
+  options: StreamBatchesOptions,
+): Pick<StreamBatchesRequest, 'dataset' | 'split' | 'sources' | 'samplesPerEpoch'> {
+  if (!options.sources) {
+    if (options.samplesPerEpoch !== undefined) {
+      throw new RangeError('samplesPerEpoch applies to a mixture: give sources, or leave it out');
+    }
+    if (options.dataset === undefined || options.split === undefined) {
+      throw new RangeError('a request names dataset and split, or sources to mix');
+    }
+    return { dataset: options.dataset, split: options.split };
+  }
+  if (options.dataset !== undefined || options.split !== undefined) {
+    throw new RangeError(
+      'a request names either sources (a mixture) or dataset and split, not both: put this ' +
+        'dataset and split in sources',
+    );
+  }
+  try {
+    const mix = validateMix({
+      sources: options.sources.map((s) => ({ ...s, weight: s.weight ?? 1 })),
+      samplesPerEpoch: options.samplesPerEpoch ?? 0,
+    });
+    return {
+      sources: mix.sources.map((s) => ({ ...s })),
+      samplesPerEpoch: String(mix.samplesPerEpoch),
+    };
+  } catch (err) {
+    if (err instanceof LoaderError) throw new RangeError(err.message, { cause: err });
+    throw err;
+  }
 }
 
 /**

@@ -12,3 +12,4 @@ export type { CreateSplitSetRequest } from './splits/createSplitSet.js';
 export { MAX_SAMPLE_BYTES, sampleProblem } from './ingest/sampleProblem.js';
 export { type MixInput, MAX_SAMPLES_PER_EPOCH, validateMix } from './mixing/validateMix.js';
 export { MAX_MIX_SOURCES } from './mixing/MixSource.js';
+export { LoaderError } from './errors/LoaderError.js';
