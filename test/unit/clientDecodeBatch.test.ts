@@ -150,4 +150,17 @@ describe('decodeBatch', () => {
   it('rejects a response without a batch', () => {
     expect(decodeError(null).details).toMatch(/response without a batch/);
   });
+
+  it('exposes the source index of each sample of a mixed stream, and checks their count', () => {
+    expect(decodeBatch(batch(), PATH).sourceIndexes).toBeUndefined();
+    expect(Array.from(decodeBatch(batch({ sourceIndexes: [1, 0] }), PATH).sourceIndexes!)).toEqual([
+      1, 0,
+    ]);
+    expect(decodeError(batch({ sourceIndexes: [1] })).details).toMatch(
+      /1 source indexes for 2 samples/,
+    );
+    expect(decodeError(batch({ sourceIndexes: [1, 64] })).details).toMatch(
+      /a source index over the limit of 64 sources/,
+    );
+  });
 });

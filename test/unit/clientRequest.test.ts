@@ -106,4 +106,45 @@ describe('toProtoRequest', () => {
     expect([...sent]).toEqual([1, 2, 3]);
     expect(sent.buffer).toBe(memory.buffer);
   });
+
+  it("sends a mixture's sources with their defaults, checked with the server's words", () => {
+    const base = { batchSize: 8 } as const;
+    expect(
+      toProtoRequest({
+        ...base,
+        sources: [
+          { dataset: 'a', split: 'all' },
+          { dataset: 'b', split: 'main/train', weight: 2.5, repeat: true },
+        ],
+        samplesPerEpoch: 1000,
+      }),
+    ).toMatchObject({
+      sources: [
+        { dataset: 'a', split: 'all', weight: 1, repeat: false },
+        { dataset: 'b', split: 'main/train', weight: 2.5, repeat: true },
+      ],
+      samplesPerEpoch: '1000',
+    });
+    expect(toProtoRequest({ ...base, dataset: 'a', split: 'all' })).not.toHaveProperty('sources');
+    expect(() =>
+      toProtoRequest({
+        ...base,
+        dataset: 'a',
+        split: 'all',
+        sources: [{ dataset: 'a', split: 'all' }],
+      }),
+    ).toThrow(/either sources \(a mixture\) or dataset and split, not both/);
+    expect(() => toProtoRequest({ ...base, split: 'all' })).toThrow(
+      /names dataset and split, or sources/,
+    );
+    expect(() =>
+      toProtoRequest({ ...base, dataset: 'a', split: 'all', samplesPerEpoch: 5 }),
+    ).toThrow(/samplesPerEpoch applies to a mixture/);
+    expect(() =>
+      toProtoRequest({ ...base, sources: [{ dataset: 'a', split: 'all', weight: Number.NaN }] }),
+    ).toThrow(RangeError);
+    expect(() =>
+      toProtoRequest({ ...base, sources: [{ dataset: 'a', split: 'all' }], samplesPerEpoch: -1 }),
+    ).toThrow(/samples_per_epoch -1 is out of range/);
+  });
 });

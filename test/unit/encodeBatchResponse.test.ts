@@ -255,4 +255,26 @@ describe('encodeBatchResponse', () => {
     const b = batch([sample(0, 60), sample(1, 59)]);
     expect(() => encodeBatchResponse(b, token, LIMIT, [4, 5, 3])).toThrow(/59 bytes .* 4x5x3/);
   });
+
+  it("carries each sample's source index in a mixed stream, and none in a single-source one", () => {
+    const samples = [sample(0, 3), sample(1, 4), sample(2, 0)].map((s, i) => ({
+      ...s,
+      source: [2, 0, 63][i]!,
+    }));
+    const mixed = method.responseDeserialize(
+      encodeBatchResponse(batch(samples), token, LIMIT, undefined, true).message,
+    );
+    expect(mixed.batch?.sourceIndexes).toEqual([2, 0, 63]);
+    // A batch drawn wholly from source 0 still says so (the field is not left out).
+    const zeros = samples.map((s) => ({ ...s, source: 0 }));
+    expect(
+      method.responseDeserialize(
+        encodeBatchResponse(batch(zeros), token, LIMIT, undefined, true).message,
+      ).batch?.sourceIndexes,
+    ).toEqual([0, 0, 0]);
+    const single = method.responseDeserialize(
+      encodeBatchResponse(batch(samples), token, LIMIT).message,
+    );
+    expect(single.batch?.sourceIndexes).toEqual([]);
+  });
 });

@@ -108,3 +108,41 @@ describe('validateStreamRequest job_checkpoint', () => {
     ).toThrow(/job_checkpoint is not a serialized JobCheckpoint.*unchanged/);
   });
 });
+
+describe('validateStreamRequest sources', () => {
+  const sources = [
+    { dataset: 'a', split: 'all', weight: 3, repeat: false },
+    { dataset: 'b', split: 'set/train', weight: 1, repeat: true },
+  ];
+  const mixed = { ...base, dataset: '', split: '', sources, samplesPerEpoch: '500' };
+
+  it('reads a mixture and leaves dataset and split empty', () => {
+    expect(validateStreamRequest(mixed, limits)).toMatchObject({
+      dataset: '',
+      split: '',
+      mix: { sources, samplesPerEpoch: 500 },
+    });
+    expect(validateStreamRequest(base, limits).mix).toBeUndefined();
+  });
+
+  it('refuses sources beside a dataset, sizing without sources, and a bad source by index', () => {
+    expect(() => validateStreamRequest({ ...mixed, dataset: 'mnist' }, limits)).toThrow(
+      /either sources \(a mixture\) or dataset and split, not both/,
+    );
+    expect(() => validateStreamRequest({ ...base, samplesPerEpoch: '10' }, limits)).toThrow(
+      /samples_per_epoch applies to a mixture/,
+    );
+    expect(() =>
+      validateStreamRequest(
+        { ...mixed, sources: [sources[0]!, { ...sources[1]!, weight: 0 }] },
+        limits,
+      ),
+    ).toThrow(/source 1 \(dataset "b", split "set\/train"\): weight 0 must be/);
+    expect(() =>
+      validateStreamRequest(
+        { ...mixed, sources: Array.from({ length: 65 }, () => sources[0]!) },
+        limits,
+      ),
+    ).toThrow(/at most 64 sources, not 65/);
+  });
+});
