@@ -26,6 +26,9 @@ const GOOD = 40;
 const resumeKey = randomBytes(32).toString('hex');
 let db: cassandra.Client;
 let ks: string;
+/** A second image dataset, all good, for a mixed stream. */
+let ks2: string;
+let byId2: Set<string>;
 let files: Map<string, ImageFixture>;
 /** Fixture by sample id (UUID string). */
 let byId: Map<string, ImageFixture>;
@@ -154,9 +157,13 @@ beforeAll(async () => {
   files = await ingestImageDataset(db, ks, GOOD, true);
   const ns = datasetNamespace(ks);
   byId = new Map([...files.values()].map((f) => [sampleId(f.key, ns), f]));
+  ks2 = uniqueKeyspace();
+  const files2 = await ingestImageDataset(db, ks2, 10, false);
+  byId2 = new Set([...files2.values()].map((f) => sampleId(f.key, datasetNamespace(ks2))));
 }, 120_000);
 
 afterAll(async () => {
+  await dropKeyspace(db, ks2);
   await dropKeyspace(db, ks);
   await db.shutdown();
 });
@@ -194,6 +201,36 @@ describe.each([
   ['sharp', 'off'],
 ] as const)('server-side transforms (%s)', (decoder, mode) => {
   useLoader(mode);
+
+  it('one transform for every source of a mixed stream: bad images of one source skipped, pixels of both', async () => {
+    // Weights in proportion to the sizes (43 and 10): the epoch takes every sample once.
+    const batches = await stream({
+      dataset: undefined,
+      split: undefined,
+      sources: [
+        { dataset: ks, split: 'all', weight: 43 },
+        { dataset: ks2, split: 'all', weight: 10 },
+      ],
+      seed: 3,
+      transform: RRC,
+    });
+    const got = batches.flatMap((b) => b.ids.map((id, i) => ({ id, source: b.sourceIndexes![i] })));
+    const good = [...byId].filter(([, f]) => f.kind === 'good').map(([id]) => id);
+    expect(
+      got
+        .filter((g) => g.source === 0)
+        .map((g) => g.id)
+        .sort(),
+    ).toEqual(good.sort());
+    expect(
+      got
+        .filter((g) => g.source === 1)
+        .map((g) => g.id)
+        .sort(),
+    ).toEqual([...byId2].sort());
+    expect(batches.reduce((a, b) => a + b.skippedUndecodable, 0)).toBe(3);
+    for (const b of batches) expect(b.tensor?.shape).toEqual([b.ids.length, 48, 40, 3]);
+  });
 
   it('raw random-resized crops: one N x H x W x C uint8 tensor per batch, every good sample once, bad ones skipped and counted', async () => {
     const batches = await stream({ seed: 3, transform: RRC });
