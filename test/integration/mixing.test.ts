@@ -119,6 +119,7 @@ beforeAll(async () => {
     BigInt(job.seed),
     'uniform',
     createPermutationCache(1 << 24),
+    { maxMixedEpoch: 1_000_000 },
   );
   const starts = [0, splits[0]!.count, splits[0]!.count + splits[1]!.count];
   for (const epoch of [0, 1]) {

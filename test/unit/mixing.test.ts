@@ -37,7 +37,9 @@ const threeSplits = [splitOf(6_000, 1), splitOf(1_300, 2), splitOf(9_000, 3)];
 const offsets = [0, 6_000, 7_300];
 
 function plan3(seed = 11n, shuffle: 'uniform' | 'none' = 'uniform') {
-  return planMixture(three, threeSplits, seed, shuffle, createPermutationCache(1 << 26));
+  return planMixture(three, threeSplits, seed, shuffle, createPermutationCache(1 << 26), {
+    maxMixedEpoch: 1_000_000,
+  });
 }
 
 /** (source, index in the source's split) of each position of a mixed epoch. */
@@ -154,6 +156,10 @@ describe('mixQuotas', () => {
     expect(err?.message).toContain('source 1 (dataset "small", split "x/train")');
     expect(err?.message).toContain('set repeat on it');
     expect(() => mixQuotas([src(0, 1)], 0)).toThrow(/source 0 .* has no samples/);
+    // A tiny source with a huge share would take a permutation per pass: bounded.
+    expect(() => mixQuotas([src(1, 1, true), src(1_000, 1, true)], 30_000)).toThrow(
+      /source 0 .* would be read 15000 times in one mixed epoch \(at most 10000\)/,
+    );
   });
 });
 
@@ -236,6 +242,13 @@ describe('planStream with a mixture', () => {
     expect(together).toEqual([...sequence].sort((x, y) => x - y));
     // Rank r takes every 4th position from r, as DistributedSampler does.
     expect(positions(plans[2]!, 1).slice(0, 3)).toEqual([sequence[2], sequence[6], sequence[10]]);
+  });
+
+  it('refuses an epoch over the server limit before making its sequence', async () => {
+    const d = { ...deps(), limits: streamLimitsSchema.parse({ maxMixedEpoch: 9_999 }) };
+    await expect(planStream(d, request)).rejects.toThrow(
+      /a mixed epoch of 10000 positions is over the server's limit of 9999 \(SCYLLA_LOADER_MAX_MIXED_EPOCH\)/,
+    );
   });
 
   it('binds tokens to the mixture: other weights, or a single source, refuse them', async () => {

@@ -140,6 +140,14 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     help: 'samples per grouped read query at most',
   },
   {
+    field: 'maxMixedEpoch',
+    flag: '--max-mixed-epoch <n>',
+    env: 'SCYLLA_LOADER_MAX_MIXED_EPOCH',
+    type: 'number',
+    unit: 'positions',
+    help: "positions of a mixed stream's epoch at most (its sequence takes 4 bytes a position)",
+  },
+  {
     field: 'retryBaseMs',
     flag: '--retry-base-ms <n>',
     env: 'SCYLLA_LOADER_RETRY_BASE_MS',

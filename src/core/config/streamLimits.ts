@@ -39,6 +39,16 @@ export const streamLimitsSchema = z.object({
     .default(16_384),
   /** Samples per grouped query at most. */
   groupReadsSize: z.number().int().min(2).max(1024).default(32),
+  /**
+   * Positions of a mixed epoch at most: what bounds the sequence a mixed stream keeps (4 bytes
+   * a position, plus 1 while it is made), as a split's size bounds its permutation.
+   */
+  maxMixedEpoch: z
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 32 - 1)
+    .default(100_000_000),
   /** Attempts per sample read (the first included) before the stream ends with UNAVAILABLE. */
   readAttempts: z.number().int().min(1).max(100).default(6),
   /** First retry backoff; doubled per attempt, with jitter. */

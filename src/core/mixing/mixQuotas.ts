@@ -2,6 +2,12 @@ import { invalidArgument } from '../errors/LoaderError.js';
 import { MAX_PERMUTATION_SIZE } from '../sampling/permutation.js';
 import { describeSource } from './MixSource.js';
 
+/**
+ * Passes of one source a mixed epoch may take at most: each is a permutation to compute, so a
+ * tiny source with a huge share would cost more than the epoch's reads.
+ */
+export const MAX_PASSES_PER_EPOCH = 10_000;
+
 /** What a source's share of a mixed epoch is computed from. */
 export interface QuotaInput {
   dataset: string;
@@ -62,6 +68,13 @@ export function mixQuotas(sources: readonly QuotaInput[], samplesPerEpoch: numbe
           `${describeSource(i, s)} would fill ${quotas[i]} positions of a mixed epoch of ` +
             `${samplesPerEpoch} but has ${s.size} samples: set repeat on it, lower ` +
             'samples_per_epoch, or lower its weight',
+        );
+      }
+      if (quotas[i]! > s.size * MAX_PASSES_PER_EPOCH) {
+        throw invalidArgument(
+          `${describeSource(i, s)} would be read ${Math.ceil(quotas[i]! / s.size)} times in ` +
+            `one mixed epoch (at most ${MAX_PASSES_PER_EPOCH}): lower samples_per_epoch or its ` +
+            'weight',
         );
       }
     });

@@ -28,7 +28,8 @@ export interface MixturePlan {
  * Plans a mixture from its sources' splits (in the request's order): the quotas
  * ({@link mixQuotas}, which refuses what cannot be mixed), and the epoch sequences, computed
  * once per process and epoch in the permutation cache, as are the sources' own permutations
- * (keyed by their splits' contents, so the ranks of a job share them).
+ * (keyed by their splits' contents, so the ranks of a job share them). An epoch longer than
+ * `limits.maxMixedEpoch` is INVALID_ARGUMENT.
  */
 export function planMixture(
   mix: { sources: readonly MixSource[]; samplesPerEpoch: number },
@@ -36,6 +37,7 @@ export function planMixture(
   seed: bigint,
   shuffle: 'uniform' | 'none',
   permutations: PermutationCache,
+  limits: { maxMixedEpoch: number },
 ): MixturePlan {
   const stored = splits.reduce((a, s) => a + s.count, 0);
   if (stored > MAX_PERMUTATION_SIZE) {
@@ -48,6 +50,15 @@ export function planMixture(
     mix.sources.map((s, i) => ({ ...s, size: splits[i]!.count })),
     mix.samplesPerEpoch,
   );
+  const length = quotas.reduce((a, q) => a + q, 0);
+  if (length > limits.maxMixedEpoch) {
+    throw invalidArgument(
+      `a mixed epoch of ${length} positions is over the server's limit of ` +
+        `${limits.maxMixedEpoch} (SCYLLA_LOADER_MAX_MIXED_EPOCH); set a smaller ` +
+        'samples_per_epoch' +
+        (mix.samplesPerEpoch === 0 ? ' than the default (the sources are large)' : ''),
+    );
+  }
   const contentHash =
     'mixture/v1/' +
     createHash('sha256')
@@ -76,7 +87,6 @@ export function planMixture(
     const args = { n: part.size, seed: part.seed, epoch: pass };
     return permutations.memo(permutationKey(splits[i]!.contentHash, args), { context: args });
   };
-  const length = quotas.reduce((a, q) => a + q, 0);
   return {
     length,
     quotas,

@@ -61,6 +61,7 @@ export interface StreamPlanDeps {
     | 'groupReads'
     | 'groupReadsMaxBytes'
     | 'groupReadsSize'
+    | 'maxMixedEpoch'
   >;
   /** Key of the resume tokens' HMAC. */
   resumeKey: Buffer;
@@ -93,7 +94,7 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
     ),
   );
   const mixture = req.mix
-    ? planMixture(req.mix, splits, req.seed, req.shuffle, deps.permutations)
+    ? planMixture(req.mix, splits, req.seed, req.shuffle, deps.permutations, deps.limits)
     : undefined;
   const single = splits[0]!;
   /** Positions per epoch, and what tokens and cached orders are bound to. */
