@@ -232,6 +232,36 @@ describe.each([
     for (const b of batches) expect(b.tensor?.shape).toEqual([b.ids.length, 48, 40, 3]);
   });
 
+  it('augments a repeated source anew in each pass, and identically when the stream is repeated', async () => {
+    // The 10-sample source fills 30 positions: 3 passes in one epoch.
+    const req = {
+      dataset: undefined,
+      split: undefined,
+      sources: [
+        { dataset: ks, split: 'all', weight: 1 },
+        { dataset: ks2, split: 'all', weight: 1, repeat: true },
+      ],
+      samplesPerEpoch: 60,
+      seed: 5,
+      ordering: 'in-order' as const,
+      transform: { ...RRC, badImagePolicy: 'skip' as const },
+    };
+    const pixels = (batches: DecodedBatch[]): { id: string; px: Buffer }[] =>
+      batches.flatMap((b) =>
+        b.ids
+          .map((id, i) => ({ id, px: Buffer.from(b.samples[i]!), source: b.sourceIndexes![i] }))
+          .filter((x) => x.source === 1),
+      );
+    const first = pixels(await stream(req));
+    expect(first).toHaveLength(30);
+    for (const id of byId2) {
+      const crops = first.filter((x) => x.id === id).map((x) => x.px.toString('hex'));
+      expect(crops).toHaveLength(3);
+      expect(new Set(crops).size).toBeGreaterThan(1);
+    }
+    expect(pixels(await stream(req))).toEqual(first);
+  });
+
   it('raw random-resized crops: one N x H x W x C uint8 tensor per batch, every good sample once, bad ones skipped and counted', async () => {
     const batches = await stream({ seed: 3, transform: RRC });
     const ids = batches.flatMap((b) => b.ids);

@@ -512,7 +512,8 @@ export class BatchFetcher {
     const epoch = this.assembler.epoch;
     const { position } = sample;
     this.transforming.add(position);
-    transform.run(sample.data, sample.id, epoch).then(
+    const mixedPosition = this.opts.mixed ? this.plan.epochPosition(position) : undefined;
+    transform.run(sample.data, sample.id, epoch, mixedPosition).then(
       (data) => {
         this.transforming.delete(position);
         if (this.closed || epoch !== this.assembler.epoch) return;

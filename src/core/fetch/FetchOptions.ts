@@ -48,6 +48,11 @@ export interface FetchOptions {
    */
   transform?: StreamTransformer;
   /**
+   * The stream mixes sources: a transform draws from the sample's position in the mixed epoch
+   * too, so a sample repeated within an epoch is augmented anew each time.
+   */
+  mixed?: boolean;
+  /**
    * The process's sample cache and each source's dataset identity in it, by source (absent:
    * every sample is read from the database).
    */

@@ -22,6 +22,8 @@ export interface EpochShard {
   length: number;
   /** Stored position (index into the split's ids) of the rank's j-th sample. */
   storedPosition(j: number): number;
+  /** Position in the epoch's order (0 to n - 1, before sharding) of the rank's j-th sample. */
+  epochPosition(j: number): number;
 }
 
 /**
@@ -48,7 +50,9 @@ export function epochShard(
     spec.dropLast,
   );
   const index = remainder ? (j: number) => remainder[s.at(j)]! : s.at;
-  if (spec.shuffle === 'none') return { length: s.length, storedPosition: index }; // no O(n) array
+  if (spec.shuffle === 'none') {
+    return { length: s.length, storedPosition: index, epochPosition: index }; // no O(n) array
+  }
   const order = permute(spec.n, spec.seed, spec.epoch);
-  return { length: s.length, storedPosition: (j) => order[index(j)]! };
+  return { length: s.length, storedPosition: (j) => order[index(j)]!, epochPosition: index };
 }

@@ -201,6 +201,7 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
       groupReads,
       ...(resume ? { resume } : {}),
       ...(transformer ? { transform: transformer } : {}),
+      ...(mixture ? { mixed: true } : {}),
       ...(cache ? { cache } : {}),
     },
     resumeToken: (state: ResumeState) =>

@@ -14,11 +14,19 @@ export class SampleRandom {
   private words = new Uint32Array(0);
   private next = 0;
 
-  constructor(seed: bigint, epoch: number, id: Buffer) {
-    const head = Buffer.alloc(8 + 4 + 4);
+  /**
+   * @param position - A mixed stream's position of the sample in its epoch: a sample that
+   *   comes more than once in one epoch (a repeated source) gets new draws each time, the same
+   *   ones whenever that position is delivered (resumed, re-sharded). Absent for a single
+   *   source, whose draws stay those of (seed, epoch, id).
+   */
+  constructor(seed: bigint, epoch: number, id: Buffer, position?: number) {
+    const head = Buffer.alloc(8 + 4 + 4 + (position === undefined ? 0 : 4));
     head.writeBigUInt64LE(BigInt.asUintN(64, seed), 0);
     head.writeUInt32LE(epoch >>> 0, 8);
-    head.write('tfm1', 12, 'latin1'); // domain: not the permutation's stream, and versioned
+    // Domain: not the permutation's stream, and versioned (tfm2: with a mixed position).
+    head.write(position === undefined ? 'tfm1' : 'tfm2', 12, 'latin1');
+    if (position !== undefined) head.writeUInt32LE(position >>> 0, 16);
     this.prefix = Buffer.concat([head, id]);
   }
 

@@ -39,12 +39,13 @@ export class StreamTransformer {
   ) {}
 
   /**
-   * The transformed bytes of sample `id` of epoch `epoch`.
+   * The transformed bytes of sample `id` of epoch `epoch` (at `position` of a mixed epoch: see
+   * {@link SampleRandom}).
    *
    * @throws {@link UndecodableImageError} naming the sample when it cannot be decoded; the
    *   abort reason once the stream is cancelled.
    */
-  run(data: Buffer, id: Buffer, epoch: number): Promise<Buffer> {
+  run(data: Buffer, id: Buffer, epoch: number, position?: number): Promise<Buffer> {
     const { metrics } = this.ctx;
     metrics.transformsWaiting.inc();
     return this.ctx.streamLimit(() =>
@@ -57,7 +58,7 @@ export class StreamTransformer {
           const out = await transformImage(
             data,
             this.spec,
-            new SampleRandom(this.seed, epoch, id),
+            new SampleRandom(this.seed, epoch, id, position),
             this.ctx.maxPixels,
             this.ctx.native,
           );
