@@ -27,6 +27,17 @@ describe('SampleRandom', () => {
     expect(draws(2n ** 64n - 1n, 0, 0)).not.toEqual(draws(2n ** 63n - 1n, 0, 0));
   });
 
+  it("with a mixed epoch's position: new draws per position, the same for the same position", () => {
+    const draws = (position?: number): number[] => {
+      const r = new SampleRandom(7n, 3, id(1), position);
+      return Array.from({ length: 20 }, () => r.uniform());
+    };
+    expect(draws(12)).toEqual(draws(12));
+    expect(draws(12)).not.toEqual(draws(13));
+    // Position 0 is a position, not the single-source draws.
+    expect(draws(0)).not.toEqual(draws());
+  });
+
   it('draws uniformly in [0, 1) past its first block of words', () => {
     const r = new SampleRandom(1n, 0, id(0));
     const xs = Array.from({ length: 20_000 }, () => r.uniform());
