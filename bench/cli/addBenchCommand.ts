@@ -19,6 +19,8 @@ export interface BenchOutput {
   markdown: string;
   /** Where `--docs` writes its tables; absent: the command has no `--docs`. */
   table?: DocTableName;
+  /** The part of `markdown` whose tables `--docs` writes (default: all of it). */
+  docsMarkdown?: string;
 }
 
 /** A bench command: its flags, how `--quick` reads, and the run. */
@@ -70,7 +72,12 @@ export function addBenchCommand<S extends BenchFlags>(
         flags,
         async (context) => {
           const out = await spec.run(input, context, values, all);
-          await printReport(out.markdown, out.table ? docs : undefined, out.table ?? 'stream');
+          await printReport(
+            out.markdown,
+            out.table ? docs : undefined,
+            out.table ?? 'stream',
+            out.docsMarkdown,
+          );
         },
         (db) => spec.adjustDb?.(db, all),
         spec.database !== false,

@@ -27,6 +27,7 @@ import { formatScaleReport } from '../scale/formatScaleReport.js';
 import { runScaleBench } from '../scale/runScaleBench.js';
 import { resolveScaleBenchOptions, SCALE_FLAGS } from '../scale/ScaleBenchOptions.js';
 import { formatSplitBench, runSplitBench } from '../splits/runSplitBench.js';
+import { formatMixingReport } from '../stream/formatMixingReport.js';
 import { formatStreamReport } from '../stream/formatStreamReport.js';
 import { resolveStreamBenchOptions, STREAM_FLAGS } from '../stream/resolveStreamBenchOptions.js';
 import { runStreamBench } from '../stream/runStreamBench.js';
@@ -184,6 +185,15 @@ export function registerBenchCommand(program: Command): Command {
         }
       }
       const report = await runStreamBench(options);
+      // A mixture's comparison has its own table; the run's other rows (often one placement,
+      // a few rounds) would not stand for the stream table.
+      if (options.mixWeights) {
+        return {
+          markdown: formatStreamReport(report),
+          table: 'mixing',
+          docsMarkdown: formatMixingReport(report),
+        };
+      }
       const table = options.groupReads === undefined ? 'stream' : 'grouped-reads';
       return { markdown: formatStreamReport(report), table };
     },

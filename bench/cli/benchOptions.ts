@@ -107,6 +107,39 @@ export function wholeNumbers(name: string, min: number, max: number): z.ZodType<
 }
 
 /**
+ * A comma-separated list (or an array) of `minCount` to `maxCount` numbers above 0 (fractions
+ * allowed), e.g. the weights of a mixture; the error names `name` and the value.
+ */
+export function positiveNumbers(
+  name: string,
+  minCount: number,
+  maxCount: number,
+): z.ZodType<number[]> {
+  const one = positiveNumber(name);
+  return z.union([z.array(z.number()), z.string()]).transform((value, ctx) => {
+    const list = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value;
+    if (list.length < minCount || list.length > maxCount) {
+      const shown = typeof value === 'string' ? value : value.join(',');
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} ${JSON.stringify(shown)}: give ${minCount} to ${maxCount} comma-separated numbers above 0`,
+      });
+      return z.NEVER;
+    }
+    const out: number[] = [];
+    for (const item of list) {
+      const parsed = one.safeParse(item);
+      if (!parsed.success) {
+        ctx.addIssue({ code: 'custom', message: parsed.error.issues[0]!.message });
+        return z.NEVER;
+      }
+      out.push(parsed.data);
+    }
+    return out;
+  });
+}
+
+/**
  * A comma-separated subset (or an array) of `known`, duplicates dropped; an unknown name or
  * an empty list is an error naming the flag and the known names.
  */

@@ -8,6 +8,7 @@ export const DOC_TABLES = [
   'suite-targets',
   'stream',
   'grouped-reads',
+  'mixing',
   'latency',
   'cache',
   'concurrency',
@@ -118,15 +119,17 @@ export function markdownTables(markdown: string): string {
 
 /**
  * Prints a bench's Markdown report and, when `docs` names a Markdown file, writes its tables
- * there under `name` (the `--docs` flag of every bench whose figures the docs cite).
+ * (those of `docsMarkdown`, when only a part of the report goes there) under `name` (the
+ * `--docs` flag of every bench whose figures the docs cite).
  */
 export async function printReport(
   markdown: string,
   docs: string | undefined,
   name: DocTableName,
+  docsMarkdown: string = markdown,
 ): Promise<void> {
   process.stdout.write(markdown);
   if (docs === undefined) return;
-  await writeDocTables(docs, { [name]: markdownTables(markdown) });
+  await writeDocTables(docs, { [name]: markdownTables(docsMarkdown) });
   process.stdout.write(`tables: ${docs} (bench:${name})\n`);
 }

@@ -2,7 +2,12 @@ import type { Placement } from './StreamBenchOptions.js';
 
 /** The scenarios compared in each placement. */
 export type ScenarioName =
-  'tight-loop' | 'tight-loop-grouped' | 'service' | 'service-in-order-p2' | 'service-grouped';
+  | 'tight-loop'
+  | 'tight-loop-grouped'
+  | 'service'
+  | 'service-in-order-p2'
+  | 'service-grouped'
+  | 'service-mixed';
 
 /** One run of one scenario. */
 export interface RunRecord {
@@ -39,4 +44,6 @@ export interface RunRecord {
   dbBackgroundCpuPerSecond?: number;
   /** Service: time between batches as the consumer saw them. */
   waitMs?: { p50: number; p99: number; max: number };
+  /** Mixed service: samples the client received from each source, in the request's order. */
+  sourceSamples?: number[];
 }

@@ -1,3 +1,4 @@
+import { formatMixingReport } from './formatMixingReport.js';
 import { scenarioLabel } from './runStreamBench.js';
 import type { StreamBenchReport } from './runStreamBench.js';
 
@@ -8,7 +9,8 @@ const num = (v: number | undefined, digits = 0): string =>
 
 /**
  * The report as Markdown: the scenario x placement table (medians of the timed runs), the
- * tight loop's calibration, the batch-layout micro-benchmark, and the environment.
+ * mixture against the single source (with `--sources`), the tight loop's calibration, the
+ * batch-layout micro-benchmark, and the environment.
  */
 export function formatStreamReport(report: StreamBenchReport): string {
   const { settings, dataset, environment: env, layout } = report;
@@ -50,6 +52,8 @@ export function formatStreamReport(report: StreamBenchReport): string {
     lines.push(`| ${cells.join(' | ')} |`);
   }
   lines.push('');
+  const mixing = formatMixingReport(report);
+  if (mixing !== '') lines.push(mixing);
   for (const placement of settings.placements) {
     for (const grouped of [false, true]) {
       const cal = report.runs.filter(

@@ -5,6 +5,7 @@ import {
   names,
   onOff,
   parseFlags,
+  positiveNumbers,
   text,
   wholeNumber,
   wholeNumbers,
@@ -23,6 +24,9 @@ import {
 
 /** The tight loop's concurrencies tried by default; the best is kept. */
 export const DEFAULT_CONCURRENCIES = [32, 64, 128, 256];
+
+/** Most sources `--sources` takes. */
+export const MAX_BENCH_SOURCES = 8;
 
 /** The flags of `bench stream` with their defaults (full; quick: about a minute). */
 export const STREAM_FLAGS = {
@@ -63,11 +67,19 @@ export const STREAM_FLAGS = {
       'replica (the plain service rows then read one row per sample)',
     wholeNumber('--group-reads', 2, 1024),
   ),
+  sources: flag(
+    '--sources <weights>',
+    'also stream a mixture of that many parts of the dataset (split set mix<w1>_<w2>..., ' +
+      'parts sized by the weights) weighted by them, e.g. 5,3,2, as many samples as the ' +
+      'single-source service; compared with it run by run (2 to 8 weights)',
+    positiveNumbers('--sources', 2, MAX_BENCH_SOURCES),
+  ),
 };
 
 /**
  * Fills in the defaults of `bench stream` (N=3000 imagenet-size photos, K=3, C in {32, 64,
- * 128, 256}, batch 128, both placements) or of its quick mode, and checks the flags.
+ * 128, 256}, batch 128, both placements) or of its quick mode, and checks the flags. With
+ * `--sources`, `mixWeights` holds the mixture's weights.
  */
 export function resolveStreamBenchOptions(input: BenchInput & FlagInput<typeof STREAM_FLAGS>) {
   const quick = input.quick ?? false;
@@ -79,6 +91,7 @@ export function resolveStreamBenchOptions(input: BenchInput & FlagInput<typeof S
     placements: f.placements ?? (quick && !f.pin ? ['unpinned'] : ['unpinned', 'pinned']),
     layoutIterations: f.layoutIterations,
     ...(f.groupReads === undefined ? {} : { groupReads: f.groupReads }),
+    ...(f.sources === undefined ? {} : { mixWeights: f.sources }),
   };
 }
 

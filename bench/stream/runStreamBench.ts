@@ -15,12 +15,17 @@ import { summarizeRuns } from './summarizeRuns.js';
 import type { TightLoopConfig, TightLoopResult } from './tightLoopChild.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
 import { startBenchRun } from '../report/benchRun.js';
+import { createDbClient } from '../../src/core/index.js';
+import { prepareMixSplits, type MixSplits } from './prepareMixSplits.js';
+import { summarizeMixing } from './summarizeMixing.js';
 
 /** A service scenario: how the SDK client asks for the stream. */
 interface ServiceScenario {
   scenario: ScenarioName;
   ordering: 'out-of-order' | 'in-order';
   prefetch?: number;
+  /** Streams the mixture of `--sources` instead of split `all`. */
+  mixed?: boolean;
 }
 
 const SERVICE_SCENARIOS: ServiceScenario[] = [
@@ -28,6 +33,11 @@ const SERVICE_SCENARIOS: ServiceScenario[] = [
   { scenario: 'service-in-order-p2', ordering: 'in-order', prefetch: 2 },
 ];
 const GROUPED_SCENARIO: ServiceScenario = { scenario: 'service-grouped', ordering: 'out-of-order' };
+const MIXED_SCENARIO: ServiceScenario = {
+  scenario: 'service-mixed',
+  ordering: 'out-of-order',
+  mixed: true,
+};
 
 /**
  * The streaming benchmark of the issue: ~100 kB JPEG samples in batches of `batchSize`,
@@ -39,6 +49,11 @@ const GROUPED_SCENARIO: ServiceScenario = { scenario: 'service-grouped', orderin
  * with the database rather than who wins shared cores). CPU seconds of the database and the
  * loader come from `/proc/<pid>/stat` around the measured part only; the children measure
  * their own. The database's CPU affinity is restored whatever happens.
+ *
+ * With `mixWeights` (`--sources`), the same loader also streams a mixture of that many parts
+ * of the dataset (a split set made for it, parts sized by the weights) weighted by them, as
+ * many samples as the single-source service: `service-mixed`, run right before or after
+ * `service` in every round (alternately), so each round pairs the two ({@link summarizeMixing}).
  *
  * Also runs the batch-layout micro-benchmark, and writes the whole report as JSON to
  * `outDir/stream-<timestamp>.json`.
@@ -57,6 +72,16 @@ export async function runStreamBench(options: StreamBenchOptions) {
     log,
   });
 
+  let mix: MixSplits | undefined;
+  if (options.mixWeights) {
+    const client = await createDbClient(options.db);
+    try {
+      mix = await prepareMixSplits(client, options.dataset, options.mixWeights, { log, signal });
+    } finally {
+      await client.shutdown();
+    }
+  }
+
   log(`batch layout micro-benchmark: ${options.layoutIterations} iterations per layout`);
   const layout = runLayoutBench({
     samples: options.batchSize,
@@ -69,7 +94,7 @@ export async function runStreamBench(options: StreamBenchOptions) {
   const grouped = options.groupReads;
   const perPlacement =
     (calibrate ? options.concurrencies.length * (grouped === undefined ? 1 : 2) : 0) +
-    options.runs * (1 + SERVICE_SCENARIOS.length + (grouped === undefined ? 0 : 2));
+    options.runs * (1 + SERVICE_SCENARIOS.length + (grouped === undefined ? 0 : 2) + (mix ? 1 : 0));
   const bar = progress('bench stream', perPlacement * placements.length, 'runs');
   const runs: RunRecord[] = [];
   const bestConcurrency: Partial<Record<Placement, number>> = {};
@@ -167,6 +192,13 @@ export async function runStreamBench(options: StreamBenchOptions) {
               ? []
               : [[groupedServe, GROUPED_SCENARIO] as [ServeProcess, ServiceScenario]]),
           ];
+          // The mixture runs next to the single-source service it is compared with, first in
+          // odd rounds, so neither always finds the other's traces (database caches, heap).
+          const inRound = (run: number): [ServeProcess, ServiceScenario][] => {
+            if (!mix) return services;
+            const pair: [ServeProcess, ServiceScenario][] = [services[0]!, [serve, MIXED_SCENARIO]];
+            return [...(run % 2 === 0 ? pair : pair.reverse()), ...services.slice(1)];
+          };
           for (let run = 0; run < options.runs; run++) {
             signal?.throwIfAborted();
             const background = await backgroundCpuPerSecond(options.dbPid);
@@ -180,10 +212,10 @@ export async function runStreamBench(options: StreamBenchOptions) {
               });
               record(withBackground(r, background));
             }
-            for (const [loader, scenario] of services) {
+            for (const [loader, scenario] of inRound(run)) {
               signal?.throwIfAborted();
               record(
-                withBackground(await runService(options, loader, scenario, place), background),
+                withBackground(await runService(options, loader, scenario, place, mix), background),
               );
             }
           }
@@ -217,12 +249,14 @@ export async function runStreamBench(options: StreamBenchOptions) {
       serverMaxInFlightPerStream: serverDefaults.maxInFlightPerStream,
       ...(grouped === undefined ? {} : { groupReads: grouped }),
       ...(pinning && placements.includes('pinned') ? { pinning } : {}),
+      ...(mix ? { mix } : {}),
     },
     dataset,
     bestConcurrency,
     ...(grouped === undefined ? {} : { bestGroupedConcurrency }),
     runs,
     summary: summarizeRuns(runs, placements),
+    ...(mix ? { mixing: summarizeMixing(runs, placements) } : {}),
     layout,
     loaderStreamEnds,
     childPids,
@@ -302,7 +336,9 @@ async function runService(
   serve: ServeProcess,
   scenario: ServiceScenario,
   place: RunPlace,
+  mix: MixSplits | undefined,
 ): Promise<RunRecord> {
+  const sources = scenario.mixed ? mix?.sources : undefined;
   const config: SdkClientConfig = {
     address: serve.address,
     dataset: options.dataset,
@@ -311,6 +347,18 @@ async function runService(
     ordering: scenario.ordering,
     ...(scenario.prefetch === undefined ? {} : { prefetch: scenario.prefetch }),
     warmupWorldSize: 1,
+    // Repeated: a part's quota may exceed its size by a sample or two, as the split rounds.
+    ...(sources
+      ? {
+          sources: sources.map((s) => ({
+            dataset: options.dataset,
+            split: s.split,
+            weight: s.weight,
+            repeat: true,
+          })),
+          samplesPerEpoch: options.samples,
+        }
+      : {}),
   };
   const r = await measureLoaderRun(
     startBenchChild<SdkClientResult>('sdkClientChild', config, childOptions(place)),
@@ -335,7 +383,21 @@ async function runService(
       client: r.result.cpuSeconds,
     },
     waitMs: r.result.waitMs,
+    ...(sources ? { sourceSamples: checkedSourceSamples(r.result, sources.length) } : {}),
   };
+}
+
+/** The samples of each source a mixed run counted, which must add up to all it received. */
+function checkedSourceSamples(r: SdkClientResult, sources: number): number[] {
+  const counts = r.sourceSamples ?? [];
+  const total = counts.reduce((sum, n) => sum + n, 0);
+  if (counts.length !== sources || total !== r.samples) {
+    throw new Error(
+      `a mixed run received ${r.samples} samples but credited ${total} to ${counts.length} ` +
+        `of its ${sources} sources`,
+    );
+  }
+  return counts;
 }
 
 function childOptions(place: RunPlace): { cpus?: string; onSpawn: (pid: number) => void } {
@@ -382,6 +444,8 @@ export function scenarioLabel(r: {
       return 'service (out-of-order, default prefetch)';
     case 'service-in-order-p2':
       return 'service (in-order, prefetch 2)';
+    case 'service-mixed':
+      return 'service mixed (out-of-order, default prefetch)';
   }
 }
 

@@ -1,12 +1,17 @@
 /**
- * Child process of `bench stream`: a trainer that streams one epoch of split `all` through the
- * client SDK, touching every sample, and reports what it received, how long it took, its own
- * CPU seconds, and the time between batches as the consumer sees it. @internal
+ * Child process of `bench stream`: a trainer that streams one epoch of split `all` (or of a
+ * mixture) through the client SDK, touching every sample, and reports what it received, how
+ * long it took, its own CPU seconds, and the time between batches as the consumer sees it.
+ * @internal
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientTlsOptions } from '../../src/client/ClientTlsOptions.js';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
-import type { OrderingName, StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
+import type {
+  OrderingName,
+  StreamBatchesOptions,
+  StreamSourceOptions,
+} from '../../src/client/StreamBatchesOptions.js';
 import { runBenchChild } from './childProtocol.js';
 import { quantile } from './stats.js';
 import { startSelfMeasure } from '../measure/startSelfMeasure.js';
@@ -33,6 +38,13 @@ export interface SdkClientConfig {
   warmupFraction?: number;
   /** Split to stream (default `all`). */
   split?: string;
+  /**
+   * A mixture to stream instead of `dataset` and `split` (the warm-up streams it too, with
+   * another seed); the result then counts the samples of each source.
+   */
+  sources?: StreamSourceOptions[];
+  /** With `sources`: positions of the mixed epoch (default: the server's). */
+  samplesPerEpoch?: number;
   /**
    * Split of the warm-up stream (default: the measured one); another one leaves loading the
    * measured split's ids to the measured stream (`bench scale`).
@@ -72,6 +84,8 @@ export interface SdkClientResult {
   steadyWaitTotalMs: number;
   /** Wall time after warm-up, ms. */
   steadyWallMs: number;
+  /** With `sources`: samples received from each source, by the batches' source indexes. */
+  sourceSamples?: number[];
 }
 
 runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
@@ -81,8 +95,14 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
   });
   try {
     const request: StreamBatchesOptions = {
-      dataset: config.dataset,
-      split: config.split ?? 'all',
+      ...(config.sources
+        ? {
+            sources: config.sources,
+            ...(config.samplesPerEpoch === undefined
+              ? {}
+              : { samplesPerEpoch: config.samplesPerEpoch }),
+          }
+        : { dataset: config.dataset, split: config.split ?? 'all' }),
       batchSize: config.batchSize,
       seed: config.seed,
       epochs: 1,
@@ -91,7 +111,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
     };
     const warmup = {
       ...request,
-      split: config.warmupSplit ?? request.split,
+      ...(config.sources ? {} : { split: config.warmupSplit ?? request.split }),
       seed: config.seed + 1_000_000,
     };
     for await (const batch of client.streamBatches({
@@ -107,6 +127,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
     const doneAt: number[] = [];
     let samples = 0;
     let bytes = 0;
+    const sourceSamples = config.sources?.map(() => 0);
     const measure = startSelfMeasure();
     const t0 = performance.now();
     let last = t0;
@@ -116,6 +137,13 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       last = now;
       for (const sample of batch.samples) bytes += sample.length;
       samples += batch.samples.length;
+      if (sourceSamples) {
+        // A sample credited to no source of the request would skew the per-source figures.
+        for (const s of batch.sourceIndexes ?? []) {
+          if (s >= sourceSamples.length) throw new Error(`source index ${s} out of range`);
+          sourceSamples[s]! += 1;
+        }
+      }
       if (config.maxSamples !== undefined && samples >= config.maxSamples) break;
       if (config.stepMs) {
         await sleep(config.stepMs);
@@ -149,6 +177,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       },
       steadyWaitTotalMs: steady.reduce((sum, w) => sum + w, 0),
       steadyWallMs: end - steadyFrom,
+      ...(sourceSamples ? { sourceSamples } : {}),
     };
   } finally {
     client.close();

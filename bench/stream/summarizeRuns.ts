@@ -8,6 +8,7 @@ const SCENARIOS: ScenarioName[] = [
   'service',
   'service-in-order-p2',
   'service-grouped',
+  'service-mixed',
 ];
 
 /**
