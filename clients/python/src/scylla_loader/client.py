@@ -344,10 +344,12 @@ class LoaderClient:
           checkpoints work as for one split.
 
         Invalid values raise a ValueError here, at once: dataset and split together with
-        sources (or neither), an empty source list, or a source with an empty dataset or split
-        or a weight that is not finite and positive (the message names ``sources[i]``).
-        Sources the server refuses (an unknown dataset or split, a share larger than the
-        source without ``repeat``) are a :class:`LoaderError` whose details name the source.
+        sources (or neither), no sources or more than 64, a source with an empty dataset or
+        split or a weight that is not finite and positive, ``samples_per_epoch`` above
+        2^32 - 1 (the message names the source as the server would: ``source 2 (dataset
+        "code", split "all"): ...``). Sources the server refuses (a dataset or split that does
+        not exist: NOT_FOUND; a share larger than the source without ``repeat``:
+        INVALID_ARGUMENT) are a :class:`LoaderError` whose details name the source.
         """
         request = build_request(
             dataset=dataset,

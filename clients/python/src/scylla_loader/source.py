@@ -3,6 +3,7 @@ Python values, checked before any call."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -10,7 +11,12 @@ from typing import Any, Union
 
 from .v1 import loader_pb2
 
-UINT64_MAX = 2**64 - 1
+MAX_SOURCES = 64
+"""Sources a mixture may have at most (the server's limit: a source index is one byte of its
+mixed schedule)."""
+MAX_SAMPLES_PER_EPOCH = 2**32 - 1
+"""Positions of a mixed epoch at most when ``samples_per_epoch`` is set (the server's limit,
+below what the proto's uint64 could carry)."""
 
 
 @dataclass(frozen=True)
@@ -48,11 +54,37 @@ SourceLike = Union[
 _FIELDS = ("dataset", "split", "weight", "repeat")
 
 
+def _js_number(value: object) -> str:
+    """A weight as the server's message prints it (JavaScript's ``String(number)``), so the
+    client's words and the server's are the same."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        if value.is_integer() and abs(value) < 1e21:
+            return str(int(value))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(value)
+    return f"{value!r:.80}"
+
+
+def describe_source(index: int, dataset: object, split: object) -> str:
+    """A source's name in messages, the server's ``describeSource``: ``source 2 (dataset
+    "code", split "all")``."""
+
+    def quoted(text: object) -> str:
+        return json.dumps(text) if isinstance(text, str) else f"{text!r:.80}"
+
+    return f"source {index} (dataset {quoted(dataset)}, split {quoted(split)})"
+
+
 def to_source(value: SourceLike, index: int) -> Source:
-    """``value`` as a checked :class:`Source`; a ValueError naming ``sources[index]`` when it
-    cannot be one (the server would refuse it too, but only after a round trip and in a
-    worker process, far from the line that made it)."""
-    where = f"sources[{index}]"
+    """``value`` as a checked :class:`Source`; a ValueError naming the source (``source 2
+    (dataset "code", split "all"): ...``, the server's words for the same mistakes) when it
+    cannot be one. The server would refuse it too, but only after a round trip and in a
+    worker process, far from the line that made it."""
+    where = f"source {index}"
     if isinstance(value, Source):
         source = value
     elif isinstance(value, Mapping):
@@ -72,10 +104,19 @@ def to_source(value: SourceLike, index: int) -> Source:
             f"{where} must be a scylla_loader.Source, a (dataset, split[, weight[, repeat]]) "
             f"tuple or a mapping with those keys, got {value!r:.200}"
         )
+    where = describe_source(index, source.dataset, source.split)
     for name in ("dataset", "split"):
-        text = getattr(source, name)
-        if not isinstance(text, str) or not text:
-            raise ValueError(f"{where}: {name} must be a non-empty string, got {text!r:.200}")
+        if not isinstance(getattr(source, name), str):
+            raise ValueError(f"{where}: {name} must be a string")
+    if not source.dataset:
+        # Other bad names (upper case, a reserved word...) are the server's to refuse, in
+        # these words too.
+        raise ValueError(
+            f'{where}: invalid dataset name "": use 1 to 48 characters, lower-case letters, '
+            'digits and underscores, starting with a letter (e.g. "mnist" or "patient_id")'
+        )
+    if not source.split.strip():
+        raise ValueError(f'{where}: split is required (e.g. "all")')
     weight = source.weight
     if (
         isinstance(weight, bool)
@@ -83,17 +124,12 @@ def to_source(value: SourceLike, index: int) -> Source:
         or not math.isfinite(weight)
         or weight <= 0
     ):
-        raise ValueError(
-            f"{where} ({source.dataset} {source.split}): weight must be a finite number > 0, "
-            f"got {weight!r}"
-        )
+        raise ValueError(f"{where}: weight {_js_number(weight)} must be a finite number above 0")
     if not isinstance(source.repeat, bool):
-        raise ValueError(
-            f"{where} ({source.dataset} {source.split}): repeat must be True or False, got "
-            f"{source.repeat!r}"
-        )
+        raise ValueError(f"{where}: repeat must be True or False, not {source.repeat!r:.80}")
     # One spelling of each weight, so 5 and 5.0 make the same request and checkpoint key.
-    return Source(source.dataset, source.split, float(weight), source.repeat)
+    # The split trimmed as the server reads it.
+    return Source(source.dataset, source.split.strip(), float(weight), source.repeat)
 
 
 @dataclass(frozen=True)
@@ -164,14 +200,18 @@ def stream_input(
         )
     sources = list(sources)
     if len(sources) == 0:
-        raise ValueError("sources is empty: a mixed stream needs at least one source")
+        raise ValueError("a mixture needs at least one source (sources is empty)")
+    if len(sources) > MAX_SOURCES:
+        raise ValueError(f"a mixture has at most {MAX_SOURCES} sources, not {len(sources)}")
     if (
         isinstance(samples_per_epoch, bool)
         or not isinstance(samples_per_epoch, int)
-        or not 0 <= samples_per_epoch <= UINT64_MAX
+        or not 0 <= samples_per_epoch <= MAX_SAMPLES_PER_EPOCH
     ):
         raise ValueError(
-            f"samples_per_epoch must be an integer in [0, 2^64 - 1], got {samples_per_epoch!r}"
+            f"samples_per_epoch {samples_per_epoch!r:.80} is out of range: use 0 (until the "
+            "source with the largest weight per sample is used once) or 1 to "
+            f"{MAX_SAMPLES_PER_EPOCH}"
         )
     checked = tuple(to_source(s, i) for i, s in enumerate(sources))
     return StreamInput("", "", checked, samples_per_epoch)

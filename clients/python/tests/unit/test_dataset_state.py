@@ -186,7 +186,8 @@ def test_a_mixed_job_state_belongs_to_its_mixture() -> None:
         ({"dataset": "d", "split": "s", "with_sources": True}, "with_sources needs a mixed stream"),
         ({"dataset": "d", "split": "s", "sources": MIXED}, "not both"),
         ({}, "no dataset"),
-        ({"sources": [*MIXED, ("x", "all", float("nan"))]}, r"sources\[3\] \(x all\): weight"),
+        ({"sources": [*MIXED, ("x", "all", float("nan"))]},
+         r'source 3 \(dataset "x", split "all"\): weight NaN'),
         ({"dataset": "d", "split": "s", "samples_per_epoch": 5}, "mixed streams only"),
     ],
 )

@@ -17,9 +17,9 @@ def test_sources_and_samples_per_epoch_reach_the_proto_with_dataset_and_split_em
     r = build_request(
         sources=[Source("web", "main/train", 5), Source("books", "all", 3.5),
                  Source("code", "s@2/p", 2, repeat=True)],
-        samples_per_epoch=2**64 - 1, batch_size=8, seed=3,
+        samples_per_epoch=2**32 - 1, batch_size=8, seed=3,
     )
-    assert r.dataset == "" and r.split == "" and r.samples_per_epoch == 2**64 - 1
+    assert r.dataset == "" and r.split == "" and r.samples_per_epoch == 2**32 - 1
     assert [(s.dataset, s.split, s.weight, s.repeat) for s in r.sources] == [
         ("web", "main/train", 5.0, False), ("books", "all", 3.5, False),
         ("code", "s@2/p", 2.0, True),
@@ -54,15 +54,18 @@ def test_a_single_source_request_is_unchanged() -> None:
         ({"split": "all", "sources": [Source("e", "all")]}, "not both"),
         ({"dataset": "d", "split": "all", "samples_per_epoch": 10},
          "samples_per_epoch applies to mixed streams only"),
-        ({"sources": []}, "sources is empty"),
+        ({"sources": []}, "a mixture needs at least one source"),
+        ({"sources": [Source(f"d{i}", "all") for i in range(65)]},
+         "a mixture has at most 64 sources, not 65"),
         ({"sources": "web"}, "sources must be a list"),
         ({"sources": Source("web", "all")}, "sources must be a list"),
         ({"sources": [Source("e", "all")], "samples_per_epoch": -1},
-         r"samples_per_epoch must be an integer in \[0, 2\^64 - 1\]"),
-        ({"sources": [Source("e", "all")], "samples_per_epoch": 2**64},
-         "samples_per_epoch must be an integer"),
+         r"samples_per_epoch -1 is out of range: use 0 \(until the source with the largest "
+         r"weight per sample is used once\) or 1 to 4294967295"),
+        ({"sources": [Source("e", "all")], "samples_per_epoch": 2**32},
+         "samples_per_epoch 4294967296 is out of range"),
         ({"sources": [Source("e", "all")], "samples_per_epoch": 1.5},
-         "samples_per_epoch must be an integer"),
+         "samples_per_epoch 1.5 is out of range"),
     ],
 )
 def test_exactly_one_form_is_given(form: dict[str, Any], message: str) -> None:
@@ -70,24 +73,30 @@ def test_exactly_one_form_is_given(form: dict[str, Any], message: str) -> None:
         build_request(batch_size=1, **form)
 
 
+W = r'source 2 \(dataset "c", split "all"\)'
+
+
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
-        (Source("c", "all", 0), r"sources\[2\] \(c all\): weight must be a finite number > 0, got 0"),
-        (Source("c", "all", -1.0), r"sources\[2\] \(c all\): weight must be a finite number > 0"),
-        (Source("c", "all", float("nan")), r"sources\[2\] \(c all\): weight .* got nan"),
-        (Source("c", "all", float("inf")), r"sources\[2\] \(c all\): weight .* got inf"),
-        (Source("c", "all", True), r"sources\[2\] \(c all\): weight"),
-        (Source("c", "all", "2"), r"sources\[2\] \(c all\): weight"),  # type: ignore[arg-type]
-        (Source("", "all"), r"sources\[2\]: dataset must be a non-empty string, got ''"),
-        (Source("c", ""), r"sources\[2\]: split must be a non-empty string, got ''"),
-        (Source("c", None), r"sources\[2\]: split must be a non-empty string, got None"),  # type: ignore[arg-type]
-        (Source("c", "all", 1, "yes"), r"sources\[2\] \(c all\): repeat must be True or False"),  # type: ignore[arg-type]
-        (("c",), r"sources\[2\] must be a scylla_loader.Source, a \(dataset, split"),
-        (("c", "all", 1, False, "x"), r"sources\[2\] must be a scylla_loader.Source"),
-        (["c", "all"], r"sources\[2\] must be a scylla_loader.Source"),
-        ({"dataset": "c", "split": "all", "wieght": 2}, r"sources\[2\]: unknown keys wieght"),
-        ({"dataset": "c"}, r"sources\[2\]: missing split"),
+        # The server's words for the same mistakes (src/core/mixing/validateMix.ts).
+        (Source("c", "all", 0), W + ": weight 0 must be a finite number above 0$"),
+        (Source("c", "all", -1.5), W + ": weight -1.5 must be a finite number above 0$"),
+        (Source("c", "all", float("nan")), W + ": weight NaN must be"),
+        (Source("c", "all", float("inf")), W + ": weight Infinity must be"),
+        (Source("c", "all", True), W + ": weight True must be"),
+        (Source("c", "all", "2"), W + ": weight '2' must be"),  # type: ignore[arg-type]
+        (Source("", "all"), r'source 2 \(dataset "", split "all"\): invalid dataset name "": '
+                            "use 1 to 48 characters"),
+        (Source("c", ""), r'source 2 \(dataset "c", split ""\): split is required \(e.g. "all"\)'),
+        (Source("c", "  "), r'source 2 \(dataset "c", split "  "\): split is required'),
+        (Source("c", None), r"source 2 \(dataset \"c\", split None\): split must be a string"),  # type: ignore[arg-type]
+        (Source("c", "all", 1, "yes"), W + ": repeat must be True or False, not 'yes'"),  # type: ignore[arg-type]
+        (("c",), r"source 2 must be a scylla_loader.Source, a \(dataset, split"),
+        (("c", "all", 1, False, "x"), r"source 2 must be a scylla_loader.Source"),
+        (["c", "all"], r"source 2 must be a scylla_loader.Source"),
+        ({"dataset": "c", "split": "all", "wieght": 2}, r"source 2: unknown keys wieght"),
+        ({"dataset": "c"}, r"source 2: missing split"),
     ],
 )
 def test_a_bad_source_is_named_by_its_index(bad: Any, message: str) -> None:
@@ -100,7 +109,7 @@ def test_bad_sources_fail_in_stream_batches_before_any_call() -> None:
     # Nothing listens on port 1: a request that got as far as a call would fail otherwise
     # (and only once iterated).
     with LoaderClient("127.0.0.1:1") as client:
-        with pytest.raises(ValueError, match=r"sources\[1\] \(b all\): weight"):
+        with pytest.raises(ValueError, match=r'source 1 \(dataset "b", split "all"\): weight -2'):
             client.stream_batches(sources=[Source("a", "all"), Source("b", "all", -2)],
                                   batch_size=4)
         with pytest.raises(ValueError, match="not both"):

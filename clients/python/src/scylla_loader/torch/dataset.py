@@ -93,7 +93,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         sources: Instead of ``dataset`` and ``split``: the sources of a mixed stream, each a
             :class:`~scylla_loader.Source` (dataset, split, weight, repeat), a ``(dataset,
             split[, weight[, repeat]])`` tuple or a mapping with those keys; checked here (a
-            ValueError names ``sources[i]``).
+            ValueError names the source).
         samples_per_epoch: With ``sources``: samples in a mixed epoch (all ranks and workers
             together); 0 ends the epoch when the source with the largest weight per sample
             delivered each of its samples once.
