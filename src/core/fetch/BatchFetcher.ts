@@ -49,7 +49,7 @@ import { StragglerHedger } from './StragglerHedger.js';
  * nothing about batches, ordering or resume state.
  *
  * A mixture's sources are read alike: stored positions index the sources laid end to end
- * ({@link SourceCatalog}), each read goes to its source's table, groups never span sources, and
+ * ({@link SourceCatalog}), each read goes to its source's table, groups never span two datasets, and
  * each sample carries its source's index.
  *
  * This class only wires the parts together and issues the reads: the window, span and ramp
@@ -251,7 +251,7 @@ export class BatchFetcher {
         for (const position of toRead) this.read([position], 1, undefined);
       } else {
         const sets = this.replicaSets!;
-        // A replica set is one source's: a group never spans two tables.
+        // A replica set is one table's: a group never spans two datasets.
         const groups = groupByReplica(
           toRead,
           (p) => sets.of(this.plan.storedPosition(p)),

@@ -3,8 +3,9 @@ import type { SourceCatalog } from './SourceCatalog.js';
 
 /**
  * Which replica set owns each sample of a stream's sources, as a small number (equal numbers:
- * the same replicas of the same source's table, so one query can read them together), from
- * the driver's view of the ring. Worked out on first use of a sample and
+ * the same replicas of the same table, so one query can read them together: samples of two
+ * splits of one dataset may share a group, samples of two datasets never), from the driver's
+ * view of the ring. Worked out on first use of a sample and
  * remembered (4 bytes per sample of the split), so the hash of an id is computed once per
  * stream, not once per epoch.
  *
@@ -38,7 +39,7 @@ export class ReplicaSets {
           .sort()
           .join(',')
       : '';
-    const name = `${source}/${hosts}`;
+    const name = `${this.catalog.sources[source]!.keyspace}/${hosts}`;
     let n = this.setNumbers.get(name);
     if (n === undefined) {
       n = this.setNumbers.size;

@@ -79,8 +79,9 @@ export class SampleReader {
 
   /**
    * Reads the samples stored at `storedPositions` over `path` with one `WHERE id IN (...)`
-   * query, routed by the first id (the caller groups ids of one source that share their
-   * replicas, so the coordinator owns them all). The answers come in the order asked; an id without a row gets
+   * query, routed by the first id (the caller groups ids of one dataset's table that share
+   * their replicas, so the coordinator owns them all; they may be of several of the stream's
+   * sources, splits of that dataset). The answers come in the order asked; an id without a row gets
    * a null row, as a single read of it would. A `hedge` goes to the least busy replica of the
    * group's first id (the group shares its replicas).
    */
@@ -90,7 +91,7 @@ export class SampleReader {
     hedge = false,
   ): Promise<RowRead[]> {
     const source = this.catalog.sourceOf(storedPositions[0]!);
-    const ids = storedPositions.map((p) => this.catalog.idAt(p, source));
+    const ids = storedPositions.map((p) => this.catalog.idAt(p));
     const host = hedge ? this.leastBusyReplica(path.path.client, source, ids[0]!) : undefined;
     const started = performance.now();
     path.inFlight++;
