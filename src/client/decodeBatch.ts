@@ -29,11 +29,13 @@ function split(bytes: Buffer, sizes: readonly number[], what: string, fail: Fail
  * Turns a received `Batch` into a {@link DecodedBatch}: UUID strings, an `Int32Array` of
  * labels, and per-sample views (no copies) cut by `data_sizes` and `label_blob_sizes`. A batch
  * whose parts disagree (sizes that do not add up to the bytes, counts that differ) is
- * rejected with a {@link ClientError} with code DATA_LOSS naming `path`.
+ * rejected with a {@link ClientError} with code DATA_LOSS naming `path`, and so is a batch of
+ * a stream of `sources` sources (a mixture; 0: one split) without a source index per sample,
+ * or with one of no source: its samples would be credited to the wrong dataset.
  *
  * @internal
  */
-export function decodeBatch(batch: Batch__Output | null, path: string): DecodedBatch {
+export function decodeBatch(batch: Batch__Output | null, path: string, sources = 0): DecodedBatch {
   const fail: FailFn = (message) => {
     const where = batch ? ` (epoch ${batch.epoch}, batch ${batch.index})` : '';
     throw new ClientError(path, status.DATA_LOSS, `malformed batch${where}: ${message}`);
@@ -53,8 +55,12 @@ export function decodeBatch(batch: Batch__Output | null, path: string): DecodedB
   if (sourceIndexes.length !== 0 && sourceIndexes.length !== n) {
     fail(`${sourceIndexes.length} source indexes for ${n} samples`);
   }
-  if (sourceIndexes.some((s) => s >= MAX_MIX_SOURCES)) {
-    fail(`a source index over the limit of ${MAX_MIX_SOURCES} sources`);
+  if (sources > 0 && sourceIndexes.length !== n) {
+    fail(`no source indexes for the ${n} samples of a mixed stream`);
+  }
+  const limit = sources > 0 ? sources : MAX_MIX_SOURCES;
+  if (sourceIndexes.some((s) => s >= limit)) {
+    fail(`a source index over the stream's ${limit} sources`);
   }
   let labelBlobs: Buffer[] | undefined;
   if (batch.labelBlobSizes.length !== 0 && batch.labelBlobSizes.length !== n) {
@@ -87,7 +93,8 @@ export function decodeBatch(batch: Batch__Output | null, path: string): DecodedB
     ids,
     idBytes: batch.ids,
     labels: Int32Array.from(batch.labels),
-    sourceIndexes: sourceIndexes.length > 0 ? Uint8Array.from(sourceIndexes) : undefined,
+    sourceIndexes:
+      sources > 0 || sourceIndexes.length > 0 ? Uint8Array.from(sourceIndexes) : undefined,
     data: batch.data,
     samples,
     labelBlobs,

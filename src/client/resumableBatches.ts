@@ -54,7 +54,7 @@ export async function* resumableBatches(
     let error: ClientError;
     try {
       for await (const response of call as AsyncIterable<StreamBatchesResponse__Output>) {
-        const batch = decodeBatch(response.batch, context.path);
+        const batch = decodeBatch(response.batch, context.path, request.sources?.length ?? 0);
         // After an abort, batches already buffered must not come out before the abort error.
         signal?.throwIfAborted();
         failures = 0;

@@ -160,7 +160,19 @@ describe('decodeBatch', () => {
       /1 source indexes for 2 samples/,
     );
     expect(decodeError(batch({ sourceIndexes: [1, 64] })).details).toMatch(
-      /a source index over the limit of 64 sources/,
+      /a source index over the stream's 64 sources/,
+    );
+    // Checked against the request's sources: none missing, none past them.
+    expect(() => decodeBatch(batch({ sourceIndexes: [1, 2] }), PATH, 2)).toThrow(
+      /a source index over the stream's 2 sources/,
+    );
+    expect(() => decodeBatch(batch(), PATH, 2)).toThrow(
+      /no source indexes for the 2 samples of a mixed stream/,
+    );
+    const empty = Buffer.alloc(0);
+    const none = { ids: empty, labels: [], data: empty, dataSizes: [], labelBlobs: empty };
+    expect(decodeBatch(batch({ ...none, labelBlobSizes: [] }), PATH, 2).sourceIndexes).toEqual(
+      new Uint8Array(0),
     );
   });
 });

@@ -10,6 +10,7 @@ import { validateMix } from '../../src/core/mixing/validateMix.js';
 import { createPermutationCache } from '../../src/core/sampling/createPermutationCache.js';
 import { createRemainderCache } from '../../src/core/sampling/createRemainderCache.js';
 import { permutation } from '../../src/core/sampling/permutation.js';
+import { RandomStream } from '../../src/core/sampling/randomStream.js';
 import type { SplitIds } from '../../src/core/splits/SplitIds.js';
 import { type StreamPlanDeps, planStream } from '../../src/core/stream/planStream.js';
 import type { StreamPlan } from '../../src/core/stream/StreamPlan.js';
@@ -87,19 +88,74 @@ describe('mixed epochs', () => {
     expect(passes[1]).not.toEqual(passes[0]);
   });
 
-  it('never repeats a sample of a sub-sampled source within an epoch, and covers it before repeating', () => {
+  it('never repeats a sample of a sub-sampled source within an epoch, and covers it in each pass', () => {
     const p = plan3();
-    const seen = new Map<number, number>();
-    // Source c: 2,000 of 9,000 per epoch, so 4 epochs take 8,000 distinct samples of one pass.
-    for (let epoch = 0; epoch < 4; epoch++) {
-      const draws = decode(p.sequence(epoch))
-        .filter((d) => d.source === 2)
-        .map((d) => d.local);
-      expect(new Set(draws).size).toBe(2_000);
-      for (const d of draws) seen.set(d, (seen.get(d) ?? 0) + 1);
+    // Source c: 2,000 of 9,000 per epoch, so a pass is 5 epochs: the fifth takes the last
+    // 1,000 of the permutation and tops up with its first 1,000.
+    for (const pass of [0, 1]) {
+      const seen = new Map<number, number>();
+      for (let epoch = 5 * pass; epoch < 5 * pass + 5; epoch++) {
+        const draws = decode(p.sequence(epoch))
+          .filter((d) => d.source === 2)
+          .map((d) => d.local);
+        expect(new Set(draws).size).toBe(2_000);
+        for (const d of draws) seen.set(d, (seen.get(d) ?? 0) + 1);
+      }
+      expect(seen.size).toBe(9_000);
+      expect([...seen.values()].filter((c) => c === 2)).toHaveLength(1_000);
+      expect(Math.max(...seen.values())).toBe(2);
     }
-    expect(seen.size).toBe(8_000);
-    expect(Math.max(...seen.values())).toBe(1);
+  });
+
+  it('covers a source whose size is just under twice its quota in every two epochs', () => {
+    // 1,999 samples, 1,000 a epoch: a fresh half each epoch would leave some out for long.
+    const parts: MixedPart[] = [{ size: 1_999, quota: 1_000, offset: 0, seed: 5n }];
+    for (const pass of [0, 3]) {
+      const twoEpochs = [2 * pass, 2 * pass + 1].map((epoch) =>
+        Array.from(
+          mixedEpoch(parts, mixSchedule([1_000], 5n, epoch), epoch, (part, p) =>
+            permutation(part.size, part.seed, p),
+          ),
+        ),
+      );
+      for (const e of twoEpochs) expect(new Set(e).size).toBe(1_000);
+      expect(new Set(twoEpochs.flat()).size).toBe(1_999);
+    }
+  });
+
+  it('holds odd weights in every window too, and places draws as a naive earliest-due merge', () => {
+    const quotas = [7_001, 2_999, 977, 13];
+    const schedule = mixSchedule(quotas, 99n, 4);
+    const total = quotas.reduce((a, q) => a + q, 0);
+    // The same schedule by scanning every source for the earliest due draw (ties: lower index).
+    const phases = (() => {
+      const rng = new RandomStream('scylla-loader/mix-schedule/v1', 99n, 4, quotas.join(','));
+      return quotas.map(() => rng.nextUint32() / 2 ** 32);
+    })();
+    const drawn = quotas.map(() => 0);
+    const naive: number[] = [];
+    for (let p = 0; p < total; p++) {
+      let best = -1;
+      for (let s = 0; s < quotas.length; s++) {
+        if (drawn[s]! >= quotas[s]!) continue;
+        const due = (drawn[s]! + phases[s]!) / quotas[s]!;
+        if (best < 0 || due < (drawn[best]! + phases[best]!) / quotas[best]!) best = s;
+      }
+      naive.push(best);
+      drawn[best]!++;
+    }
+    expect(Array.from(schedule)).toEqual(naive);
+    // Every window of 1,000: each source within 3 samples of its share.
+    const prefix = quotas.map(() => new Int32Array(total + 1));
+    schedule.forEach((s, i) => {
+      quotas.forEach((_, k) => (prefix[k]![i + 1] = prefix[k]![i]! + (s === k ? 1 : 0)));
+    });
+    for (let i = 0; i + 1_000 <= total; i += 7) {
+      quotas.forEach((q, k) => {
+        const got = prefix[k]![i + 1_000]! - prefix[k]![i]!;
+        expect(Math.abs(got - (1_000 * q) / total)).toBeLessThanOrEqual(3);
+      });
+    }
   });
 
   it('is a pure function of sources, weights, seed and epoch', () => {
@@ -156,6 +212,12 @@ describe('mixQuotas', () => {
     expect(err?.message).toContain('source 1 (dataset "small", split "x/train")');
     expect(err?.message).toContain('set repeat on it');
     expect(() => mixQuotas([src(0, 1)], 0)).toThrow(/source 0 .* has no samples/);
+    // A share that rounds to nothing: the source would never be seen.
+    expect(() => mixQuotas([src(1_000, 1), src(1_000, 1_000)], 100)).toThrow(
+      /source 0 .* would fill no position of the mixed epoch .*raise its weight or samples_per_epoch/,
+    );
+    // Weights near the largest number: their ratios still count.
+    expect(mixQuotas([src(100, 1e300, true), src(100, 1e300, true)], 10)).toEqual([5, 5]);
     // A tiny source with a huge share would take a permutation per pass: bounded.
     expect(() => mixQuotas([src(1, 1, true), src(1_000, 1, true)], 30_000)).toThrow(
       /source 0 .* would be read 15000 times in one mixed epoch \(at most 10000\)/,
@@ -176,6 +238,21 @@ describe('validateMix', () => {
       /source 0 .*split is required/,
     );
     expect(() => validateMix({ sources: [], samplesPerEpoch: 0 })).toThrow(/at least one source/);
+    expect(() =>
+      validateMix({
+        sources: [base, { ...base, weight: 2 }, { ...base, dataset: 'b' }],
+        samplesPerEpoch: 0,
+      }),
+    ).toThrow(/source 1 .* repeats source 0: name it once, with the weights added/);
+    expect(() =>
+      validateMix({
+        sources: [
+          { ...base, weight: 1.7e308 },
+          { ...base, dataset: 'b', weight: 1.7e308 },
+        ],
+        samplesPerEpoch: 0,
+      }),
+    ).toThrow(/the weights add up to more than a number can hold/);
     expect(() => validateMix({ sources: [base], samplesPerEpoch: 1.5 })).toThrow(
       /samples_per_epoch 1.5 is out of range/,
     );

@@ -125,3 +125,25 @@ describe('resume token', () => {
     );
   });
 });
+
+describe('job fingerprints of single-source requests', () => {
+  it('stay what they were before mixing, so tokens issued then keep working', () => {
+    // Values computed by the code before sources existed (commit ad39066).
+    const old = {
+      dataset: 'mnist',
+      split: 'main/train',
+      splitContentHash: 'ab'.repeat(32),
+      batchSize: 128,
+      seed: 42n,
+      firstEpoch: 0,
+      epochs: 10,
+      shardRule: 'uneven' as const,
+      shuffle: 'uniform' as const,
+      dropLast: false,
+    };
+    expect(jobFingerprint(old).toString('hex')).toBe('e4f9fa8113ced47333a4c994137482c9');
+    expect(requestFingerprint({ ...old, rank: 1, worldSize: 4 }).toString('hex')).toBe(
+      '9ea93407908db51e62b82266f267f508',
+    );
+  });
+});

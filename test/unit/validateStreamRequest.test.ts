@@ -144,5 +144,8 @@ describe('validateStreamRequest sources', () => {
         limits,
       ),
     ).toThrow(/at most 64 sources, not 65/);
+    expect(() =>
+      validateStreamRequest({ ...mixed, samplesPerEpoch: '18446744073709551615' }, limits),
+    ).toThrow(/samples_per_epoch 18446744073709551615 is out of range/);
   });
 });

@@ -48,7 +48,7 @@ export const streamLimitsSchema = z.object({
     .int()
     .min(1)
     .max(2 ** 32 - 1)
-    .default(100_000_000),
+    .default(16_777_216),
   /** Attempts per sample read (the first included) before the stream ends with UNAVAILABLE. */
   readAttempts: z.number().int().min(1).max(100).default(6),
   /** First retry backoff; doubled per attempt, with jitter. */

@@ -30,7 +30,8 @@ export interface QuotaInput {
  *   source). A quota larger than its source needs `repeat`, else INVALID_ARGUMENT naming the
  *   source and the ways out.
  *
- * A source without samples, or an epoch larger than a permutation can be, is INVALID_ARGUMENT.
+ * A source without samples, a source whose quota rounds to 0 (it would never be seen), or an
+ * epoch larger than a permutation can be, is INVALID_ARGUMENT.
  */
 export function mixQuotas(sources: readonly QuotaInput[], samplesPerEpoch: number): number[] {
   sources.forEach((s, i) => {
@@ -51,7 +52,7 @@ export function mixQuotas(sources: readonly QuotaInput[], samplesPerEpoch: numbe
       i === f ? s.size : Math.min(s.size, Math.round((lead.size * s.weight) / lead.weight)),
     );
   } else {
-    const exact = sources.map((s) => (samplesPerEpoch * s.weight) / total);
+    const exact = sources.map((s) => samplesPerEpoch * (s.weight / total));
     quotas = exact.map(Math.floor);
     let left = samplesPerEpoch - quotas.reduce((a, q) => a + q, 0);
     const order = exact
@@ -79,6 +80,19 @@ export function mixQuotas(sources: readonly QuotaInput[], samplesPerEpoch: numbe
       }
     });
   }
+  sources.forEach((s, i) => {
+    if (!Number.isSafeInteger(quotas[i])) {
+      throw new RangeError(`quota ${quotas[i]} of ${describeSource(i, s)} is not an integer`);
+    }
+    if (quotas[i] === 0) {
+      throw invalidArgument(
+        `${describeSource(i, s)} would fill no position of the mixed epoch (its weight's ` +
+          'share rounds to 0): raise its weight' +
+          (samplesPerEpoch === 0 ? '' : ' or samples_per_epoch') +
+          ', or leave it out',
+      );
+    }
+  });
   const length = quotas.reduce((a, q) => a + q, 0);
   if (length > MAX_PERMUTATION_SIZE) {
     throw invalidArgument(

@@ -25,10 +25,11 @@ export function sourceSeed(seed: bigint, index: number): bigint {
  * Which pass of a source, and which index of that pass's permutation, its k-th draw of mixed
  * epoch `epoch` is (k < quota):
  *
- * - quota <= size (sub-sampled, or exactly once): a pass spans q = floor(size / quota) epochs,
- *   each taking the next slice of `quota` indices of its permutation, so no sample comes twice
- *   within an epoch and each comes once before any comes again (the size mod quota samples
- *   left at a pass's end wait for a later pass's order);
+ * - quota <= size (sub-sampled, or exactly once): a pass spans q = ceil(size / quota) epochs,
+ *   each taking the next slice of `quota` indices of its permutation, the last slice wrapping
+ *   round to the pass's start: so no sample comes twice within an epoch (a slice is at most
+ *   the permutation's length), every sample comes in each pass, and q x quota - size of them
+ *   (those the last slice takes again from the start) twice in it;
  * - quota > size (repeat): the epoch takes ceil(quota / size) passes of its own, each a fresh
  *   permutation delivering every sample once, the last one cut short.
  */
@@ -39,8 +40,8 @@ export function sourceDraw(
 ): { pass: number; index: number } {
   const { size, quota } = part;
   if (quota <= size) {
-    const q = Math.floor(size / quota);
-    return { pass: Math.floor(epoch / q), index: (epoch % q) * quota + k };
+    const q = Math.ceil(size / quota);
+    return { pass: Math.floor(epoch / q), index: ((epoch % q) * quota + k) % size };
   }
   const passes = Math.ceil(quota / size);
   return { pass: epoch * passes + Math.floor(k / size), index: k % size };

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import { invalidArgument } from '../errors/LoaderError.js';
 import type { PermutationCache } from '../sampling/createPermutationCache.js';
-import { MAX_PERMUTATION_SIZE, identityPermutation } from '../sampling/permutation.js';
+import {
+  MAX_PERMUTATION_SIZE,
+  identityPermutation,
+  permutation,
+} from '../sampling/permutation.js';
 import type { SplitIds } from '../splits/SplitIds.js';
-import { permutationKey } from '../stream/streamCacheKeys.js';
 import { type MixedPart, mixedEpoch, sourceSeed } from './mixedEpoch.js';
 import { mixQuotas } from './mixQuotas.js';
 import { mixSchedule } from './mixSchedule.js';
@@ -27,9 +30,8 @@ export interface MixturePlan {
 /**
  * Plans a mixture from its sources' splits (in the request's order): the quotas
  * ({@link mixQuotas}, which refuses what cannot be mixed), and the epoch sequences, computed
- * once per process and epoch in the permutation cache, as are the sources' own permutations
- * (keyed by their splits' contents, so the ranks of a job share them). An epoch longer than
- * `limits.maxMixedEpoch` is INVALID_ARGUMENT.
+ * once per process and epoch in the permutation cache (the ranks of a job share them). An
+ * epoch longer than `limits.maxMixedEpoch` is INVALID_ARGUMENT.
  */
 export function planMixture(
   mix: { sources: readonly MixSource[]; samplesPerEpoch: number },
@@ -81,12 +83,10 @@ export function planMixture(
     offset += split.count;
     return part;
   });
-  const order = (part: MixedPart, pass: number): Uint32Array => {
-    if (shuffle === 'none') return identityPermutation(part.size);
-    const i = parts.indexOf(part);
-    const args = { n: part.size, seed: part.seed, epoch: pass };
-    return permutations.memo(permutationKey(splits[i]!.contentHash, args), { context: args });
-  };
+  // The sources' own orders are used while a sequence is made, then only the sequence is
+  // kept (cached): caching each pass of a repeated source would crowd other jobs' orders out.
+  const order = (part: MixedPart, pass: number): Uint32Array =>
+    shuffle === 'none' ? identityPermutation(part.size) : permutation(part.size, part.seed, pass);
   return {
     length,
     quotas,

@@ -14,7 +14,8 @@ export const MAX_SAMPLES_PER_EPOCH = 2 ** 32 - 1;
 /**
  * Checks a mixture's sources and sizing, with the same words on the server and in the SDKs:
  * 1 to 64 sources, each a valid dataset name, a split, and a finite weight above 0 (the
- * message names the source by index and names); samples_per_epoch an integer in [0, 2^32).
+ * message names the source by index and names), weights with a finite sum, no (dataset,
+ * split) named twice; samples_per_epoch an integer in [0, 2^32).
  * What depends on the database (a split that does not exist, a share larger than a source
  * without repeat) is checked when the stream is planned.
  */
@@ -33,21 +34,40 @@ export function validateMix(mix: MixInput): { sources: MixSource[]; samplesPerEp
         `weight per sample is used once) or 1 to ${MAX_SAMPLES_PER_EPOCH}`,
     );
   }
-  return {
-    samplesPerEpoch: spe,
-    sources: sources.map((s, i) => {
-      const split = s.split.trim();
-      const where = describeSource(i, s);
-      try {
-        validateIdentifier(s.dataset, 'dataset');
-      } catch (err) {
-        throw invalidArgument(`${where}: ${(err as Error).message}`);
-      }
-      if (split === '') throw invalidArgument(`${where}: split is required (e.g. "all")`);
-      if (!Number.isFinite(s.weight) || s.weight <= 0) {
-        throw invalidArgument(`${where}: weight ${s.weight} must be a finite number above 0`);
-      }
-      return { dataset: s.dataset, split, weight: s.weight, repeat: s.repeat ?? false };
-    }),
-  };
+  const checked = sources.map((s, i) => {
+    const split = s.split.trim();
+    const where = describeSource(i, { dataset: s.dataset, split });
+    try {
+      validateIdentifier(s.dataset, 'dataset');
+    } catch (err) {
+      throw invalidArgument(`${where}: ${(err as Error).message}`);
+    }
+    if (split === '') throw invalidArgument(`${where}: split is required (e.g. "all")`);
+    if (!Number.isFinite(s.weight) || s.weight <= 0) {
+      throw invalidArgument(`${where}: weight ${s.weight} must be a finite number above 0`);
+    }
+    return { dataset: s.dataset, split, weight: s.weight, repeat: s.repeat ?? false };
+  });
+  const total = checked.reduce((a, s) => a + s.weight, 0);
+  if (!Number.isFinite(total)) {
+    throw invalidArgument(
+      'the weights add up to more than a number can hold; use smaller ones (only their ' +
+        'ratios count)',
+    );
+  }
+  // A split named twice would be read as two sources with orders of their own; one source
+  // with the weights added is the same mixture, at half the memory.
+  const first = new Map<string, number>();
+  checked.forEach((s, i) => {
+    const key = `${s.dataset}/${s.split}`;
+    const earlier = first.get(key);
+    if (earlier !== undefined) {
+      throw invalidArgument(
+        `${describeSource(i, s)} repeats source ${earlier}: name it once, with the weights ` +
+          'added',
+      );
+    }
+    first.set(key, i);
+  });
+  return { samplesPerEpoch: spe, sources: checked };
 }

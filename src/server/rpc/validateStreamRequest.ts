@@ -9,6 +9,7 @@ import {
   type TransformLimits,
   validateIdentifier,
   validateMix,
+  MAX_SAMPLES_PER_EPOCH,
 } from '../../core/index.js';
 import { validateTransform } from './validateTransform.js';
 
@@ -111,7 +112,15 @@ export function validateStreamRequest(
  * INVALID_ARGUMENT.
  */
 function streamMix(req: StreamBatchesRequest__Output): StreamRequest['mix'] {
-  const samplesPerEpoch = Number(req.samplesPerEpoch || '0');
+  const raw = req.samplesPerEpoch || '0';
+  // A uint64 past 2^53 would print rounded: say it as sent.
+  const samplesPerEpoch = BigInt(raw) > BigInt(MAX_SAMPLES_PER_EPOCH) ? Number.NaN : Number(raw);
+  if (Number.isNaN(samplesPerEpoch)) {
+    throw invalidArgument(
+      `samples_per_epoch ${raw} is out of range: use 0 (until the source with the largest ` +
+        `weight per sample is used once) or 1 to ${MAX_SAMPLES_PER_EPOCH}`,
+    );
+  }
   if (req.sources.length === 0) {
     if (samplesPerEpoch !== 0) {
       throw invalidArgument('samples_per_epoch applies to a mixture: give sources, or leave it 0');
