@@ -1,11 +1,7 @@
 import { createHash } from 'node:crypto';
 import { invalidArgument } from '../errors/LoaderError.js';
 import type { PermutationCache } from '../sampling/createPermutationCache.js';
-import {
-  MAX_PERMUTATION_SIZE,
-  identityPermutation,
-  permutation,
-} from '../sampling/permutation.js';
+import { MAX_PERMUTATION_SIZE, identityPermutation, permutation } from '../sampling/permutation.js';
 import type { SplitIds } from '../splits/SplitIds.js';
 import { type MixedPart, mixedEpoch, sourceSeed } from './mixedEpoch.js';
 import { mixQuotas } from './mixQuotas.js';
