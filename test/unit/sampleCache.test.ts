@@ -260,9 +260,12 @@ describe('the disk tier', () => {
       expect(await counter(metrics, 'cacheDiskErrors')).toBe(0);
       expect(await counter(metrics, 'cacheWritesDropped')).toBe(0);
       // A full tier lets in a tenth of what comes, each in place of others: much of what was
-      // stored first is still there (about half here), whole.
-      const kept = Array.from({ length: 40 }, (_, i) => cache.lookup(keyOf(i)));
-      expect(kept.filter(Boolean).length).toBeGreaterThan(8);
+      // stored first is still there, whole. Victims go in runs from a random place of the
+      // insertion order (a commit's worth of small samples at once), so the first tenth (at
+      // most 4,000) is looked at, not the first 40, which one unlucky run takes together.
+      const look = Math.min(4_000, Math.floor(count / 10));
+      const kept = Array.from({ length: look }, (_, i) => cache.lookup(keyOf(i)));
+      expect(kept.filter(Boolean).length).toBeGreaterThan(look / 5);
       expect(kept.find(Boolean)).toMatchObject({ sample: { data: expect.any(Buffer) } });
       await cache.close();
     });
