@@ -557,8 +557,11 @@ describe('fetch engine against the real node', () => {
     const reads = (await metrics.dbReadSeconds.get()).values.find((v) =>
       v.metricName?.endsWith('_count'),
     )!.value;
+    // Second reads of stragglers count as reads too, but take no place in the window (the
+    // hedger bounds them): on a loaded machine (a fresh clone's first test run) 8 were made.
+    const hedged = (await metrics.dbHedgedReads.get()).values.reduce((a, v) => a + v.value, 0);
     // One batch taken, at most the window (3 x 10) held or in flight beyond it.
-    expect(reads).toBeLessThanOrEqual(10 + 30);
+    expect(reads - hedged).toBeLessThanOrEqual(10 + 30);
     await it.return?.(undefined);
   });
 });
