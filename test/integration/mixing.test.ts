@@ -253,7 +253,11 @@ describe('a weighted mixture of three datasets in one stream', () => {
         b.close();
       }
       // The end line of the second loader's stream counts each source.
-      const end = second.lines.find((l) => l['event'] === 'stream_end' && l['code'] === 'OK');
+      // The loader logs the end after the call ended: the client may see the end first.
+      const ended = (): Record<string, unknown> | undefined =>
+        second.lines.find((l) => l['event'] === 'stream_end' && l['code'] === 'OK');
+      for (let i = 0; i < 100 && !ended(); i++) await new Promise((r) => setTimeout(r, 50));
+      const end = ended();
       const sources = end?.['sources'] as { dataset: string; samples: number }[];
       expect(sources.map((s) => s.dataset)).toEqual([ks.a, ks.b, ks.c]);
       expect(sources.reduce((x, s) => x + s.samples, 0)).toBe(2_000 - got.length * 20);
