@@ -548,6 +548,48 @@ describe('fetch engine against the real node', () => {
     expect(readWhileHeld.size).toBeLessThanOrEqual(20);
   });
 
+  it('counts a read its second read overtook once, so the window does not grow behind a stuck read', async () => {
+    // In order, the first sample is held back 1 s. Reads of the next 6 are slow the first time
+    // (150 ms) and fast the second, the other 13 of the window slow (600 ms): their second reads answer first and release them, then
+    // their first reads answer too. Counted twice, those 6 made 12 "completed reads" with 14
+    // still in flight, and the window grew by a batch behind the stuck read (a loaded CI
+    // machine hit this: 30 positions read instead of 20).
+    const spec: Spec = { batchSize: 10, prefetch: 2, ordering: 'in-order' };
+    const order = expectedOrder(spec);
+    const stuckId = order[0]!;
+    const overtaken = new Set(order.slice(1, 7));
+    const slow = new Set(order.slice(7, 20));
+    const calls = new Map<string, number>();
+    let holding = true;
+    const readWhileHeld = new Set<string>();
+    const reads = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop !== 'execute') return Reflect.get(target, prop, receiver);
+        return async (query: string, params: unknown[], opts: unknown) => {
+          const id = String(params[0]);
+          const call = (calls.get(id) ?? 0) + 1;
+          calls.set(id, call);
+          if (holding) readWhileHeld.add(id);
+          if (id === stuckId) await sleep(1000);
+          else if (overtaken.has(id)) await sleep(call === 1 ? 150 : 0);
+          else if (slow.has(id)) await sleep(600);
+          return target.execute(query, params as never, opts as never);
+        };
+      },
+    });
+    setTimeout(() => (holding = false), 900);
+    const batches = await collectBatches(
+      options(spec, {
+        paths: [{ name: 'reads', client: reads }],
+        adaptiveWindowMax: adaptiveWindowMax(10, WINDOW_LIMITS),
+      }),
+    );
+    expect(idsOf(batches)).toEqual(order);
+    // The overtaking the test is about happened: every one of the 6 was read twice.
+    for (const id of overtaken) expect(calls.get(id)).toBeGreaterThanOrEqual(2);
+    expect(readWhileHeld.size).toBeLessThanOrEqual(20);
+  });
+
   it('keeps its window bounded while the consumer is slow', async () => {
     const metrics = createLoaderMetrics();
     const fetcher = new BatchFetcher(options({ batchSize: 10, prefetch: 3 }, {}, metrics));

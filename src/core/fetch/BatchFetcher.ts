@@ -386,7 +386,9 @@ export class BatchFetcher {
       (rows) => {
         this.ended(group, first, epoch);
         if (this.closed || epoch !== this.assembler.epoch) return;
-        for (let i = 0; i < rows.length; i++) this.window.completed();
+        // A read its second read overtook was counted when released (see release()): counted
+        // again, its completions could grow the window behind a stuck read.
+        if (first.counted) for (let i = 0; i < rows.length; i++) this.window.completed();
         this.onRows(group, rows);
       },
       (err: unknown) => {
