@@ -7,7 +7,7 @@ import type { ShardRule__Output } from '../generated/scylla_loader/v1/ShardRule.
 import type { ShuffleMode__Output } from '../generated/scylla_loader/v1/ShuffleMode.js';
 import type { StreamBatchesRequest } from '../generated/scylla_loader/v1/StreamBatchesRequest.js';
 import type { Transform } from '../generated/scylla_loader/v1/Transform.js';
-import { LoaderError, validateMix } from '../core/requests.js';
+import { LoaderError, SOURCES_WITH_DATASET, validateMix } from '../core/requests.js';
 import type {
   MissingSamplePolicyName,
   OrderingName,
@@ -170,10 +170,7 @@ function sourcesOf(
     return { dataset: options.dataset, split: options.split };
   }
   if (options.dataset !== undefined || options.split !== undefined) {
-    throw new RangeError(
-      'a request names either sources (a mixture) or dataset and split, not both: put this ' +
-        'dataset and split in sources',
-    );
+    throw new RangeError(SOURCES_WITH_DATASET);
   }
   try {
     const mix = validateMix({

@@ -114,7 +114,13 @@ export { mixQuotas } from './mixing/mixQuotas.js';
 export { mixSchedule } from './mixing/mixSchedule.js';
 export { type MixedPart, mixedEpoch, sourceDraw, sourceSeed } from './mixing/mixedEpoch.js';
 export { type MixturePlan, planMixture } from './mixing/planMixture.js';
-export { type MixInput, MAX_SAMPLES_PER_EPOCH, validateMix } from './mixing/validateMix.js';
+export {
+  type MixInput,
+  MAX_SAMPLES_PER_EPOCH,
+  samplesPerEpochOutOfRange,
+  SOURCES_WITH_DATASET,
+  validateMix,
+} from './mixing/validateMix.js';
 export { type Replication, parseReplication } from './schema/replication.js';
 export { datasetNamespace, sampleId } from './schema/sampleId.js';
 export { type MetadataFilter } from './splits/MetadataFilter.js';

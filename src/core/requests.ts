@@ -10,6 +10,11 @@ export { describeInvalidRequest } from './errors/describeInvalidRequest.js';
 export { MAX_FOLDS, splitRequestSchema } from './splits/splitRequestSchema.js';
 export type { CreateSplitSetRequest } from './splits/createSplitSet.js';
 export { MAX_SAMPLE_BYTES, sampleProblem } from './ingest/sampleProblem.js';
-export { type MixInput, MAX_SAMPLES_PER_EPOCH, validateMix } from './mixing/validateMix.js';
+export {
+  type MixInput,
+  MAX_SAMPLES_PER_EPOCH,
+  SOURCES_WITH_DATASET,
+  validateMix,
+} from './mixing/validateMix.js';
 export { MAX_MIX_SOURCES } from './mixing/MixSource.js';
 export { LoaderError } from './errors/LoaderError.js';

@@ -1,4 +1,4 @@
-import { invalidArgument } from '../errors/LoaderError.js';
+import { type LoaderError, invalidArgument } from '../errors/LoaderError.js';
 import { validateIdentifier } from '../schema/identifiers.js';
 import { MAX_MIX_SOURCES, type MixSource, describeSource } from './MixSource.js';
 
@@ -10,6 +10,19 @@ export interface MixInput {
 
 /** Positions of a mixed epoch at most, when the request sets samples_per_epoch. */
 export const MAX_SAMPLES_PER_EPOCH = 2 ** 32 - 1;
+
+/** What the server and the SDKs say to a request that names a mixture and a single source. */
+export const SOURCES_WITH_DATASET =
+  'a request names either sources (a mixture) or dataset and split, not both: put this ' +
+  'dataset and split in sources';
+
+/** INVALID_ARGUMENT for a samples_per_epoch outside [0, 2^32), as sent (`value`). */
+export function samplesPerEpochOutOfRange(value: string | number): LoaderError {
+  return invalidArgument(
+    `samples_per_epoch ${value} is out of range: use 0 (until the source with the largest ` +
+      `weight per sample is used once) or 1 to ${MAX_SAMPLES_PER_EPOCH}`,
+  );
+}
 
 /**
  * Checks a mixture's sources and sizing, with the same words on the server and in the SDKs:
@@ -29,10 +42,7 @@ export function validateMix(mix: MixInput): { sources: MixSource[]; samplesPerEp
   }
   const spe = mix.samplesPerEpoch;
   if (!Number.isInteger(spe) || spe < 0 || spe > MAX_SAMPLES_PER_EPOCH) {
-    throw invalidArgument(
-      `samples_per_epoch ${spe} is out of range: use 0 (until the source with the largest ` +
-        `weight per sample is used once) or 1 to ${MAX_SAMPLES_PER_EPOCH}`,
-    );
+    throw samplesPerEpochOutOfRange(spe);
   }
   const checked = sources.map((s, i) => {
     const split = s.split.trim();

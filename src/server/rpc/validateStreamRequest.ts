@@ -10,6 +10,8 @@ import {
   validateIdentifier,
   validateMix,
   MAX_SAMPLES_PER_EPOCH,
+  samplesPerEpochOutOfRange,
+  SOURCES_WITH_DATASET,
 } from '../../core/index.js';
 import { validateTransform } from './validateTransform.js';
 
@@ -115,12 +117,7 @@ function streamMix(req: StreamBatchesRequest__Output): StreamRequest['mix'] {
   const raw = req.samplesPerEpoch || '0';
   // A uint64 past 2^53 would print rounded: say it as sent.
   const samplesPerEpoch = BigInt(raw) > BigInt(MAX_SAMPLES_PER_EPOCH) ? Number.NaN : Number(raw);
-  if (Number.isNaN(samplesPerEpoch)) {
-    throw invalidArgument(
-      `samples_per_epoch ${raw} is out of range: use 0 (until the source with the largest ` +
-        `weight per sample is used once) or 1 to ${MAX_SAMPLES_PER_EPOCH}`,
-    );
-  }
+  if (Number.isNaN(samplesPerEpoch)) throw samplesPerEpochOutOfRange(raw);
   if (req.sources.length === 0) {
     if (samplesPerEpoch !== 0) {
       throw invalidArgument('samples_per_epoch applies to a mixture: give sources, or leave it 0');
@@ -128,10 +125,7 @@ function streamMix(req: StreamBatchesRequest__Output): StreamRequest['mix'] {
     return undefined;
   }
   if (req.dataset !== '' || req.split.trim() !== '') {
-    throw invalidArgument(
-      'a request names either sources (a mixture) or dataset and split, not both: put this ' +
-        'dataset and split in sources',
-    );
+    throw invalidArgument(SOURCES_WITH_DATASET);
   }
   return validateMix({
     sources: req.sources.map((s) => ({ ...s, weight: s.weight })),
