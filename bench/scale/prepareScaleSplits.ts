@@ -1,10 +1,5 @@
 import type cassandra from 'cassandra-driver';
-import {
-  createSplitSet,
-  latestSplitVersion,
-  readSplitSetInfo,
-  splitTablesExist,
-} from '../../src/core/index.js';
+import { ensureSplitSet } from '../dataset/ensureSplitSet.js';
 
 /** A split set of the scale benchmark: one part `train` of at most `cap` samples. @internal */
 export interface ScaleSplit {
@@ -39,36 +34,14 @@ export async function prepareScaleSplits(
   const out: ScaleSplit[] = [];
   for (const cap of caps) {
     const name = scaleSplitSetName(cap, prefix);
-    const exists =
-      (await splitTablesExist(client, dataset)) &&
-      (await latestSplitVersion(client, dataset, name)) > 0;
-    const started = performance.now();
-    const info = exists
-      ? await readSplitSetInfo(client, dataset, name)
-      : await createSplitSet(
-          client,
-          {
-            dataset,
-            name,
-            parts: [['train', 1]],
-            folds: 0,
-            groupBy: [],
-            classTargets: { mode: 'natural' },
-            maxTotal: cap,
-            filters: [],
-            seed: 0n,
-            newVersion: false,
-            allowShortfall: false,
-          },
-          hooks.signal ? { signal: hooks.signal } : {},
-        );
+    const { info, created, seconds } = await ensureSplitSet(client, dataset, name, [['train', 1]], {
+      maxTotal: cap,
+      signal: hooks.signal,
+    });
     const size = info.parts.find((p) => p.name === 'train')?.size ?? 0;
-    if (!exists) {
-      hooks.log?.(
-        `split set ${name}: ${size} samples, created in ${((performance.now() - started) / 1000).toFixed(1)} s`,
-      );
-    }
-    out.push({ split: `${name}/train`, cap, size, created: !exists });
+    if (created)
+      hooks.log?.(`split set ${name}: ${size} samples, created in ${seconds.toFixed(1)} s`);
+    out.push({ split: `${name}/train`, cap, size, created });
   }
   return out;
 }

@@ -1,11 +1,6 @@
 import type cassandra from 'cassandra-driver';
-import {
-  createSplitSet,
-  invalidArgument,
-  latestSplitVersion,
-  readSplitSetInfo,
-  splitTablesExist,
-} from '../../src/core/index.js';
+import { invalidArgument } from '../../src/core/index.js';
+import { ensureSplitSet } from '../dataset/ensureSplitSet.js';
 
 /** One source of the mixture `bench stream --sources` streams: a part of the bench dataset. */
 export interface MixSplitSource {
@@ -47,28 +42,10 @@ export async function prepareMixSplits(
   hooks: { log?: (line: string) => void; signal?: AbortSignal | undefined } = {},
 ): Promise<MixSplits> {
   const name = mixSplitSetName(weights);
-  const exists =
-    (await splitTablesExist(client, dataset)) &&
-    (await latestSplitVersion(client, dataset, name)) > 0;
-  const started = performance.now();
-  const info = exists
-    ? await readSplitSetInfo(client, dataset, name)
-    : await createSplitSet(
-        client,
-        {
-          dataset,
-          name,
-          parts: weights.map((w, i): [string, number] => [`p${i}`, w]),
-          folds: 0,
-          groupBy: [],
-          classTargets: { mode: 'natural' },
-          filters: [],
-          seed: 0n,
-          newVersion: false,
-          allowShortfall: false,
-        },
-        hooks.signal ? { signal: hooks.signal } : {},
-      );
+  const parts = weights.map((w, i): [string, number] => [`p${i}`, w]);
+  const { info, created, seconds } = await ensureSplitSet(client, dataset, name, parts, {
+    signal: hooks.signal,
+  });
   const sources = weights.map((weight, i) => ({
     split: `${name}/p${i}`,
     weight,
@@ -82,10 +59,9 @@ export async function prepareMixSplits(
     );
   }
   hooks.log?.(
-    exists
-      ? `split set ${name}: reused, parts of ${sizes} samples`
-      : `split set ${name}: parts of ${sizes} samples, created in ` +
-          `${((performance.now() - started) / 1000).toFixed(1)} s`,
+    created
+      ? `split set ${name}: parts of ${sizes} samples, created in ${seconds.toFixed(1)} s`
+      : `split set ${name}: reused, parts of ${sizes} samples`,
   );
-  return { name, sources, created: !exists };
+  return { name, sources, created };
 }
