@@ -176,16 +176,20 @@ def test_a_mixture_of_integer_and_blob_labels_gives_each_sample_its_sources_labe
     assert sorted(blob_samples) == list(range(SIZES["blobs"]))
     assert abs(seen[0] - SIZES["blobs"]) <= 1, seen
 
-    # The same through LoaderDataset with workers: integer labels, -1 for the blob source.
+    # The same through LoaderDataset with workers: integer labels, -1 for the blob source,
+    # whose blobs come as bytes.
     dataset = LoaderDataset(loader.target, sources=[(ints, "all"), (blobs, "all")],
-                            batch_size=32, seed=5, with_sources=True)
+                            batch_size=32, seed=5, with_sources=True, return_label_blobs=True)
     through_torch: collections.Counter[int] = collections.Counter()
-    for samples, labels, sources in DataLoader(dataset, batch_size=None, num_workers=2):
-        assert len(samples) == len(labels) == len(sources)
-        for sample, label, source in zip(samples, labels.tolist(), sources.tolist()):
+    for samples, labels, label_blobs, sources in DataLoader(dataset, batch_size=None,
+                                                            num_workers=2):
+        assert len(samples) == len(labels) == len(label_blobs) == len(sources)
+        for sample, label, blob, source in zip(samples, labels.tolist(), label_blobs,
+                                               sources.tolist()):
             name, number = sample.split(b"/")[:2]
+            i = int(number)
             assert name.decode() == ("ints", "blobs")[source]
-            assert label == (label_of(int(number)) if source == 0 else -1)
+            assert (label, blob) == ((label_of(i), b"") if source == 0 else (-1, blob_of(i)))
             through_torch[source] += 1
     assert through_torch == seen
 

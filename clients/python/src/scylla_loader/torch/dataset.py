@@ -81,7 +81,8 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     the same sources, weights and ``samples_per_epoch`` only. With ``with_sources=True``
     each item ends with an ``int64`` tensor of each sample's source (an index into
     ``sources``), e.g. to weight the loss or count samples per source. Labels are per
-    source: a sample of a source without integer labels has label -1.
+    source: a sample of a source without integer labels has label -1, and its label blob
+    (``return_label_blobs=True``) is what its source stored.
 
     The gRPC channel is opened inside ``__iter__``, i.e. in the worker after its fork, never in
     the process that forks.
@@ -108,6 +109,9 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         epoch: The first epoch (what ``set_epoch`` would set).
         return_ids: Items are ``(images, labels, ids)`` with the samples' UUID strings (for
             audits: exactly-once checks, error analysis).
+        return_label_blobs: Items gain a list of each sample's label blob as ``bytes`` (a
+            mask, a caption; ``b""`` for a sample without one), after the ids when
+            ``return_ids`` is set too and before the source indexes of ``with_sources``.
         tls: TLS to the loader, as for :class:`LoaderClient`; PEM file paths are read in each
             worker when its client is made (and checked here first).
         token: Bearer token or token function, as for :class:`LoaderClient`. With spawned
@@ -141,6 +145,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         world_size: int | None = None,
         epoch: int = 0,
         return_ids: bool = False,
+        return_label_blobs: bool = False,
         reconnect: ReconnectPolicy = ReconnectPolicy(),
         tls: TlsOptions | bool | None = None,
         token: TokenSource | None = None,
@@ -197,6 +202,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self.transform = transform
         self.server_transform = server_transform
         self.return_ids = return_ids
+        self.return_label_blobs = return_label_blobs
         self.reconnect = reconnect
         self.client_options = dict(client_options or {})
         security_keys = {"tls", "token", "insecure_token", "credentials"}
@@ -352,6 +358,8 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                     item = collate(batch.samples, batch.labels, self.decode, self.transform)
                 if self.return_ids:
                     item = (*item, batch.ids)
+                if self.return_label_blobs:
+                    item = (*item, _label_blob_list(batch))
                 if self.with_sources:
                     item = (*item, _source_tensor(batch))
                 # The state is updated before the yield: a snapshot taken once the item is out
@@ -495,6 +503,14 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             waited,
             100 * share,
         )
+
+
+def _label_blob_list(batch: Batch) -> list[bytes]:
+    """Each sample's label blob as ``bytes`` (copies: views into the message cannot travel
+    from a DataLoader worker), ``b""`` for a sample without one."""
+    if batch.label_blobs is None:
+        return [b""] * len(batch)
+    return [bytes(blob) for blob in batch.label_blobs]
 
 
 def _source_tensor(batch: Batch) -> torch.Tensor:
