@@ -180,9 +180,11 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
   // In source order, `concurrency` samples at a time, the source read only as far as that
   // needs. The first failure stops reading the source (a database gone 1% into a 2 TB tar
   // must not read the rest first), but the samples already under way are let finish, so the
-  // error is thrown once nothing of this ingest is still writing. A cancel stops at once
-  // (p-map rejects with the signal's reason) and starts no further sample.
+  // error is thrown once nothing of this ingest is still writing. A cancel starts no further
+  // sample and rejects with the signal's reason once the samples under way (at most
+  // `concurrency`) have finished too: what is in the database then stays as it is.
   let failure: { error: unknown } | undefined;
+  let cancelled: { error: unknown } | undefined;
   const stop = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
   let underWay = 0;
@@ -209,10 +211,11 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
       { concurrency: Math.max(1, options.concurrency), signal },
     );
   } catch (err) {
-    if (failure === undefined) throw err;
+    if (failure === undefined) cancelled = { error: err };
   }
   if (underWay > 0) await new Promise<void>((resolve) => (idle = resolve));
   if (failure !== undefined) throw failure.error;
+  if (cancelled !== undefined) throw cancelled.error;
 
   const counts =
     options.refreshCounts === false ? undefined : await refreshDatasetCounts(client, dataset);
