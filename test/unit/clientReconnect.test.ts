@@ -46,6 +46,8 @@ const clients: LoaderClient[] = [];
 const children: ChildProcess[] = [];
 const PATH = '/scylla_loader.v1.LoaderService/StreamBatches';
 const fast = { attempts: 10, initialBackoffMs: 10, maxBackoffMs: 50 };
+/** How long a server may take to see a call end: the unit tests share 2 cores with others. */
+const WAIT = { timeout: 5000 };
 
 async function startServer(script: Script, port = 0): Promise<TestServer> {
   const proto = loadLoaderProto();
@@ -176,7 +178,7 @@ afterEach(async () => {
 async function expectNoOpenCalls(calls: CallRecord[]) {
   await vi.waitFor(() => {
     for (const c of calls) expect(c.cancelled || c.finished).toBe(true);
-  });
+  }, WAIT);
 }
 
 describe('LoaderClient.streamBatches: resumption', () => {
@@ -393,7 +395,7 @@ describe('LoaderClient.streamBatches: resumption', () => {
     );
     expect(error).toMatchObject({ codeName: 'DATA_LOSS', path: PATH });
     expect((error as ClientError).details).toMatch(/data sizes add up to more than the 6 bytes/);
-    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true));
+    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true), WAIT);
     expect(calls).toHaveLength(1);
   });
 });
@@ -421,7 +423,7 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
     expect((error as DOMException).name).toBe('AbortError');
     // Nothing buffered comes out after the abort.
     expect(seen).toEqual([0, 1, 2]);
-    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true));
+    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true), WAIT);
   });
 
   it('aborts a stream waiting for a batch, with a custom reason', async () => {
@@ -441,7 +443,7 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
     );
     expect(error).toBe(reason);
     expect(performance.now() - start).toBeLessThan(2000);
-    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true));
+    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true), WAIT);
   });
 
   it('aborts during the backoff between attempts', async () => {
@@ -487,7 +489,7 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
     const { address, calls } = await startServer((call, record) => endless(call, record, 0, 5));
     const batches = client(address).streamBatches({ dataset: 'd', split: 'all', batchSize: 2 });
     expect(await collect(batches, 3)).toEqual([0, 1, 2]);
-    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true));
+    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true), WAIT);
     expect(calls).toHaveLength(1);
   });
 
@@ -505,7 +507,7 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
       })(),
     );
     expect((error as Error).message).toBe('bad batch');
-    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true));
+    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true), WAIT);
   });
 
   it('fails with DEADLINE_EXCEEDED when the deadline passes', async () => {
@@ -517,7 +519,9 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
       (async () => {
         for await (const b of client(address).streamBatches(
           { dataset: 'd', split: 'all', batchSize: 1 },
-          { deadline: Date.now() + 300 },
+          // Long enough to connect and take batch 0 on a loaded machine; the server then holds
+          // the stream, so the deadline is what ends it.
+          { deadline: Date.now() + 1500 },
         )) {
           seen.push(b.index);
         }
@@ -526,7 +530,7 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
     expect(seen).toEqual([0]);
     expect(error).toBeInstanceOf(ClientError);
     expect(error).toMatchObject({ codeName: 'DEADLINE_EXCEEDED', path: PATH });
-    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true));
+    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true), WAIT);
   });
 
   it('applies the deadline to the whole stream, not to each attempt', async () => {
@@ -542,7 +546,7 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
       (async () => {
         for await (const b of client(address).streamBatches(
           { dataset: 'd', split: 'all', batchSize: 1 },
-          { deadline: new Date(Date.now() + 600) },
+          { deadline: new Date(Date.now() + 2000) },
         )) {
           seen.push(b.index);
         }
@@ -552,8 +556,9 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
     expect(error).toMatchObject({ codeName: 'DEADLINE_EXCEEDED' });
     expect(calls.length).toBeGreaterThan(2);
     expect(seen).toEqual(Array.from({ length: seen.length }, (_, i) => i));
-    expect(elapsed).toBeGreaterThanOrEqual(550);
-    expect(elapsed).toBeLessThan(2000);
+    // A deadline per attempt would never end the stream: each call fails after 50 ms.
+    expect(elapsed).toBeGreaterThanOrEqual(1950);
+    expect(elapsed).toBeLessThan(6000);
   });
 });
 
@@ -570,10 +575,15 @@ describe('LoaderClient.streamBatches: backpressure and flow control', () => {
     const batches = c.streamBatches({ dataset: 'd', split: 'all', batchSize: 1 });
     const iterator = batches[Symbol.asyncIterator]();
     expect((await iterator.next()).value?.index).toBe(0);
-    await sleep(300);
-    const written = calls[0]?.written ?? 0;
+    // The server writes until flow control stops it: wait until it has written nothing more
+    // for 200 ms (many window updates on a loaded machine take longer than a fixed sleep).
+    let written = -1;
+    for (let i = 0; i < 50 && (calls[0]?.written ?? 0) !== written; i++) {
+      written = calls[0]?.written ?? 0;
+      await sleep(200);
+    }
     await iterator.return?.();
-    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true));
+    await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true), WAIT);
     return written;
   }
 
