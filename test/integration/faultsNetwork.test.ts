@@ -124,8 +124,10 @@ describe('the driver after a route that swallowed everything', () => {
       const recoveredMs = lastOk - faultEnd;
       console.log(`first answer ${recoveredMs.toFixed(0)} ms after the last fault ended`);
       expect(lastOk).toBeGreaterThan(faultEnd);
-      // At most one handshake lost in the last fault (1 s) and the reconnection gap (2 s).
-      expect(recoveredMs).toBeLessThan(4_500);
+      // At most one handshake lost in the last fault (1 s) and the reconnection gap (2 s), with
+      // room for a slow handshake to a busy node; waiting out the driver's request timeout
+      // (12 s) fails it.
+      expect(recoveredMs).toBeLessThan(6_000);
     } finally {
       stop = true;
       await Promise.allSettled(readers);

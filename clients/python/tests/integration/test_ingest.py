@@ -22,7 +22,13 @@ import grpc
 import pytest
 from PIL import Image
 
-from scylla_loader import IngestProgress, IngestSample, LoaderClient, LoaderError
+from scylla_loader import (
+    IngestProgress,
+    IngestSample,
+    LoaderClient,
+    LoaderError,
+    ReconnectPolicy,
+)
 
 from .loader_process import REPO, LoaderProcess, cli, free_port
 
@@ -154,7 +160,10 @@ def test_a_loader_sigkilled_half_way_is_resumed_by_resending_the_unacknowledged_
             restart.start()
 
     try:
-        with LoaderClient(process.target) as client:
+        # A loader restart takes 10-30 s on a loaded 2-core machine: the default policy (10
+        # attempts, 13-26 s in all) could give up before it serves again.
+        with LoaderClient(process.target,
+                          reconnect=ReconnectPolicy(attempts=60, max_backoff=1.0)) as client:
             summary = client.ingest(dataset, samples, on_progress=freeze_half_way)
     finally:
         if restart.is_alive():

@@ -17,7 +17,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from scylla_loader import LoaderClient, LoaderError
+from scylla_loader import LoaderClient, LoaderError, ReconnectPolicy
 from scylla_loader.torch import LoaderDataset
 
 from .conftest import Mnist, split_ids
@@ -120,6 +120,9 @@ def test_a_sigkilled_loader_is_resumed_under_a_dataloader_with_two_workers(
             process.target, "mnist", mnist.train, batch_size=256, seed=9, return_ids=True,
             client_options={"flow_control_window": 256 * 1024,
                             "channel_options": [("grpc.http2.bdp_probe", 0)]},
+            # A loader restart takes 10-30 s on a loaded 2-core machine: the default policy
+            # (10 attempts, 13-26 s in all) could give up before it serves again.
+            reconnect=ReconnectPolicy(attempts=60, max_backoff=1.0),
         )
         data = DataLoader(dataset, batch_size=None, num_workers=2)
         ids: list[str] = []

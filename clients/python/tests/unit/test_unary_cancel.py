@@ -87,8 +87,9 @@ def test_a_slow_call_is_cancelled_promptly_and_the_server_sees_it(
     assert caught.value.code == grpc.StatusCode.CANCELLED
     assert caught.value.method == method
     assert "cancelled by the caller" in str(caught.value)
-    # Without the cancel the call would take SLOW_SECONDS.
-    assert 0.25 <= elapsed < 1.5, elapsed
+    # Without the cancel the call would take SLOW_SECONDS; the bound leaves room for threads
+    # starved of CPU on a loaded machine.
+    assert 0.25 <= elapsed < SLOW_SECONDS / 3, elapsed
     assert servicer.ended_by_cancel.wait(5), "the server never saw the call end"
     assert servicer.started == 1
 
