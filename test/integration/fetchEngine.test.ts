@@ -101,6 +101,30 @@ function expectedOrder(spec: Spec, epoch = 0): string[] {
   });
 }
 
+/**
+ * The real client, with `before` run ahead of each read, given the read's id (the first
+ * parameter): it may hold the read back or throw in its place. `after` runs once the read
+ * ended (with `before`'s throw too), whatever its outcome.
+ */
+function interceptReads(
+  before: (id: string) => Promise<void> | void,
+  after?: () => void,
+): cassandra.Client {
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop !== 'execute') return Reflect.get(target, prop, receiver);
+      return async (query: string, params: unknown[], opts: unknown) => {
+        try {
+          await before(String(params[0]));
+          return await target.execute(query, params as never, opts as never);
+        } finally {
+          after?.();
+        }
+      };
+    },
+  });
+}
+
 const idsOf = (batches: AssembledBatch[]): string[] =>
   batches.flatMap((b) => b.samples.map((s) => uuidOf(s.id)));
 
@@ -345,14 +369,8 @@ describe('fetch engine against the real node', () => {
     // The real client, with the read of the epoch's first sample held back for 1.5 s.
     const spec: Spec = { batchSize: 10, prefetch: 2 };
     const slowId = expectedOrder(spec)[0]!;
-    const slowClient = new Proxy(client, {
-      get(target, prop, receiver) {
-        if (prop !== 'execute') return Reflect.get(target, prop, receiver);
-        return async (query: string, params: unknown[], opts: unknown) => {
-          if (String(params[0]) === slowId) await sleep(1500);
-          return target.execute(query, params as never, opts as never);
-        };
-      },
+    const slowClient = interceptReads(async (id) => {
+      if (id === slowId) await sleep(1500);
     });
     const batches = await collectBatches(
       options(spec, { paths: [{ name: 'slow', client: slowClient }] }),
@@ -374,17 +392,11 @@ describe('fetch engine against the real node', () => {
     let firstReadDone = false;
     let reads = 0;
     // The real client; the first read of one sample is held back 2 s, later reads are not.
-    const stuckOnce = new Proxy(client, {
-      get(target, prop, receiver) {
-        if (prop !== 'execute') return Reflect.get(target, prop, receiver);
-        return async (query: string, params: unknown[], opts: unknown) => {
-          if (String(params[0]) === slowId && reads++ === 0) {
-            await sleep(2000);
-            firstReadDone = true;
-          }
-          return target.execute(query, params as never, opts as never);
-        };
-      },
+    const stuckOnce = interceptReads(async (id) => {
+      if (id === slowId && reads++ === 0) {
+        await sleep(2000);
+        firstReadDone = true;
+      }
     });
     const metrics = createLoaderMetrics();
     let deliveredBeforeFirstRead: boolean | undefined;
@@ -404,19 +416,12 @@ describe('fetch engine against the real node', () => {
   it('retries timeouts with backoff, and ends with UNAVAILABLE once attempts run out', async () => {
     const failFirst = new Map<string, number>();
     const flaky = (failuresPerId: number): cassandra.Client =>
-      new Proxy(client, {
-        get(target, prop, receiver) {
-          if (prop !== 'execute') return Reflect.get(target, prop, receiver);
-          return async (query: string, params: unknown[], opts: unknown) => {
-            const id = String(params[0]);
-            const seen = failFirst.get(id) ?? 0;
-            if (id.endsWith('0') && seen < failuresPerId) {
-              failFirst.set(id, seen + 1);
-              throw new cassandra.errors.OperationTimedOutError('injected timeout', '127.0.0.1');
-            }
-            return target.execute(query, params as never, opts as never);
-          };
-        },
+      interceptReads((id) => {
+        const seen = failFirst.get(id) ?? 0;
+        if (id.endsWith('0') && seen < failuresPerId) {
+          failFirst.set(id, seen + 1);
+          throw new cassandra.errors.OperationTimedOutError('injected timeout', '127.0.0.1');
+        }
       });
     const metrics = createLoaderMetrics();
     const batches = await collectBatches(
@@ -436,15 +441,7 @@ describe('fetch engine against the real node', () => {
   it('spreads reads over several routes, sending fewer to a slow one', async () => {
     // 200 ms slower: far slower than the local node even on a loaded machine (where its reads
     // take 20-30 ms, and 40 ms more left the ratio near 4).
-    const slow = new Proxy(client, {
-      get(target, prop, receiver) {
-        if (prop !== 'execute') return Reflect.get(target, prop, receiver);
-        return async (query: string, params: unknown[], opts: unknown) => {
-          await sleep(200);
-          return target.execute(query, params as never, opts as never);
-        };
-      },
-    });
+    const slow = interceptReads(() => sleep(200));
     const metrics = createLoaderMetrics();
     const batches = await collectBatches(
       options(
@@ -485,20 +482,13 @@ describe('fetch engine against the real node', () => {
     ): Promise<{ peak: number; ids: string[]; window: number }> => {
       let now = 0;
       let peak = 0;
-      const slow = new Proxy(client, {
-        get(target, prop, receiver) {
-          if (prop !== 'execute') return Reflect.get(target, prop, receiver);
-          return async (query: string, params: unknown[], opts: unknown) => {
-            peak = Math.max(peak, ++now);
-            try {
-              await sleep(40);
-              return await target.execute(query, params as never, opts as never);
-            } finally {
-              now--;
-            }
-          };
+      const slow = interceptReads(
+        async () => {
+          peak = Math.max(peak, ++now);
+          await sleep(40);
         },
-      });
+        () => now--,
+      );
       const fetcher = new BatchFetcher(
         options(
           { batchSize: 10, prefetch: 2 },
@@ -536,16 +526,9 @@ describe('fetch engine against the real node', () => {
     const stuckId = expectedOrder(spec)[0]!;
     let holding = true;
     const readWhileHeld = new Set<string>();
-    const stuck = new Proxy(client, {
-      get(target, prop, receiver) {
-        if (prop !== 'execute') return Reflect.get(target, prop, receiver);
-        return async (query: string, params: unknown[], opts: unknown) => {
-          const id = String(params[0]);
-          if (holding) readWhileHeld.add(id);
-          if (id === stuckId) await sleep(1000);
-          return target.execute(query, params as never, opts as never);
-        };
-      },
+    const stuck = interceptReads(async (id) => {
+      if (holding) readWhileHeld.add(id);
+      if (id === stuckId) await sleep(1000);
     });
     setTimeout(() => (holding = false), 900);
     const batches = await collectBatches(
@@ -573,20 +556,13 @@ describe('fetch engine against the real node', () => {
     const calls = new Map<string, number>();
     let holding = true;
     const readWhileHeld = new Set<string>();
-    const reads = new Proxy(client, {
-      get(target, prop, receiver) {
-        if (prop !== 'execute') return Reflect.get(target, prop, receiver);
-        return async (query: string, params: unknown[], opts: unknown) => {
-          const id = String(params[0]);
-          const call = (calls.get(id) ?? 0) + 1;
-          calls.set(id, call);
-          if (holding) readWhileHeld.add(id);
-          if (id === stuckId) await sleep(1000);
-          else if (overtaken.has(id)) await sleep(call === 1 ? 150 : 0);
-          else if (slow.has(id)) await sleep(600);
-          return target.execute(query, params as never, opts as never);
-        };
-      },
+    const reads = interceptReads(async (id) => {
+      const call = (calls.get(id) ?? 0) + 1;
+      calls.set(id, call);
+      if (holding) readWhileHeld.add(id);
+      if (id === stuckId) await sleep(1000);
+      else if (overtaken.has(id)) await sleep(call === 1 ? 150 : 0);
+      else if (slow.has(id)) await sleep(600);
     });
     setTimeout(() => (holding = false), 900);
     const batches = await collectBatches(

@@ -31,6 +31,34 @@ def cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     )
 
 
+_DROP = """
+import { createDbClient } from './src/core/db/createDbClient.ts';
+import { dbConfigFromFlags } from './src/cli/dbOptions.ts';
+const client = await createDbClient(dbConfigFromFlags({}));
+try {
+  const pattern = new RegExp('^' + process.argv[1] + '_[0-9a-f]{12}$');
+  for (const name of process.argv.slice(2)) {
+    if (!pattern.test(name)) throw new Error('not a test dataset: ' + name);
+    await client.execute('DROP KEYSPACE IF EXISTS ' + name, [], { readTimeout: 120000 });
+  }
+} finally {
+  await client.shutdown();
+}
+"""
+
+
+def drop_test_datasets(prefix: str, names: Sequence[str]) -> None:
+    """Drops the test datasets `names`, each `<prefix>_<12 hex digits>` (anything else is
+    refused, so a wrong name cannot drop a real keyspace), on the local node."""
+    if not names:
+        return
+    dropped = subprocess.run(
+        ["node", "--import", "tsx", "--input-type=module", "-e", _DROP, prefix, *names],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )
+    assert dropped.returncode == 0, dropped.stderr[-3000:]
+
+
 class LoaderProcess:
     """`serve` on a chosen port with a fixed resume key, so a restarted process on the same
     port continues the tokens of the one before. Started with `node` directly (no npx/tsx

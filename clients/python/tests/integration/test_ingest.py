@@ -30,7 +30,7 @@ from scylla_loader import (
     ReconnectPolicy,
 )
 
-from .loader_process import REPO, LoaderProcess, cli, free_port
+from .loader_process import LoaderProcess, cli, drop_test_datasets, free_port
 
 pytestmark = pytest.mark.integration
 
@@ -40,32 +40,13 @@ SAMPLE_ID_NAMESPACE = uuid.UUID("3f6c1d2e-8b4a-5c7e-9d10-2a4b6c8e0f13")
 
 N = 10_000
 
-_DROP = """
-import { createDbClient } from './src/core/db/createDbClient.ts';
-import { dbConfigFromFlags } from './src/cli/dbOptions.ts';
-const client = await createDbClient(dbConfigFromFlags({}));
-try {
-  for (const name of process.argv.slice(1)) {
-    if (!/^pyi_[0-9a-f]{12}$/.test(name)) throw new Error('not a test dataset: ' + name);
-    await client.execute('DROP KEYSPACE IF EXISTS ' + name, [], { readTimeout: 120000 });
-  }
-} finally {
-  await client.shutdown();
-}
-"""
-
 
 @pytest.fixture(scope="module")
 def made() -> Iterator[list[str]]:
     """Names of the datasets this module writes; dropped at its end."""
     names: list[str] = []
     yield names
-    if names:
-        dropped = subprocess.run(
-            ["node", "--import", "tsx", "--input-type=module", "-e", _DROP, *names],
-            cwd=REPO, capture_output=True, text=True, timeout=300,
-        )
-        assert dropped.returncode == 0, dropped.stderr[-3000:]
+    drop_test_datasets("pyi", names)
 
 
 @pytest.fixture()

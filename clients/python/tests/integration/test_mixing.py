@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 import json
 import secrets
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,24 +21,10 @@ from scylla_loader import IngestSample, LoaderClient, LoaderError, Source
 from scylla_loader.torch import LoaderDataset
 
 from .conftest import split_ids
-from .loader_process import REPO, LoaderProcess
+from .loader_process import LoaderProcess, drop_test_datasets
 from .test_torch import run_module
 
 pytestmark = pytest.mark.integration
-
-_DROP = """
-import { createDbClient } from './src/core/db/createDbClient.ts';
-import { dbConfigFromFlags } from './src/cli/dbOptions.ts';
-const client = await createDbClient(dbConfigFromFlags({}));
-try {
-  for (const name of process.argv.slice(1)) {
-    if (!/^pym_[0-9a-f]{12}$/.test(name)) throw new Error('not a test dataset: ' + name);
-    await client.execute('DROP KEYSPACE IF EXISTS ' + name, [], { readTimeout: 120000 });
-  }
-} finally {
-  await client.shutdown();
-}
-"""
 
 SIZES = {"big": 600, "mid": 400, "small": 30, "ints": 120, "blobs": 80}
 """Samples per dataset. `small` is far below its share of the 1,000-sample mixed epoch (200),
@@ -76,11 +61,7 @@ def datasets(loader: LoaderProcess) -> Iterator[dict[str, str]]:
                 assert summary.dataset_samples == n
         yield names
     finally:
-        dropped = subprocess.run(
-            ["node", "--import", "tsx", "--input-type=module", "-e", _DROP, *names.values()],
-            cwd=REPO, capture_output=True, text=True, timeout=300,
-        )
-        assert dropped.returncode == 0, dropped.stderr[-3000:]
+        drop_test_datasets("pym", list(names.values()))
 
 
 Items = dict[int, list[list[tuple[int, str]]]]
