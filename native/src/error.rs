@@ -9,8 +9,11 @@ pub enum ImageError {
     Corrupt(String),
     /// The image ends before its end marker.
     Truncated(String),
-    /// The header's width x height is over the caller's limit.
+    /// The header's width x height, or a buffer of the plan, is over the caller's limit.
     PixelLimit(String),
+    /// A progressive JPEG with more scans than the caller's limit (each is a pass over the
+    /// whole image's coefficients: CPU out of proportion to the file's size).
+    TooManyScans(String),
     /// Not a format (or a variant of one) this module decodes: the caller falls back to sharp.
     Unsupported(String),
     /// The caller's plan or output buffer is inconsistent: a bug on the calling side, not a
@@ -26,6 +29,7 @@ impl fmt::Display for ImageError {
             ImageError::Corrupt(m) => write!(f, "corrupt: {m}"),
             ImageError::Truncated(m) => write!(f, "truncated: {m}"),
             ImageError::PixelLimit(m) => write!(f, "pixel_limit: {m}"),
+            ImageError::TooManyScans(m) => write!(f, "too_many_scans: {m}"),
             ImageError::Unsupported(m) => write!(f, "unsupported_format: {m}"),
             ImageError::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
         }

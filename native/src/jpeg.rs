@@ -56,6 +56,9 @@ fn failure(handle: tj::tjhandle) -> ImageError {
         .to_owned();
     if message.contains("Premature end") {
         ImageError::Truncated(message)
+    } else if message.contains("more than") && message.contains("scans") {
+        // TJPARAM_SCANLIMIT's "Progressive JPEG image has more than N scans".
+        ImageError::TooManyScans(message)
     } else if message.contains("Unsupported") {
         ImageError::Unsupported(message)
     } else {
@@ -90,10 +93,13 @@ pub fn scaled_oriented_size(header: &Header, denom: u32) -> (u32, u32) {
 }
 
 /// Decodes oriented `window` (coordinates at scale 1/`denom`) into `channels` per pixel. The
-/// window may come back wider on one side: TurboJPEG crops from an iMCU boundary.
-pub fn decode(data: &[u8], header: &Header, denom: u32, window: Rect, channels: usize) -> Result<Window> {
+/// window may come back wider on one side: TurboJPEG crops from an iMCU boundary. A
+/// progressive JPEG of more than `max_scans` scans (0: no limit) fails as `TooManyScans`.
+pub fn decode(data: &[u8], header: &Header, denom: u32, window: Rect, channels: usize, max_scans: u32) -> Result<Window> {
     with_handle(|handle| unsafe {
         check(handle, tj::tj3Set(handle, tj::TJPARAM_TJPARAM_STOPONWARNING as _, 1))?;
+        // Set on every call: the handle is reused, and 0 (no limit) must not inherit a limit.
+        check(handle, tj::tj3Set(handle, tj::TJPARAM_TJPARAM_SCANLIMIT as _, max_scans.min(i32::MAX as u32) as _))?;
         check(handle, tj::tj3DecompressHeader(handle, data.as_ptr(), data.len() as _))?;
         let get = |p: tj::TJPARAM| tj::tj3Get(handle, p as _);
         let (jw, jh) = (get(tj::TJPARAM_TJPARAM_JPEGWIDTH), get(tj::TJPARAM_TJPARAM_JPEGHEIGHT));

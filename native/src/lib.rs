@@ -72,8 +72,8 @@ pub struct Pad {
     pub right: u32,
 }
 
-/// `TransformPlan` of planTransform.ts plus the spec's channels and interpolation and the
-/// server's pixel limit.
+/// `TransformPlan` of planTransform.ts plus the spec's channels and interpolation, the
+/// server's pixel limit and the JPEG scan limit (absent or 0: none).
 #[napi(object)]
 pub struct Plan {
     pub source: Size,
@@ -88,6 +88,7 @@ pub struct Plan {
     /// bilinear | bicubic | lanczos3 | nearest
     pub interpolation: String,
     pub max_pixels: f64,
+    pub max_scans: Option<u32>,
 }
 
 impl Plan {
@@ -110,6 +111,7 @@ impl Plan {
             channels: self.channels as usize,
             filter: Filter::parse(&self.interpolation)?,
             max_pixels: self.max_pixels,
+            max_scans: self.max_scans.unwrap_or(0),
         })
     }
 }

@@ -80,6 +80,8 @@ pub struct Plan {
     pub channels: usize,
     pub filter: Filter,
     pub max_pixels: f64,
+    /// Most scans of a progressive JPEG (libjpeg-turbo's scan limit); 0: no limit.
+    pub max_scans: u32,
 }
 
 /// DCT scaling (libjpeg decoding at 1/2, 1/4 or 1/8 size) is used only when it leaves the
@@ -121,6 +123,25 @@ enum Stages {
 
 fn invalid(message: String) -> ImageError {
     ImageError::InvalidArgument(message)
+}
+
+/// Refuses a plan with a buffer over the pixel limit. The caller's planTransform refuses them
+/// too; this keeps the module's own allocations (the resized image of `Stages::Two`, the inner
+/// image of a padded crop, the output) bounded whatever plan it is given. A cut region is never
+/// larger than the image it is cut from (`stages` checks it), so it needs no check of its own.
+fn check_plan_pixels(plan: &Plan) -> Result<()> {
+    let result = Size { width: plan.width, height: plan.height };
+    let buffers = [("resized image", plan.resize), ("resized crop", plan.output), ("output", Some(result))];
+    for (name, size) in buffers {
+        let Some(size) = size else { continue };
+        if size.width as f64 * size.height as f64 > plan.max_pixels {
+            return Err(ImageError::PixelLimit(format!(
+                "the transform's {name} would be {}x{}, over the limit of {} pixels",
+                size.width, size.height, plan.max_pixels
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn stages(plan: &Plan) -> Result<Stages> {
@@ -227,9 +248,10 @@ fn resample(
 }
 
 /// Decodes the oriented `window` (at DCT scale 1/`denom`; PNG ignores both and decodes all).
-fn decode(data: &[u8], header: &probe::Header, denom: u32, window: Rect, channels: usize) -> Result<Window> {
+fn decode(data: &[u8], header: &probe::Header, denom: u32, window: Rect, plan: &Plan) -> Result<Window> {
+    let channels = plan.channels;
     match header.format {
-        Format::Jpeg => jpeg::decode(data, header, denom, window, channels),
+        Format::Jpeg => jpeg::decode(data, header, denom, window, channels, plan.max_scans),
         _ => png::decode(data, header, channels),
     }
 }
@@ -250,6 +272,7 @@ pub fn transform(data: &[u8], plan: &Plan, out: &mut [u8]) -> Result<()> {
             header.width, header.height, plan.max_pixels
         )));
     }
+    check_plan_pixels(plan)?;
     let truncated = match header.format {
         Format::Jpeg => probe::jpeg_truncated(data),
         _ => probe::png_truncated(data),
@@ -287,7 +310,7 @@ pub fn transform(data: &[u8], plan: &Plan, out: &mut [u8]) -> Result<()> {
     let (fx, fy) = (sw as f64 / ow as f64, sh as f64 / oh as f64);
     let first = Resample { x: first.x * fx, y: first.y * fy, w: first.w * fx, h: first.h * fy, ..first };
     let wanted = window_of(&first, plan.filter, sw, sh);
-    let window = decode(data, &header, denom, wanted, c)?;
+    let window = decode(data, &header, denom, wanted, plan)?;
     // The decoder may return more than asked (iMCU alignment, PNG's whole image): the kernel
     // sees only `wanted`, which holds the cut region, or the region and its kernel's reach.
     let (ww, wh) = (window.rect.w, window.rect.h);

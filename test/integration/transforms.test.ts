@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
@@ -12,11 +13,18 @@ import type { DecodedBatch } from '../../src/client/DecodedBatch.js';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
 import type { StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
 import type { TransformOptions } from '../../src/client/TransformOptions.js';
-import { createDbClient, datasetNamespace, SampleRandom, sampleId } from '../../src/core/index.js';
+import {
+  createDbClient,
+  datasetNamespace,
+  ingestDataset,
+  readManifest,
+  SampleRandom,
+  sampleId,
+} from '../../src/core/index.js';
 import { randomResizedRegion } from '../../src/core/transform/planTransform.js';
 import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
-import { type ImageFixture, ingestImageDataset } from '../support/imageDataset.js';
+import { type ImageFixture, ingestImageDataset, patternPixels } from '../support/imageDataset.js';
 import { metric } from '../support/serveCli.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
@@ -29,6 +37,9 @@ let ks: string;
 /** A second image dataset, all good, for a mixed stream. */
 let ks2: string;
 let byId2: Set<string>;
+/** Three small JPEGs and a long one (6,000 x 100): see {@link ingestLongImageDataset}. */
+let ksLong: string;
+let longId: string;
 let files: Map<string, ImageFixture>;
 /** Fixture by sample id (UUID string). */
 let byId: Map<string, ImageFixture>;
@@ -160,9 +171,47 @@ beforeAll(async () => {
   ks2 = uniqueKeyspace();
   const files2 = await ingestImageDataset(db, ks2, 10, false);
   byId2 = new Set([...files2.values()].map((f) => sampleId(f.key, datasetNamespace(ks2))));
+  ksLong = uniqueKeyspace();
+  longId = await ingestLongImageDataset(ksLong);
 }, 120_000);
 
+/**
+ * Ingests three small JPEGs and one of 6,000 x 100 (0.6 M pixels, under the loaders' 4 M
+ * limit); returns the long one's sample id. Resized to a shorter side of 512, the long one
+ * would be 30,720 x 512 (15.7 M pixels): the shape of a panorama in a photo dataset.
+ */
+async function ingestLongImageDataset(dataset: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'sl-long-'));
+  await mkdir(path.join(dir, 'files'));
+  const sizes = [
+    [200, 150],
+    [160, 220],
+    [240, 180],
+    [6000, 100],
+  ] as const;
+  const lines = ['path,label'];
+  for (const [i, [width, height]] of sizes.entries()) {
+    const data = await sharp(patternPixels(width, height, i + 1), {
+      raw: { width, height, channels: 3 },
+    })
+      .jpeg()
+      .toBuffer();
+    await writeFile(path.join(dir, `files/${i}.jpg`), data);
+    lines.push(`files/${i}.jpg,${i}`);
+  }
+  await writeFile(path.join(dir, 'manifest.csv'), `${lines.join('\n')}\n`);
+  await ingestDataset(db, {
+    dataset,
+    source: await readManifest(path.join(dir, 'manifest.csv')),
+    replication: { class: 'SimpleStrategy', replicationFactor: 1 },
+    concurrency: 4,
+    strict: false,
+  });
+  return sampleId('files/3.jpg', datasetNamespace(dataset));
+}
+
 afterAll(async () => {
+  await dropKeyspace(db, ksLong);
   await dropKeyspace(db, ks2);
   await dropKeyspace(db, ks);
   await db.shutdown();
@@ -419,6 +468,33 @@ describe.each([
     expect(bad.some((id) => err.message.includes(id))).toBe(true);
     expect(err.message).toMatch(/cannot be decoded|over the server's limit|is truncated/);
     expect(err.message).toContain('bad_image_policy SKIP');
+  });
+
+  it('a resize whose intermediate would be over the pixel limit gets the pixel_limit treatment: skipped and counted, or DATA_LOSS', async () => {
+    const transform: TransformOptions = { ...RRC, resize: 512 };
+    const failures = (text: string): number =>
+      Number(
+        /scylla_loader_transform_failures_total\{reason="pixel_limit"\} (\d+)/.exec(text)?.[1] ?? 0,
+      );
+    const before = failures(await metricsText());
+    const batches = await stream({ dataset: ksLong, seed: 5, transform });
+    const ids = batches.flatMap((b) => b.ids);
+    expect(ids).toHaveLength(3);
+    expect(ids).not.toContain(longId);
+    expect(batches.reduce((a, b) => a + b.skippedUndecodable, 0)).toBe(1);
+    for (const b of batches) expect(b.tensor!.shape).toEqual([b.ids.length, 48, 40, 3]);
+    // At least: a transform of an earlier test's stream, ended by its DATA_LOSS, may still count.
+    expect(failures(await metricsText())).toBeGreaterThan(before);
+    // Without the resize the long image is within every bound and is transformed.
+    const plain = await stream({ dataset: ksLong, seed: 5, transform: RRC });
+    expect(plain.flatMap((b) => b.ids)).toContain(longId);
+    const err = await errorOf({
+      dataset: ksLong,
+      transform: { ...transform, badImagePolicy: 'fail' },
+    });
+    expect(err.codeName).toBe('DATA_LOSS');
+    expect(err.message).toContain(longId);
+    expect(err.message).toContain('resized image would be 30720x512');
   });
 
   it('invalid transforms get INVALID_ARGUMENT naming the field and the allowed range', async () => {

@@ -8,6 +8,7 @@ import {
 } from '../../src/core/transform/nativeTransform.js';
 import { planTransform } from '../../src/core/transform/planTransform.js';
 import { SYNC_MAX_PIXELS, transformImage } from '../../src/core/transform/transformImage.js';
+import { countJpegScans, MAX_JPEG_SCANS } from '../../src/core/transform/jpegScans.js';
 import type {
   CropSpec,
   OutputSpec,
@@ -19,6 +20,8 @@ import { patternPixels } from '../support/imageDataset.js';
 const LIMIT = 50_000_000;
 const random = (i = 0): SampleRandom => new SampleRandom(1n, 0, Buffer.alloc(16, i));
 const inputs: Record<string, Buffer> = {};
+/** 120 x 90, libjpeg's default progression (not in `inputs`: the option matrix has its own). */
+let progressiveJpeg: Buffer;
 
 beforeAll(async () => {
   const raw = (w: number, h: number, seed: number): Sharp =>
@@ -29,7 +32,24 @@ beforeAll(async () => {
   inputs['grey.png'] = await raw(100, 100, 4).toColourspace('b-w').png().toBuffer();
   inputs['rgba.png'] = await raw(80, 110, 5).ensureAlpha(0.3).png().toBuffer();
   inputs['grey16.png'] = await raw(64, 48, 6).toColourspace('grey16').png().toBuffer();
+  progressiveJpeg = await raw(120, 90, 7).jpeg({ progressive: true }).toBuffer();
 });
+
+/**
+ * `jpeg` with its last scan (SOS header and entropy-coded data) repeated `extra` more times
+ * before its end marker: the shape of a scan-flooding JPEG (a real one makes each scan a valid,
+ * near-empty refinement, so a decoder without a limit walks every one).
+ */
+function withExtraScans(jpeg: Buffer, extra: number): Buffer {
+  const eoi = jpeg.lastIndexOf(Buffer.from([0xff, 0xd9]));
+  // Entropy-coded data cannot hold FF DA (a 0xFF there is followed by 0x00 or a restart).
+  const scan = jpeg.subarray(jpeg.lastIndexOf(Buffer.from([0xff, 0xda])), eoi);
+  return Buffer.concat([
+    jpeg.subarray(0, eoi),
+    ...Array.from({ length: extra }, () => scan),
+    jpeg.subarray(eoi),
+  ]);
+}
 
 function spec(parts: Partial<TransformSpec>): TransformSpec {
   return {
@@ -87,7 +107,7 @@ it('the native path gives the same bytes on the thread pool (large images) as in
     const out = await transformImage(data, s, random(5), LIMIT, native);
     expect(out.decoder).toBe('native');
     // The same plan, drawn from the same (seed, epoch, id), run inline by hand.
-    const plan = planTransform(s, w, h, random(5));
+    const plan = planTransform(s, w, h, random(5), LIMIT);
     const inline = Buffer.alloc(plan.width * plan.height * 3);
     native.transform(
       data,
@@ -97,6 +117,104 @@ it('the native path gives the same bytes on the thread pool (large images) as in
     );
     expect(out.data.equals(inline), `${w}x${h}`).toBe(true);
   }
+});
+
+describe('countJpegScans', () => {
+  it('counts the scans of baseline and progressive JPEGs, not the bytes of marker segments', async () => {
+    const baseline = inputs['rgb.jpg']!;
+    const progressive = progressiveJpeg;
+    expect(countJpegScans(baseline, MAX_JPEG_SCANS)).toBe(1);
+    const scans = countJpegScans(progressive, MAX_JPEG_SCANS);
+    // libjpeg's default progression for colour: 10 scans.
+    expect(scans).toBeGreaterThan(5);
+    expect(scans).toBeLessThan(20);
+    expect(countJpegScans(withExtraScans(progressive, 7), MAX_JPEG_SCANS)).toBe(scans + 7);
+    // An APP segment holding SOS-like bytes (an EXIF thumbnail has whole scans) counts nothing.
+    const body = Buffer.alloc(600, 0);
+    for (let i = 0; i < body.length; i += 3) body.set([0xff, 0xda], i);
+    const app = Buffer.concat([Buffer.from([0xff, 0xe1, 0x02, 0x5a]), body]);
+    const withApp = Buffer.concat([baseline.subarray(0, 2), app, baseline.subarray(2)]);
+    expect(countJpegScans(withApp, MAX_JPEG_SCANS)).toBe(1);
+    // Counting stops past the limit.
+    expect(countJpegScans(withExtraScans(progressive, 5_000), 100)).toBe(101);
+  });
+});
+
+it('runs a tiny image upscaled on the thread pool: the largest buffer of the plan decides', async () => {
+  const native = nativeStatus.module!;
+  const calls: string[] = [];
+  const spy: NativeTransformModule = {
+    probe: (data) => native.probe(data),
+    transform: (...args) => {
+      calls.push('inline');
+      native.transform(...args);
+    },
+    transformAsync: (...args) => {
+      calls.push('pool');
+      return native.transformAsync(...args);
+    },
+  };
+  // An MNIST-sized grey PNG (28 x 28): its source alone is far under the inline threshold.
+  const mnist = await sharp(patternPixels(28, 28, 9, 1), {
+    raw: { width: 28, height: 28, channels: 1 },
+  })
+    .png()
+    .toBuffer();
+  expect(28 * 28).toBeLessThan(SYNC_MAX_PIXELS);
+  const rrc = (side: number): CropSpec => ({
+    kind: 'random-resized',
+    height: side,
+    width: side,
+    scale: [0.08, 1],
+    ratio: [3 / 4, 4 / 3],
+  });
+  const cases: [string, Partial<TransformSpec>, string][] = [
+    ['as is', {}, 'inline'],
+    ['resize to 128 (the threshold)', { resize: 128 }, 'inline'],
+    ['resize to 1024', { resize: 1024 }, 'pool'],
+    ['resize to 1024, random crop 64', { resize: 1024, crop: rrc(64) }, 'pool'],
+    ['random-resized crop to 1024', { crop: rrc(1024) }, 'pool'],
+    ['center crop padded to 1024', { crop: { kind: 'center', height: 1024, width: 1024 } }, 'pool'],
+  ];
+  for (const [what, parts, where] of cases) {
+    calls.length = 0;
+    const out = await transformImage(mnist, spec({ channels: 1, ...parts }), random(), LIMIT, spy);
+    expect(out.decoder, what).toBe('native');
+    expect(calls, what).toEqual([where]);
+  }
+});
+
+it('the native module refuses a plan over its pixel limit and a JPEG over its scan limit itself', () => {
+  const native = nativeStatus.module!;
+  const data = progressiveJpeg;
+  const base = { source: { width: 120, height: 90 }, flip: false, channels: 3 as const };
+  const call = (plan: object, out = Buffer.alloc(32 * 32 * 3)): string => {
+    try {
+      native.transform(
+        data,
+        { ...base, interpolation: 'bilinear', maxPixels: LIMIT, ...plan } as never,
+        out,
+        0,
+      );
+      return 'decoded';
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  // The plan's resized image (1,200 x 900) is over a limit of 100,000 pixels, the source not:
+  // refused before it is allocated, whoever made the plan.
+  const resize = {
+    resize: { width: 1200, height: 900 },
+    region: { left: 0, top: 0, width: 32, height: 32 },
+  };
+  const plan = { ...resize, output: { width: 32, height: 32 }, width: 32, height: 32 };
+  expect(call(plan)).toBe('decoded');
+  expect(call({ ...plan, maxPixels: 100_000 })).toMatch(
+    /^pixel_limit: .*resized image would be 1200x900/,
+  );
+  // libjpeg-turbo's own scan limit, behind the caller's count.
+  expect(call({ ...plan, maxScans: MAX_JPEG_SCANS })).toBe('decoded');
+  expect(call({ ...plan, maxScans: 3 })).toMatch(/^too_many_scans: /);
 });
 
 describe.each(DECODERS)('transformImage (%s)', (_name, native) => {
@@ -269,5 +387,68 @@ describe.each(DECODERS)('transformImage (%s)', (_name, native) => {
     expect((err as UndecodableImageError).reason).toBe('pixel_limit');
     expect((err as Error).message).toContain('60000x60000');
     expect(process.memoryUsage().rss - rss).toBeLessThan(200 * 2 ** 20);
+  });
+
+  it('refuses a long image whose resize would be over the pixel limit, before resizing it', async () => {
+    // 2,000 x 40 (80,000 pixels) is under a limit of 100,000; resized to a shorter side of 224
+    // it would be 11,200 x 224 (2.5 M pixels), though the output is only 32 x 32.
+    const long = await sharp(patternPixels(2000, 40, 3), {
+      raw: { width: 2000, height: 40, channels: 3 },
+    })
+      .jpeg()
+      .toBuffer();
+    const rrc: CropSpec = {
+      kind: 'random-resized',
+      height: 32,
+      width: 32,
+      scale: [0.08, 1],
+      ratio: [3 / 4, 4 / 3],
+    };
+    for (const output of [{ format: 'raw' }, { format: 'jpeg', quality: 80 }] as const) {
+      const s = spec({ resize: 224, crop: rrc, output });
+      const err = await transformImage(long, s, random(), 100_000, native).catch((e: unknown) => e);
+      expect(err, output.format).toBeInstanceOf(UndecodableImageError);
+      expect((err as UndecodableImageError).reason).toBe('pixel_limit');
+      expect((err as Error).message).toContain('resized image would be 11200x224');
+      // Without the resize the image is transformed.
+      const ok = await transformImage(long, spec({ crop: rrc, output }), random(), 100_000, native);
+      expect([ok.width, ok.height]).toEqual([32, 32]);
+    }
+    // An upscaled output over the limit is refused the same way.
+    const up = await transformImage(
+      inputs['rgb.jpg']!,
+      spec({ crop: { ...rrc, height: 400, width: 400 } }),
+      random(),
+      100_000,
+      native,
+    ).catch((e: unknown) => e);
+    expect((up as UndecodableImageError).reason).toBe('pixel_limit');
+  });
+
+  it('refuses a JPEG of more scans than the limit before decoding it; a progressive JPEG passes', async () => {
+    const progressive = progressiveJpeg;
+    const s = spec({ crop: { kind: 'center', height: 16, width: 16 } });
+    const ok = await transformImage(progressive, s, random(), LIMIT, native);
+    expect(ok.decoder).toBe(native ? 'native' : 'sharp');
+    expect(ok.data.length).toBe(16 * 16 * 3);
+    const scans = countJpegScans(progressive, MAX_JPEG_SCANS);
+    // At the limit: decoded (or refused by the decoder for its odd progression), never for scans.
+    const atLimit = await transformImage(
+      withExtraScans(progressive, MAX_JPEG_SCANS - scans),
+      s,
+      random(),
+      LIMIT,
+      native,
+    ).catch((e: unknown) => e);
+    expect((atLimit as UndecodableImageError).reason).not.toBe('too_many_scans');
+    for (const extra of [MAX_JPEG_SCANS + 1 - scans, 5_000]) {
+      const flood = withExtraScans(progressive, extra);
+      const started = performance.now();
+      const err = await transformImage(flood, s, random(), LIMIT, native).catch((e: unknown) => e);
+      expect(err, `${extra} extra scans`).toBeInstanceOf(UndecodableImageError);
+      expect((err as UndecodableImageError).reason).toBe('too_many_scans');
+      expect((err as UndecodableImageError).code).toBe('DATA_LOSS');
+      expect(performance.now() - started).toBeLessThan(1000);
+    }
   });
 });

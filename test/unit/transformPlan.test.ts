@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import {
+  largestPlanPixels,
   planTransform,
   randomResizedRegion,
   shorterSideTo,
 } from '../../src/core/transform/planTransform.js';
 import { roundHalfEven } from '../../src/core/transform/roundHalfEven.js';
 import { SampleRandom } from '../../src/core/transform/SampleRandom.js';
+import { UndecodableImageError } from '../../src/core/transform/UndecodableImageError.js';
+
+/** The default `maxImagePixels`. */
+const LIMIT = 89_478_485;
 
 const id = (i: number): Buffer => {
   const b = Buffer.alloc(16);
@@ -84,6 +89,7 @@ describe('planTransform', () => {
       500,
       375,
       r(),
+      LIMIT,
     );
     // 341 x 256: (341 - 224) / 2 = 58.5 rounds to 58, as torchvision's int(round(58.5)).
     expect(plan.resize).toEqual({ width: 341, height: 256 });
@@ -98,6 +104,7 @@ describe('planTransform', () => {
       40,
       20,
       r(),
+      LIMIT,
     );
     expect(plan.pad).toEqual({ top: 5, bottom: 6, left: 0, right: 0 });
     expect(plan.region).toEqual({ left: 15, top: 0, width: 10, height: 20 });
@@ -110,6 +117,7 @@ describe('planTransform', () => {
       300,
       200,
       r(),
+      LIMIT,
     );
     expect(plan.region).toBeUndefined();
     expect([plan.width, plan.height]).toEqual([150, 100]);
@@ -124,6 +132,7 @@ describe('planTransform', () => {
           10,
           10,
           new SampleRandom(5n, 1, id(i)),
+          LIMIT,
         );
         if (plan.flip) flips++;
       }
@@ -134,16 +143,95 @@ describe('planTransform', () => {
       9,
       9,
       r(),
+      LIMIT,
     );
     const always = planTransform(
       { resize: 0, crop: { kind: 'none' }, flipProbability: 1 },
       9,
       9,
       r(),
+      LIMIT,
     );
     expect([never.flip, always.flip]).toEqual([false, true]);
   });
+
+  it('refuses a plan whose resized image is over the pixel limit, as it refuses such a source', () => {
+    // The long image of issue 36: 65,500 x 1,360 is under the limit (89.1 M pixels), but its
+    // resize to a shorter side of 4,096 would be 197,270 x 4,096 (808 M pixels).
+    const spec = {
+      resize: 4096,
+      crop: {
+        kind: 'random-resized',
+        height: 224,
+        width: 224,
+        scale: [0.08, 1],
+        ratio: [3 / 4, 4 / 3],
+      },
+      flipProbability: 0.5,
+    } as const;
+    expect(65_500 * 1_360).toBeLessThanOrEqual(LIMIT);
+    const err = catchPlan(() => planTransform(spec, 65_500, 1_360, r(), LIMIT));
+    expect(err).toBeInstanceOf(UndecodableImageError);
+    expect(err.reason).toBe('pixel_limit');
+    expect(err.code).toBe('DATA_LOSS');
+    expect(err.message).toContain('resized image would be 197270x4096');
+    // The same spec on an ordinary photo plans as ever.
+    expect(planTransform(spec, 500, 375, r(), LIMIT).resize).toEqual({ width: 5461, height: 4096 });
+    // A resize alone (no crop after it) is the output itself: refused as well.
+    const alone = catchPlan(() =>
+      planTransform({ ...spec, crop: { kind: 'none' } }, 65_500, 1_360, r(), LIMIT),
+    );
+    expect(alone.reason).toBe('pixel_limit');
+  });
+
+  it('refuses an upscaled output over the pixel limit, whatever the source', () => {
+    const tiny =
+      (crop: Parameters<typeof planTransform>[0]['crop'], resize = 0) =>
+      () =>
+        planTransform({ resize, crop, flipProbability: 0 }, 28, 28, r(), 1_000_000);
+    // A random-resized crop of a 28 x 28 image to 2,048 x 2,048 (4.2 M pixels).
+    const rrc = {
+      kind: 'random-resized',
+      height: 2048,
+      width: 2048,
+      scale: [0.08, 1],
+      ratio: [3 / 4, 4 / 3],
+    } as const;
+    const err = catchPlan(tiny(rrc));
+    expect(err.reason).toBe('pixel_limit');
+    expect(err.message).toContain('resized crop would be 2048x2048');
+    // A center crop padded to 2,048 x 2,048: the output buffer is the padded one.
+    const padded = catchPlan(tiny({ kind: 'center', height: 2048, width: 2048 }));
+    expect(padded.message).toContain('output would be 2048x2048');
+    // Under the limit (1,000 x 1,000 exactly) is planned.
+    expect(tiny({ kind: 'center', height: 1000, width: 1000 })().width).toBe(1000);
+    expect(tiny({ kind: 'none' }, 1000)().resize).toEqual({ width: 1000, height: 1000 });
+  });
+
+  it('largestPlanPixels is the largest of source, resized image, resized crop and output', () => {
+    const rrc = {
+      kind: 'random-resized',
+      height: 300,
+      width: 200,
+      scale: [0.08, 1],
+      ratio: [3 / 4, 4 / 3],
+    } as const;
+    const plan = (resize: number, w: number, h: number) =>
+      planTransform({ resize, crop: rrc, flipProbability: 0 }, w, h, r(), LIMIT);
+    expect(largestPlanPixels(plan(0, 28, 28))).toBe(200 * 300); // the output
+    expect(largestPlanPixels(plan(1024, 28, 28))).toBe(1024 * 1024); // the resized image
+    expect(largestPlanPixels(plan(0, 4000, 3000))).toBe(4000 * 3000); // the source
+  });
 });
+
+function catchPlan(f: () => unknown): UndecodableImageError {
+  try {
+    f();
+  } catch (err) {
+    return err as UndecodableImageError;
+  }
+  throw new Error('the plan was not refused');
+}
 
 describe('randomResizedRegion', () => {
   it('stays inside the image, within the scale and ratio ranges (up to rounding), over 2,000 samples', () => {

@@ -3,9 +3,10 @@ import { z } from 'zod';
 /** The limits and sizes of server-side transforms, validated with the rest of the configuration. */
 export const transformLimitsSchema = z.object({
   /**
-   * Largest image (width x height of its header) a transform decodes; a larger one is refused
-   * before any pixel is allocated, as a decompression bomb would be. The default is the limit
-   * above which PIL warns (about 9,459 x 9,459).
+   * Largest image (width x height of its header) a transform decodes, and largest pixel buffer
+   * its plan may make (the resized image, the output: a long image resized, a small one
+   * upscaled); a larger one is refused before any pixel is allocated, as a decompression bomb
+   * would be. The default is the limit above which PIL warns (about 9,459 x 9,459).
    */
   maxImagePixels: z
     .number()

@@ -1,8 +1,12 @@
 import { LoaderError } from '../errors/LoaderError.js';
 
-/** Why a sample could not be decoded (a label of the failures metric). */
+/**
+ * Why a sample could not be decoded (a label of the failures metric). `pixel_limit`: the image,
+ * or a buffer its transform plan would allocate, is over the pixel limit; `too_many_scans`: a
+ * JPEG with more scans than any encoder writes (each one a pass over the whole image).
+ */
 export type UndecodableReason =
-  'empty' | 'unsupported_format' | 'pixel_limit' | 'truncated' | 'corrupt';
+  'empty' | 'unsupported_format' | 'pixel_limit' | 'too_many_scans' | 'truncated' | 'corrupt';
 
 /**
  * A sample whose bytes are not an image the transform can decode: DATA_LOSS, since the stored

@@ -23,14 +23,21 @@ export interface NativeProbe {
 export interface NativePlan extends TransformPlan {
   channels: 1 | 3;
   interpolation: Interpolation;
+  /** The pixel limit, checked again natively against the header and every buffer of the plan. */
   maxPixels: number;
+  /**
+   * Most scans of a progressive JPEG libjpeg-turbo decodes (its `TJPARAM_SCANLIMIT`); absent:
+   * no limit. The caller counts them first (`countJpegScans`): this is the decoder's own stop.
+   */
+  maxScans?: number;
 }
 
 /**
  * The native transform module (`native/`, Rust through N-API): JPEG region decoding with
  * libjpeg-turbo, 8-bit PNG, antialiased resize, flip, written into a caller's buffer. Errors
- * of an image's bytes start with `corrupt:`, `truncated:`, `pixel_limit:` or
- * `unsupported_format:`.
+ * of an image's bytes start with `corrupt:`, `truncated:`, `pixel_limit:`, `too_many_scans:`
+ * or `unsupported_format:`. Every buffer it allocates is sized from the image's header or the
+ * plan, and both are checked against the plan's `maxPixels` first.
  */
 export interface NativeTransformModule {
   probe(data: Buffer): NativeProbe;

@@ -1,6 +1,7 @@
 import { roundHalfEven } from './roundHalfEven.js';
 import type { SampleRandom } from './SampleRandom.js';
 import type { CropSpec, TransformSpec } from './TransformSpec.js';
+import { UndecodableImageError } from './UndecodableImageError.js';
 
 /** A rectangle of an image, in pixels. */
 export interface Region {
@@ -38,6 +39,14 @@ export interface TransformPlan {
  * crop and the flip from `random` (in that order). The sizes follow torchvision: the resize's
  * longer side rounds down, crop offsets and random-resized sizes round half to even.
  *
+ * Every pixel buffer the plan implies (source, resized image, output) must hold at most
+ * `maxPixels`: a request's sizes are bounded, but a resize of a long, thin image is not (a
+ * 65,500 x 1,360 source resized to a shorter side of 4,096 is 197,270 x 4,096, 2.4 GB as RGB),
+ * nor is an upscale of a tiny one. Both executors size their buffers from the plan, so a plan
+ * that passes here allocates no more than the limit per buffer.
+ *
+ * @throws {@link UndecodableImageError} `pixel_limit` (the bad-image policy's, as for a source
+ *   over the limit) naming the buffer that would be over it.
  * @internal
  */
 export function planTransform(
@@ -45,6 +54,7 @@ export function planTransform(
   width: number,
   height: number,
   random: SampleRandom,
+  maxPixels: number,
 ): TransformPlan {
   const plan: TransformPlan = { source: { width, height }, flip: false, width, height };
   let w = width;
@@ -55,7 +65,38 @@ export function planTransform(
   }
   applyCrop(plan, spec.crop, w, h, random);
   plan.flip = spec.flipProbability > 0 && random.uniform() < spec.flipProbability;
+  refuseOverLimit(plan, maxPixels);
   return plan;
+}
+
+/**
+ * The largest pixel buffer of a plan: the source, the resized image, the region's resize and
+ * the (padded) result. A cut region is never larger than the image it is cut from. It is what a
+ * transform of the plan costs at most per pass, so it also decides whether a transform is
+ * small enough to run on the event loop. @internal
+ */
+export function largestPlanPixels(plan: TransformPlan): number {
+  return Math.max(...planBuffers(plan).map(([, s]) => s.width * s.height));
+}
+
+function planBuffers(plan: TransformPlan): [string, { width: number; height: number }][] {
+  const buffers: [string, { width: number; height: number }][] = [['source image', plan.source]];
+  if (plan.resize) buffers.push(['resized image', plan.resize]);
+  if (plan.output) buffers.push(['resized crop', plan.output]);
+  buffers.push(['output', plan]);
+  return buffers;
+}
+
+function refuseOverLimit(plan: TransformPlan, maxPixels: number): void {
+  for (const [name, { width, height }] of planBuffers(plan)) {
+    if (width * height <= maxPixels) continue;
+    throw new UndecodableImageError(
+      'pixel_limit',
+      `the transform's ${name} would be ${width}x${height} (from a ${plan.source.width}x` +
+        `${plan.source.height} image), over the server's limit of ${maxPixels} pixels ` +
+        '(SCYLLA_LOADER_MAX_IMAGE_PIXELS)',
+    );
+  }
 }
 
 /** Size with the shorter side `size` and the longer one scaled and rounded down. @internal */

@@ -1,7 +1,8 @@
 import sharp, { type KernelEnum, type Metadata, type Sharp } from 'sharp';
 import { LoaderError } from '../errors/LoaderError.js';
 import type { NativeTransformModule } from './nativeTransform.js';
-import { type TransformPlan, planTransform } from './planTransform.js';
+import { MAX_JPEG_SCANS, countJpegScans, isJpeg } from './jpegScans.js';
+import { type TransformPlan, largestPlanPixels, planTransform } from './planTransform.js';
 import { isTruncated } from './truncation.js';
 import type { SampleRandom } from './SampleRandom.js';
 import type { Interpolation, TransformSpec } from './TransformSpec.js';
@@ -24,9 +25,11 @@ export interface TransformedImage {
 export type Decoder = 'native' | 'sharp';
 
 /**
- * Largest source image (pixels) the native path transforms on the calling thread rather than
- * the thread pool: 128 x 128, at most about 0.1 ms of work, so the event loop is never held
- * long. @internal
+ * Largest plan (its largest pixel buffer: source, resized image or output, see
+ * `largestPlanPixels`) the native path transforms on the calling thread rather than the thread
+ * pool: 128 x 128, at most about 0.1 ms of work, so the event loop is never held long. A small
+ * source is not enough: a 28 x 28 image upscaled to 4,096 x 4,096 is 16.8 M pixels of resize.
+ * @internal
  */
 export const SYNC_MAX_PIXELS = 128 * 128;
 
@@ -35,6 +38,7 @@ const NATIVE_REASONS: ReadonlySet<string> = new Set<UndecodableReason>([
   'truncated',
   'pixel_limit',
   'unsupported_format',
+  'too_many_scans',
 ]);
 
 /**
@@ -64,12 +68,15 @@ const KERNELS: Record<Interpolation, KernelEnum[keyof KernelEnum]> = {
  * Decodes and transforms one sample with sharp, off the event loop (libvips runs on libuv's
  * thread pool). The header is read first: an image over `maxPixels` is refused before any
  * pixel is allocated (a decompression bomb), a JPEG or PNG without its end is refused, and the
- * oriented size plans the crop. Then one sharp pipeline does orientation, resize, crop, flip,
+ * oriented size plans the crop, refused when a buffer of the plan (the resized image, the output)
+ * would be over `maxPixels`. A JPEG of more than {@link MAX_JPEG_SCANS} scans is refused on
+ * either path before it is decoded. Then one sharp pipeline does orientation, resize, crop, flip,
  * colour conversion and output; a conversion that must come first (alpha, colour to grey) and a
  * resize followed by a random-resized crop (two resizes) each add a pipeline before it.
  *
  * @throws {@link UndecodableImageError} for bytes that are not a decodable image (empty,
- *   unsupported format, over the pixel limit, corrupt or truncated).
+ *   unsupported format, over the pixel limit or a plan over it, too many JPEG scans, corrupt or
+ *   truncated).
  * @internal
  */
 export async function transformImage(
@@ -80,6 +87,17 @@ export async function transformImage(
   native?: NativeTransformModule,
 ): Promise<TransformedImage> {
   if (data.length === 0) throw new UndecodableImageError('empty', 'the sample has no bytes');
+  // Before either decoder reads it: each scan is a pass over the whole image's coefficients.
+  if (isJpeg(data)) {
+    const scans = countJpegScans(data, MAX_JPEG_SCANS);
+    if (scans > MAX_JPEG_SCANS) {
+      throw new UndecodableImageError(
+        'too_many_scans',
+        `the JPEG has more than ${MAX_JPEG_SCANS} scans (encoders write about 10); decoding ` +
+          'it would take CPU out of proportion to its size',
+      );
+    }
+  }
   if (native && spec.output.format === 'raw') {
     const done = await transformNative(native, data, spec, random, maxPixels);
     if (done) return done;
@@ -110,7 +128,13 @@ export async function transformImage(
       `the ${meta.format} image is truncated (its end marker is missing)`,
     );
   }
-  const plan = planTransform(spec, meta.autoOrient.width, meta.autoOrient.height, random);
+  const plan = planTransform(
+    spec,
+    meta.autoOrient.width,
+    meta.autoOrient.height,
+    random,
+    maxPixels,
+  );
   let out: Omit<TransformedImage, 'sourcePixels' | 'decoder'>;
   try {
     // Channels are converted before anything else, as the trainer's decoders do (`convert('RGB')`
@@ -172,6 +196,7 @@ async function transformNative(
     turned ? probe.height : probe.width,
     turned ? probe.width : probe.height,
     random,
+    maxPixels,
   );
   const out = Buffer.allocUnsafe(plan.width * plan.height * spec.channels);
   const nativePlan = {
@@ -179,11 +204,13 @@ async function transformNative(
     channels: spec.channels,
     interpolation: spec.interpolation,
     maxPixels,
+    maxScans: MAX_JPEG_SCANS,
   };
   try {
-    // A small image costs less than the hop to the thread pool and back (a 28 x 28 PNG: about
-    // 11 us, the hop several times that): it runs here, on the calling thread.
-    if (pixels <= SYNC_MAX_PIXELS) native.transform(data, nativePlan, out, 0);
+    // A small transform costs less than the hop to the thread pool and back (a 28 x 28 PNG:
+    // about 11 us, the hop several times that): it runs here, on the calling thread. Small
+    // means every buffer of the plan, not only the source (an upscale is the work of its output).
+    if (largestPlanPixels(plan) <= SYNC_MAX_PIXELS) native.transform(data, nativePlan, out, 0);
     else await native.transformAsync(data, nativePlan, out, 0);
   } catch (err) {
     throw nativeError(err, probe.format);
@@ -237,7 +264,11 @@ async function runPlan(
   let raw: { data: Buffer; width: number; height: number; channels: 1 | 3 } | undefined;
   const open = (): Sharp =>
     raw
-      ? sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: raw.channels } })
+      ? // A stage is the plan's source or resized image, both within the limit (planTransform).
+        sharp(raw.data, {
+          raw: { width: raw.width, height: raw.height, channels: raw.channels },
+          limitInputPixels: maxPixels,
+        })
       : // `failOn: 'warning'`: a truncated JPEG only warns in libjpeg, and grey-filled pixels
         // are data loss the policy must see, not a sample to train on.
         sharp(data, { limitInputPixels: maxPixels, failOn: 'warning' }).autoOrient();
