@@ -1,6 +1,12 @@
 import type { Logger } from 'pino';
 import type { ServerConfig } from './config/serverConfig.js';
-import type { DbPath, LoaderMetrics, SampleCache, TransformPool } from '../core/index.js';
+import type {
+  DbPath,
+  LoaderMetrics,
+  ResumeKeys,
+  SampleCache,
+  TransformPool,
+} from '../core/index.js';
 
 /** What every RPC handler of a loader process shares. */
 export interface ServerContext {
@@ -9,8 +15,8 @@ export interface ServerContext {
   paths: DbPath[];
   metrics: LoaderMetrics;
   logger: Logger;
-  /** Key of the resume tokens' HMAC. */
-  resumeKey: Buffer;
+  /** Keys of the resume tokens' HMAC: the first signs, any verifies (key rotation). */
+  resumeKey: ResumeKeys;
   /** The process's transform slots, shared by its streams. */
   transforms: TransformPool;
   /** The process's sample cache, shared by its streams (absent: none configured). */

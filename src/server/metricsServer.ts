@@ -17,8 +17,12 @@ export interface MetricsServerOptions {
   isServing: () => boolean;
   /** Why `/healthz` says 503 (default: shutting down). */
   notServingReason?: () => string;
-  /** Lines `/healthz` adds after `ok`: how this loader is configured where it matters. */
-  details?: readonly string[];
+  /**
+   * Lines `/healthz` adds after `ok`: how this loader is configured where it matters, and
+   * conditions worth a person's attention that do not stop it serving. A function is asked
+   * on every request and adds no line when it returns undefined.
+   */
+  details?: readonly (string | (() => string | undefined))[];
 }
 
 /** A running metrics server. */
@@ -53,7 +57,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
         .writeHead(serving ? 200 : 503, { 'content-type': 'text/plain' })
         .end(
           serving
-            ? ['ok', ...(options.details ?? [])].map((line) => `${line}\n`).join('')
+            ? ['ok', ...healthDetails(options.details)].map((line) => `${line}\n`).join('')
             : `${options.notServingReason?.() ?? 'shutting down'}\n`,
         );
     } else {
@@ -76,4 +80,13 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
         server.closeAllConnections();
       }),
   };
+}
+
+function healthDetails(details: MetricsServerOptions['details']): string[] {
+  const lines: string[] = [];
+  for (const d of details ?? []) {
+    const line = typeof d === 'function' ? d() : d;
+    if (line !== undefined) lines.push(line);
+  }
+  return lines;
 }

@@ -372,10 +372,31 @@ describe('bearer tokens', () => {
     const asAdmin = client(server.port, { token: admin });
     expect((await describeFails(asAdmin)).codeName).toBe('UNAUTHENTICATED');
 
+    const healthz = async (): Promise<{ status: number; text: string }> => {
+      const res = await fetch(`http://127.0.0.1:${server.metricsPort}/healthz`);
+      return { status: res.status, text: await res.text() };
+    };
+    const metric = async (name: string): Promise<string | undefined> => {
+      const text = await (await fetch(`http://127.0.0.1:${server.metricsPort}/metrics`)).text();
+      return new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
+    };
+    expect((await healthz()).text).not.toMatch(/tokens file/);
+    expect(await metric('scylla_loader_auth_tokens_file_stale')).toBe('0');
+
     replaceFile(file, '{"tokens": [ not json');
     await sleep(400);
     const asReader = client(server.port, { token: reader });
     expect((await asReader.describeDataset(dataset, deadline())).sampleCount).toBe(N);
+    // Stale tokens are a line on /healthz and a gauge, not a reason to stop serving.
+    const stale = await healthz();
+    expect(stale.status).toBe(200);
+    expect(stale.text).toMatch(/^ok\n/);
+    expect(stale.text).toMatch(
+      /\ntokens file stale since \S+: tokens file \S+ is not valid JSON.*; the tokens read at \S+ stay in force\n/,
+    );
+    expect(await metric('scylla_loader_auth_tokens_file_stale')).toBe('1');
+    const failures = Number(await metric('scylla_loader_auth_tokens_reload_failures_total'));
+    expect(failures).toBeGreaterThan(0);
 
     replaceFile(file, JSON.stringify({ tokens: [entry('ops', admin, 'admin', ['*'])] }));
     await eventually(
@@ -387,6 +408,8 @@ describe('bearer tokens', () => {
       10_000,
     );
     expect((await describeFails(asReader)).codeName).toBe('UNAUTHENTICATED');
+    expect((await healthz()).text).not.toMatch(/tokens file/);
+    expect(await metric('scylla_loader_auth_tokens_file_stale')).toBe('0');
   });
 });
 

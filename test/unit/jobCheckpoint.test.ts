@@ -263,6 +263,21 @@ describe('job checkpoints', () => {
     );
   });
 
+  it('accepts tokens signed with a previous resume key, and refuses unlisted keys', () => {
+    const n = 40;
+    const ranks = [0, 1, 2, 3].map((r) => ({
+      rank: r,
+      epoch: 1,
+      resumeToken: token(r, 4, progress(2)),
+    }));
+    const cp: JobCheckpoint = { worldSize: 4, ranks };
+    const before = resolveJobCheckpoint(cp, context(n));
+    const rotated = { ...context(n), key: [randomBytes(32), key] as const };
+    expect(resolveJobCheckpoint(cp, rotated)).toEqual(before);
+    const dropped = { ...context(n), key: [randomBytes(32), randomBytes(32)] as const };
+    expect(() => resolveJobCheckpoint(cp, dropped)).toThrow(/not authentic/);
+  });
+
   it('stays as small as the tokens it was made of, whatever the split size', () => {
     const ranks = [0, 1, 2, 3].map((r) => ({
       rank: r,

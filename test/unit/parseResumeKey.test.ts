@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseResumeKey } from '../../src/core/resume/parseResumeKey.js';
+import { parseResumeKeys } from '../../src/core/resume/parseResumeKeys.js';
 import { LoaderError } from '../../src/core/errors/LoaderError.js';
 
 describe('parseResumeKey', () => {
@@ -32,5 +33,39 @@ describe('parseResumeKey', () => {
       expect((caught as LoaderError).code).toBe('INVALID_ARGUMENT');
       expect((caught as LoaderError).message).toMatch(/at least 32 bytes.*openssl rand -hex 32/);
     }
+  });
+});
+
+describe('parseResumeKeys', () => {
+  it('reads one key as parseResumeKey does', () => {
+    const key = randomBytes(32);
+    expect(parseResumeKeys(key.toString('hex'))).toEqual([key]);
+    expect(parseResumeKeys(`${key.toString('base64')}\n`)).toEqual([key]);
+  });
+
+  it('reads the current key then previous ones, comma-separated, in any encoding', () => {
+    const [current, previous, older] = [randomBytes(32), randomBytes(48), randomBytes(32)];
+    const text = ` ${current.toString('hex')}, ${previous.toString('base64')} ,${older.toString('base64url')}\n`;
+    expect(parseResumeKeys(text)).toEqual([current, previous, older]);
+  });
+
+  it('names the position of a bad or empty entry, never its text', () => {
+    const good = randomBytes(32).toString('hex');
+    const short = randomBytes(8).toString('hex');
+    expect(() => parseResumeKeys(`${good},${short}`)).toThrow(
+      /^key 2 of 2 in SCYLLA_LOADER_RESUME_KEY must be at least 32 bytes/,
+    );
+    let message = '';
+    try {
+      parseResumeKeys(`${good},${short}`);
+    } catch (err) {
+      message = (err as LoaderError).message;
+    }
+    expect(message).not.toContain(short);
+    expect(message).not.toContain(good);
+    expect(() => parseResumeKeys(`${good},`)).toThrow(/key 2 of 2 .* is empty/);
+    expect(() => parseResumeKeys(`,${good}`)).toThrow(/key 1 of 2 .* is empty/);
+    // A single bad key keeps parseResumeKey's message.
+    expect(() => parseResumeKeys(short)).toThrow(/^SCYLLA_LOADER_RESUME_KEY must be at least/);
   });
 });

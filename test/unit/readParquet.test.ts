@@ -3,8 +3,9 @@ import { mkdtemp, open, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
-import { parquetMetadata } from 'hyparquet';
-import { parquetWriteFile } from 'hyparquet-writer';
+import { type ColumnMetaData, type FileMetaData, parquetMetadata } from 'hyparquet';
+import { ByteWriter, parquetWriteFile } from 'hyparquet-writer';
+import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LoaderError } from '../../src/core/errors/LoaderError.js';
 import type { IngestEntry } from '../../src/core/ingest/IngestEntry.js';
@@ -94,6 +95,20 @@ function image(i: number, size = 16): Uint8Array {
   bytes.fill(i % 251);
   bytes[0] = 0x89;
   return bytes;
+}
+
+/**
+ * The file with its footer re-encoded after `patch` changed it: a footer such as a damaged or
+ * hostile writer could leave, which hyparquet-writer would never write.
+ */
+function withFooter(file: Buffer, patch: (metadata: FileMetaData) => void): Buffer {
+  const metadata = parquetMetadata(file);
+  patch(metadata);
+  const writer = new ByteWriter();
+  writeMetadata(writer, metadata);
+  writer.appendBytes(Buffer.from('PAR1'));
+  const footerStart = file.length - 8 - metadata.metadata_length;
+  return Buffer.concat([file.subarray(0, footerStart), Buffer.from(writer.getBytes())]);
 }
 
 async function collect(source: IngestSource): Promise<IngestEntry[]> {
@@ -440,6 +455,51 @@ describe('readParquet', () => {
     const msg = await invalidArgument(readParquet([file]));
     expect(msg).toContain(file);
     expect(msg).toMatch(/not a Parquet file/);
+  });
+
+  it('refuses a footer claiming a chunk past the end of the file, before allocating it', async () => {
+    const dir = await tmp();
+    const made = writeParquet(path.join(dir, 'made.parquet'), {
+      image: { data: [0, 1, 2].map((i) => image(i, 64)), schema: binary('image') },
+      label: { data: [0, 1, 2], schema: int32('label') },
+    });
+    const original = await readFile(made);
+    const handle = await open(made, 'r');
+    const proto = Object.getPrototypeOf(handle) as { read: (...args: unknown[]) => unknown };
+    await handle.close();
+    const cases: [string, (m: ColumnMetaData) => void, RegExp][] = [
+      [
+        'huge.parquet',
+        // 1 PiB: hyparquet would ask for a buffer of that length.
+        (m) => (m.total_compressed_size = 2n ** 50n),
+        /column image of row group 0 claims its pages at bytes 4 to 1125899906842628, beyond the \d+ bytes before the file's footer \(file size \d+\)/,
+      ],
+      [
+        'far.parquet',
+        (m) => (m.data_page_offset = 2n ** 40n),
+        /column image of row group 0 claims its pages at bytes 1099511627776 to /,
+      ],
+      [
+        'negative.parquet',
+        (m) => (m.total_compressed_size = -5n),
+        /column image of row group 0 has an invalid pages \(offset 4, length -5\)/,
+      ],
+    ];
+    for (const [name, patch, expected] of cases) {
+      const file = path.join(dir, name);
+      await writeFile(
+        file,
+        withFooter(original, (m) => patch(m.row_groups[0]!.columns[0]!.meta_data!)),
+      );
+      const read = vi.spyOn(proto, 'read');
+      const msg = await invalidArgument(readParquet([file]));
+      expect(msg, name).toMatch(expected);
+      expect(msg, name).toContain(`Parquet file ${file}: `);
+      // Only the footer was read, and nothing larger than the file was asked for.
+      const size = (await readFile(file)).length;
+      for (const args of read.mock.calls) expect(Number(args[2])).toBeLessThanOrEqual(size);
+      read.mockRestore();
+    }
   });
 
   it('asks for --image-column or --label-column when it cannot tell', async () => {

@@ -126,6 +126,35 @@ describe('resume token', () => {
   });
 });
 
+describe('resume key rotation', () => {
+  const state = { epoch: 1, low: 3, deliveredAbove: [5], nextBatchIndex: 1 };
+  const oldKey = key;
+  const newKey = randomBytes(32);
+
+  it('accepts a token signed with a previous key after rotation', () => {
+    const issued = encodeResumeToken(oldKey, binding, state);
+    // Mid-rotation (old key first) and after it (new key first): both accept it.
+    expect(decodeResumeToken([oldKey, newKey], binding, issued).state).toEqual(state);
+    expect(decodeResumeToken([newKey, oldKey], binding, issued).state).toEqual(state);
+    expect(readResumeToken([newKey, randomBytes(32), oldKey], issued).state).toEqual(state);
+  });
+
+  it('signs new tokens with the first key only', () => {
+    const issued = encodeResumeToken([newKey, oldKey], binding, state);
+    expect(issued.equals(encodeResumeToken(newKey, binding, state))).toBe(true);
+    expect(decodeResumeToken(newKey, binding, issued).state).toEqual(state);
+    expect(() => decodeResumeToken(oldKey, binding, issued)).toThrow(/not authentic/);
+  });
+
+  it('refuses a token signed with a key not in the list', () => {
+    const issued = encodeResumeToken(randomBytes(32), binding, state);
+    expect(() => decodeResumeToken([newKey, oldKey], binding, issued)).toThrow(/not authentic/);
+    // Once the old key is dropped, its tokens are refused too.
+    const old = encodeResumeToken(oldKey, binding, state);
+    expect(() => decodeResumeToken([newKey], binding, old)).toThrow(/not authentic/);
+  });
+});
+
 describe('job fingerprints of single-source requests', () => {
   it('stay what they were before mixing, so tokens issued then keep working', () => {
     // Values computed by the code before sources existed (commit ad39066).

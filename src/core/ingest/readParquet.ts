@@ -12,6 +12,7 @@ import {
 import { compressors } from 'hyparquet-compressors';
 import { LoaderError, invalidArgument, notFound } from '../errors/LoaderError.js';
 import type { ColumnSpec, ColumnType } from '../schema/columnTypes.js';
+import { checkParquetExtents } from './checkParquetExtents.js';
 import { convertValue } from './convertValue.js';
 import type { IngestEntry, MetadataValue } from './IngestEntry.js';
 import type { IngestShard, IngestSource } from './IngestSource.js';
@@ -174,6 +175,7 @@ async function readFooter(file: string): Promise<ParquetFile> {
           err,
         );
       });
+    checkParquetExtents(abs, stats.size, footer.metadata);
     return { path: abs, name: path.basename(abs), size: stats.size, ...footer };
   } finally {
     await handle.close();
@@ -182,13 +184,19 @@ async function readFooter(file: string): Promise<ParquetFile> {
 
 /**
  * An AsyncBuffer over an open file: each slice is one positioned read of just its bytes, so
- * hyparquet reads a footer or a row group's column chunks and nothing else.
+ * hyparquet reads a footer or a row group's column chunks and nothing else. A range outside
+ * the file is refused before its buffer is allocated: the ranges come from the file's footer
+ * (checked up front by {@link checkParquetExtents}; this is the backstop for any hyparquet
+ * computes from it).
  * @internal
  */
 function handleBuffer(handle: FileHandle, size: number): AsyncBuffer {
   return {
     byteLength: size,
     async slice(start: number, end: number = size): Promise<ArrayBuffer> {
+      if (!(Number.isSafeInteger(start) && Number.isSafeInteger(end)) || start < 0 || end > size) {
+        throw new Error(`bytes ${start} to ${end} are outside the file (${size} bytes)`);
+      }
       const bytes = new Uint8Array(Math.max(0, end - start));
       let filled = 0;
       while (filled < bytes.length) {

@@ -28,6 +28,14 @@ export interface LoaderMetrics {
    */
   callsRefused: Counter<'rpc' | 'code'>;
   /**
+   * 1 while the tokens in force are not those of the tokens file on disk, because its last
+   * read failed (missing, unreadable or invalid: the last good tokens stay in force); 0 when it
+   * was read, or without a tokens file.
+   */
+  authTokensFileStale: Gauge;
+  /** Reads of the tokens file that failed, each leaving the last good tokens in force. */
+  authTokensReloadFailures: Counter;
+  /**
    * Time one sample's transform ran on the thread pool (its slot wait excluded), by output and
    * by the decoder that served it (`native`, `sharp`; `none` for an undecodable sample).
    */
@@ -51,6 +59,11 @@ export interface LoaderMetrics {
   ingestSamples: Counter<'outcome'>;
   /** Sample and label bytes IngestSamples wrote. */
   ingestBytes: Counter;
+  /**
+   * Recounts of a dataset (a full scan of its metadata table) after IngestSamples calls: calls
+   * of a dataset ending together share one, and a call that wrote nothing has none.
+   */
+  datasetRecounts: Counter;
   /** Bytes the memory tier holds (each process's, summed over the workers). */
   cacheMemoryBytes: Gauge;
   /** Bytes the disk tier is counted as holding (one store per host, shared by the workers). */
@@ -159,6 +172,20 @@ export function createLoaderMetrics(): LoaderMetrics {
       labelNames: ['rpc', 'code'],
       registers: [registry],
     }),
+    authTokensFileStale: new Gauge({
+      name: 'scylla_loader_auth_tokens_file_stale',
+      help:
+        'Whether the tokens in force are not those of the tokens file, because its last read ' +
+        'failed (missing, unreadable or invalid); the last good tokens stay in force.',
+      // One stale worker is enough: its calls are authorized by an old file.
+      aggregator: 'max',
+      registers: [registry],
+    }),
+    authTokensReloadFailures: new Counter({
+      name: 'scylla_loader_auth_tokens_reload_failures_total',
+      help: 'Reads of the tokens file that failed, each leaving the last good tokens in force.',
+      registers: [registry],
+    }),
     transformSeconds: new Histogram({
       name: 'scylla_loader_transform_duration_seconds',
       help:
@@ -170,7 +197,7 @@ export function createLoaderMetrics(): LoaderMetrics {
     }),
     transformFailures: new Counter({
       name: 'scylla_loader_transform_failures_total',
-      help: 'Samples that could not be decoded, by reason (empty, unsupported_format, pixel_limit, truncated, corrupt).',
+      help: 'Samples that could not be decoded, by reason (empty, unsupported_format, pixel_limit, too_many_scans, truncated, corrupt).',
       labelNames: ['reason'],
       registers: [registry],
     }),
@@ -206,6 +233,13 @@ export function createLoaderMetrics(): LoaderMetrics {
     ingestBytes: new Counter({
       name: 'scylla_loader_ingest_bytes_total',
       help: 'Sample and label bytes IngestSamples wrote (samples already present not counted).',
+      registers: [registry],
+    }),
+    datasetRecounts: new Counter({
+      name: 'scylla_loader_dataset_recounts_total',
+      help:
+        'Recounts of a dataset (a full scan of its metadata table) after IngestSamples calls; ' +
+        'calls ending together share one, a call that wrote nothing has none.',
       registers: [registry],
     }),
     cacheMemoryBytes: new Gauge({

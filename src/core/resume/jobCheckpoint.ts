@@ -10,6 +10,7 @@ import { trimmedShard } from '../sampling/trimmedShard.js';
 import {
   DIGEST_BYTES,
   NO_BASE,
+  type ResumeKeyring,
   type TokenOwner,
   checkTokenBinding,
   readResumeToken,
@@ -48,7 +49,8 @@ export interface ResolvedCheckpoint {
 
 /** What a job checkpoint is checked against: the request's job, and the split's size. */
 export interface CheckpointContext {
-  key: Buffer;
+  /** The resume keys: a token signed with any of them is authentic. */
+  key: ResumeKeyring;
   /** jobFingerprint of the request. */
   job: Buffer;
   /** requestFingerprint of the request at another rank and world size (version 1 tokens). */

@@ -1,5 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { invalidArgument } from '../errors/LoaderError.js';
+import type { ResumeKeys } from './parseResumeKeys.js';
 
 /** Where a stream continues: which epoch, and which of its positions were already delivered. */
 export interface ResumeState {
@@ -80,6 +81,28 @@ export const NO_BASE: Buffer = Buffer.alloc(FINGERPRINT_BYTES);
 /** Length of fingerprints and base digests in tokens. */
 export const DIGEST_BYTES = FINGERPRINT_BYTES;
 
+/**
+ * What tokens are signed and checked with: one key, or {@link ResumeKeys} (the first signs,
+ * any verifies, so a key can be rotated without invalidating tokens in flight).
+ */
+export type ResumeKeyring = Buffer | ResumeKeys;
+
+function signingKey(keys: ResumeKeyring): Buffer {
+  return Buffer.isBuffer(keys) ? keys : keys[0];
+}
+
+/**
+ * Whether `mac` is the HMAC of `body` under any of the keys. Every key is tried even after a
+ * match, so the time taken does not tell which key (or whether an old one) signed a token.
+ */
+function signedByAny(keys: ResumeKeyring, body: Buffer, mac: Buffer): boolean {
+  let ok = false;
+  for (const key of Buffer.isBuffer(keys) ? [keys] : keys) {
+    if (timingSafeEqual(mac, createHmac('sha256', key).update(body).digest())) ok = true;
+  }
+  return ok;
+}
+
 /** A digest of the {@link JobFields}: a token or job checkpoint only serves the same job. */
 export function jobFingerprint(fields: JobFields): Buffer {
   return digest(['job/v2', ...jobFieldList(fields)]);
@@ -122,10 +145,10 @@ function digest(list: unknown[]): Buffer {
  * position low + i), and an HMAC-SHA256 of all of it under the replicas' shared key. Rank and
  * world size are in clear so the tokens of a job can be merged into a job checkpoint. Its size
  * depends on the spread of delivered positions above `low`, which the fetch engine bounds,
- * never on the dataset's size.
+ * never on the dataset's size. Signed with the first of several keys.
  */
 export function encodeResumeToken(
-  key: Buffer,
+  key: ResumeKeyring,
   binding: Pick<TokenBinding, 'job' | 'rank' | 'worldSize'> & { base?: Buffer },
   state: ResumeState,
 ): Buffer {
@@ -147,25 +170,26 @@ export function encodeResumeToken(
     const bit = p - state.low;
     body[o + (bit >> 3)]! |= 1 << (bit & 7);
   }
-  const mac = createHmac('sha256', key).update(body).digest();
+  const mac = createHmac('sha256', signingKey(key)).update(body).digest();
   return Buffer.concat([body, mac]);
 }
 
 /**
  * Checks a token's HMAC and format and returns what it says, without checking it against a
- * request (see {@link decodeResumeToken} for that). Anything else is INVALID_ARGUMENT.
+ * request (see {@link decodeResumeToken} for that). A token signed with any of several keys
+ * is authentic. Anything else is INVALID_ARGUMENT.
  */
-export function readResumeToken(key: Buffer, token: Buffer): ReadToken {
+export function readResumeToken(key: ResumeKeyring, token: Buffer): ReadToken {
   if (token.length < V1_HEADER + MAC_BYTES) {
     throw invalidArgument('resume token is truncated; pass the resume_token of a batch unchanged');
   }
   const body = token.subarray(0, token.length - MAC_BYTES);
   const mac = token.subarray(token.length - MAC_BYTES);
-  const want = createHmac('sha256', key).update(body).digest();
-  if (!timingSafeEqual(mac, want)) {
+  if (!signedByAny(key, body, mac)) {
     throw invalidArgument(
       'resume token is not authentic: it was altered, or issued by a loader with another ' +
-        'resume key (every replica must share SCYLLA_LOADER_RESUME_KEY)',
+        'resume key (every replica must share SCYLLA_LOADER_RESUME_KEY, and keep a rotated ' +
+        'key after the new one while its tokens are in use)',
     );
   }
   const version = body.readUInt8(0);
@@ -244,7 +268,11 @@ export function checkTokenBinding(
  * Reads a token and checks it against the request (see {@link readResumeToken} and
  * {@link checkTokenBinding}).
  */
-export function decodeResumeToken(key: Buffer, binding: TokenBinding, token: Buffer): ReadToken {
+export function decodeResumeToken(
+  key: ResumeKeyring,
+  binding: TokenBinding,
+  token: Buffer,
+): ReadToken {
   const read = readResumeToken(key, token);
   checkTokenBinding(read, binding);
   return read;

@@ -9,6 +9,7 @@ import { planMixture } from '../mixing/planMixture.js';
 import { resolveJobCheckpoint } from '../resume/jobCheckpoint.js';
 import {
   NO_BASE,
+  type ResumeKeyring,
   type ResumeState,
   encodeResumeToken,
   jobFingerprint,
@@ -63,8 +64,8 @@ export interface StreamPlanDeps {
     | 'groupReadsSize'
     | 'maxMixedEpoch'
   >;
-  /** Key of the resume tokens' HMAC. */
-  resumeKey: Buffer;
+  /** Keys of the resume tokens' HMAC: the first signs, any verifies (key rotation). */
+  resumeKey: ResumeKeyring;
   /** The stream's transformer (its slots, its seed, its cancellation). */
   transformer(spec: TransformSpec, seed: bigint): StreamTransformer;
   /** Told once a job checkpoint is resolved, before the plan reads anything further. */

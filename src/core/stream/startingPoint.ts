@@ -2,6 +2,7 @@ import { invalidArgument } from '../errors/LoaderError.js';
 import type { ResolvedCheckpoint } from '../resume/jobCheckpoint.js';
 import {
   NO_BASE,
+  type ResumeKeyring,
   type ResumeState,
   type TokenBinding,
   decodeResumeToken,
@@ -14,7 +15,7 @@ import {
  * rank or world, or one that does not match the checkpoint, is INVALID_ARGUMENT.
  */
 export function startingPoint(
-  key: Buffer,
+  key: ResumeKeyring,
   binding: TokenBinding,
   resumeToken: Buffer,
   elastic: ResolvedCheckpoint | undefined,

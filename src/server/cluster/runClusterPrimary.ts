@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { LoaderError } from '../../core/index.js';
+import { TokenStore } from '../auth/TokenStore.js';
 import type { ServerConfig } from '../config/serverConfig.js';
 import { resolveNativeTransforms } from '../resolveNativeTransforms.js';
 import { startMetricsServer } from '../metricsServer.js';
@@ -142,11 +143,24 @@ export async function runClusterPrimary(
     });
   });
 
+  // The workers authorize calls with stores of their own; this one reads the same file on the
+  // same schedule only so that /healthz can say when it stopped reading (the gauge comes from
+  // the workers). Silent, since every worker logs the failure already. A file that cannot be
+  // read stops the start here, once, before any worker is forked.
+  const tokens =
+    config.authTokensFile === undefined
+      ? undefined
+      : new TokenStore({
+          file: config.authTokensFile,
+          reloadIntervalMs: config.reloadIntervalMs,
+          logger: logger.child({}, { level: 'silent' }),
+        });
   for (let i = 0; i < count; i++) fork();
   try {
     await firstServe;
   } catch (err) {
     stopping = true;
+    tokens?.close();
     await stopWorkers(0);
     throw err;
   }
@@ -158,9 +172,10 @@ export async function runClusterPrimary(
     notServingReason: () =>
       stopping ? 'shutting down' : `${serving.size} of ${count} workers serving`,
     // The workers load the same module from the same files, so the primary can say it.
-    details: [resolveNativeTransforms(config.nativeTransforms).summary],
+    details: [resolveNativeTransforms(config.nativeTransforms).summary, () => tokens?.staleness()],
   }).catch(async (err: unknown) => {
     stopping = true;
+    tokens?.close();
     await stopWorkers(0);
     throw new LoaderError(
       'UNAVAILABLE',
@@ -198,6 +213,7 @@ export async function runClusterPrimary(
         logger.info({ reason, workers: serving.size }, 'loader cluster shutting down');
         stopping = true;
         broadcast();
+        tokens?.close();
         await stopWorkers(config.shutdownGraceMs);
         await metricsServer.close();
         logger.info('loader cluster stopped');

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import operator
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -229,6 +230,47 @@ class _ColumnNames:
         return mapped
 
 
+def _image_root(image_root: str | os.PathLike[str] | None) -> Path | None:
+    if image_root is None:
+        return None
+    root = Path(image_root).resolve()
+    if not root.is_dir():
+        raise ValueError(f"image_root {str(image_root)!r} is not a directory")
+    return root
+
+
+def _image_file(path: Any, root: Path | None, where: str) -> bytes:
+    """The bytes of an image a row names by path, read only inside ``root``.
+
+    A dataset's rows are data, possibly someone else's: a path in them must not make the
+    caller read (and send to a loader) any file it can, such as ``~/.ssh/id_rsa``."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{where}: an image path must be a str, not a {type(path).__name__}")
+    if root is None:
+        raise ValueError(
+            f"{where}: the image has no bytes, only the path {os.fspath(path)!r}; files are "
+            "read only when from_huggingface is given image_root= (the folder they are in), "
+            "and only inside it"
+        )
+    # resolve() follows symbolic links and '..', so a link or a '..' out of the root is
+    # caught as well as an absolute path elsewhere.
+    file = (root / path).resolve()
+    if not file.is_relative_to(root):
+        raise ValueError(
+            f"{where}: image path {os.fspath(path)!r} is outside image_root {str(root)!r}; "
+            "refused"
+        )
+    return file.read_bytes()
+
+
+def _row_image(value: Any, root: Path | None, where: str) -> bytes:
+    if isinstance(value, Mapping) and value.get("bytes") is None and value.get("path"):
+        return _image_file(value["path"], root, where)
+    if isinstance(value, (str, os.PathLike)):
+        return _image_file(value, root, where)
+    return encode_image(value)
+
+
 def from_huggingface(
     dataset: Iterable[Mapping[str, Any]],
     *,
@@ -237,6 +279,7 @@ def from_huggingface(
     key_column: str | None = None,
     key_prefix: str | None = None,
     label_names: Sequence[str] | None = None,
+    image_root: str | os.PathLike[str] | None = None,
 ) -> IngestSource:
     """Samples of a Hugging Face ``datasets.Dataset``, or of any iterable of dicts shaped like
     its rows (``datasets`` is not needed for those).
@@ -244,6 +287,12 @@ def from_huggingface(
     - ``image_column``: a PIL image, a ``{"bytes", "path"}`` dict, bytes or a path. A
       ``Dataset`` whose column is an ``Image`` feature is read without decoding, so the
       stored bytes are the original file's.
+    - ``image_root``: the folder image files may be read from. An image given by path (a
+      path, or a dict whose ``bytes`` is ``None``, as ``imagefolder`` datasets have) is read
+      only when this is given, and only inside it (relative paths from it; ``..``, absolute
+      paths or symbolic links leading elsewhere are a ValueError): the rows are data, and
+      should not make the caller read any file it can. Without it such a row is a
+      ValueError saying so.
     - ``label_column``: an int (or a class name, when class names are known); ``None`` for
       none. Class names: ``label_names``, else the column's ``ClassLabel`` names.
     - Other columns holding scalars (str, bool, int, float) become metadata; the types come
@@ -281,6 +330,7 @@ def from_huggingface(
         source = f"hf:{dataset_name}" + (f"/{split}" if split else "")
     length = len(dataset) if hasattr(dataset, "__len__") else None  # type: ignore[arg-type]
     rows = dataset
+    root = _image_root(image_root)
 
     def samples() -> Iterator[IngestSample]:
         for index, row in enumerate(rows):
@@ -300,7 +350,8 @@ def from_huggingface(
                         metadata[renamed[name]] = value
                 elif value is None or scalar(value) is not None:
                     metadata[column_name(name)] = value
-            yield IngestSample(key, encode_image(row[image_column]), label, None, metadata or None)
+            image = _row_image(row[image_column], root, f"row {index} ({key})")
+            yield IngestSample(key, image, label, None, metadata or None)
 
     return IngestSource(
         _Reiterable(samples), label_names=names, columns=columns, source=source, length=length,

@@ -128,6 +128,46 @@ def test_from_huggingface_reads_a_datasets_dataset_undecoded_with_its_class_name
     assert samples[2].metadata == {"w": None, "n": 3, "name": "c"}
 
 
+def test_from_huggingface_reads_image_paths_only_inside_image_root(tmp_path: Path) -> None:
+    root = tmp_path / "images"
+    (root / "cats").mkdir(parents=True)
+    (root / "cats" / "a.jpg").write_bytes(b"cat a")
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"not for the loader")
+    (root / "link.jpg").symlink_to(secret)
+
+    def rows(*images: Any) -> list[dict[str, Any]]:
+        return [{"image": image, "label": 0} for image in images]
+
+    # Inside the root: a relative path, an absolute one, a path value, a dict without bytes.
+    inside = rows({"bytes": None, "path": "cats/a.jpg"},
+                  {"bytes": None, "path": str(root / "cats" / "a.jpg")},
+                  "cats/./a.jpg", root / "cats" / "a.jpg")
+    assert [s.data for s in from_huggingface(inside, image_root=root)] == [b"cat a"] * 4
+    assert [s.data for s in from_huggingface(inside, image_root=str(root))] == [b"cat a"] * 4
+
+    # Never by default: a path is read only when image_root is given.
+    for image in ({"bytes": None, "path": str(secret)}, {"bytes": None, "path": "cats/a.jpg"},
+                  str(secret)):
+        with pytest.raises(ValueError, match=r"row 0 \(0\): the image has no bytes, only the "
+                           r"path .*; files are read only .* given image_root="):
+            list(from_huggingface(rows(image)))
+
+    # Outside the root: .., an absolute path elsewhere, a symbolic link out of it.
+    for escape in ("../secret.txt", "cats/../../secret.txt", str(secret), "link.jpg"):
+        with pytest.raises(ValueError, match=r"row 0 \(0\): image path .* is outside "
+                           r"image_root .*; refused"):
+            list(from_huggingface(rows({"bytes": None, "path": escape}), image_root=root))
+        with pytest.raises(ValueError, match="is outside image_root"):
+            list(from_huggingface(rows(escape), image_root=root))
+
+    # Bytes win over a path, with or without a root; a root that is not a folder is refused.
+    inline = rows({"bytes": b"inline", "path": str(secret)})
+    assert [s.data for s in from_huggingface(inline)] == [b"inline"]
+    with pytest.raises(ValueError, match="is not a directory"):
+        from_huggingface(inline, image_root=secret)
+
+
 def test_metadata_column_names_are_mapped_as_the_loader_maps_them() -> None:
     from scylla_loader.ingest_sources import from_huggingface, metadata_column_name
 
