@@ -334,7 +334,7 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
   },
   {
     // A database node SIGKILLed (a crash, sockets reset) a quarter into the run, started again
-    // later. With replication 2 every sample keeps a live replica, so no trainer should wait
+    // later. With replication 3 every sample keeps two live replicas (LOCAL_QUORUM), so no trainer should wait
     // long: the longest stall is the figure to watch.
     name: 'node SIGKILL',
     bed: 'ring',

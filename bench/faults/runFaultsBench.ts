@@ -50,7 +50,7 @@ type FaultScenario = (typeof FAULT_SCENARIOS)[number];
 /**
  * Runs every fault scenario (long forms, or quick ones) and writes the JSON report: the loader
  * and network scenarios and the mixed run against the given database node, the node scenarios
- * against a 3-node ring started for the occasion in a temporary folder (replication 2) and
+ * against a 3-node ring started for the occasion in a temporary folder (replication 3) and
  * stopped and removed at the end. Every loader and toxiproxy it starts is ended whatever
  * happens.
  *
@@ -139,7 +139,7 @@ async function runOnRing(
 ): Promise<void> {
   const stateDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-faults-ring-'));
   try {
-    log('starting a 3-node ring (replication 2) for the node scenarios');
+    log('starting a 3-node ring (replication 3) for the node scenarios');
     const ring = await startLocalCluster({
       stateDir,
       nodes: 3,
@@ -151,7 +151,7 @@ async function runOnRing(
     });
     const { contactPoints, port, localDataCenter } = ring;
     const db: DbConfig = { ...single, contactPoints, port, localDataCenter };
-    await withBed(db, 'bench_faults_ring', 2000, 2, log, (bed) =>
+    await withBed(db, 'bench_faults_ring', 2000, 3, log, (bed) =>
       body({ ...bed, ringStateDir: stateDir }),
     );
   } finally {

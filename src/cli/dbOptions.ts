@@ -1,8 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { type DbConfig, dbConfigSchema, invalidArgument } from '../core/index.js';
-import type { Setting } from './settings/Setting.js';
+import {
+  type ConsistencySetting,
+  type DbConfig,
+  dbConfigSchema,
+  invalidArgument,
+} from '../core/index.js';
+import { type Setting, settingName } from './settings/Setting.js';
 import { schemaFacts } from './settings/schemaFacts.js';
 import {
   type FlagValues,
@@ -40,6 +45,31 @@ export const DB_SETTINGS: readonly Setting[] = [
     env: 'SCYLLA_LOADER_LOCAL_DC',
     type: 'text',
     help: 'local datacenter of the driver',
+  },
+  {
+    field: 'db.writeConsistency',
+    flag: '--write-consistency <level>',
+    env: 'SCYLLA_LOADER_WRITE_CONSISTENCY',
+    type: 'choice',
+    help:
+      'consistency of ingest and split writes (LOCAL_QUORUM: an acknowledged sample survives ' +
+      'the loss of a replica)',
+  },
+  {
+    field: 'db.readConsistency',
+    flag: '--read-consistency <level>',
+    env: 'SCYLLA_LOADER_READ_CONSISTENCY',
+    type: 'choice',
+    help:
+      'consistency of metadata, dataset info and split reads (LOCAL_QUORUM sees every ' +
+      'LOCAL_QUORUM write)',
+  },
+  {
+    field: 'db.sampleReadConsistency',
+    flag: '--sample-read-consistency <level>',
+    env: 'SCYLLA_LOADER_SAMPLE_READ_CONSISTENCY',
+    type: 'choice',
+    help: 'consistency of sample reads, the hot path (a slow replica is hedged)',
   },
   {
     field: 'db.username',
@@ -151,6 +181,23 @@ export interface DbFlags {
   dbTlsCert?: string;
   dbTlsKey?: string;
   dbTlsNoVerifyHostname?: boolean;
+  writeConsistency?: string;
+  readConsistency?: string;
+  sampleReadConsistency?: string;
+}
+
+/**
+ * The consistency settings as this command line names them (`--write-consistency
+ * (SCYLLA_LOADER_WRITE_CONSISTENCY)`), for messages about too few replicas.
+ */
+export function consistencySettingNames(): Record<ConsistencySetting, string> {
+  const named = (field: ConsistencySetting): string =>
+    settingName(DB_SETTINGS.find((s) => s.field === `db.${field}`)!);
+  return {
+    writeConsistency: named('writeConsistency'),
+    readConsistency: named('readConsistency'),
+    sampleReadConsistency: named('sampleReadConsistency'),
+  };
 }
 
 /** Adds the database flags, with their variables, to a command. */

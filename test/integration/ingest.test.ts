@@ -520,3 +520,81 @@ describe('ingest', () => {
     expect(await ids(ks, 'samples')).toEqual([sampleId('s/0', datasetNamespace(ks))]);
   });
 });
+
+describe('ingest caps and consistency', () => {
+  it('refuses a source of 5,000 metadata columns before making or altering anything', async () => {
+    const ks = newDataset();
+    const columns = Array.from({ length: 5000 }, (_, i) => ({
+      name: `c${i}`,
+      type: 'int' as const,
+    }));
+    const source = listedSource({
+      description: 'generated',
+      entries: [{ sourceKey: 'a', data: Buffer.from([1]), label: 0, metadata: {}, origin: 'test' }],
+      labelNames: [],
+      columns,
+    });
+    const err = await ingestDataset(client, {
+      dataset: ks,
+      source,
+      replication: simple,
+      concurrency: 1,
+      strict: false,
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(LoaderError);
+    expect((err as LoaderError).code).toBe('INVALID_ARGUMENT');
+    expect((err as LoaderError).message).toMatch(
+      /^this ingest declares 5000 metadata columns for dataset t_\w+, over the cap of 256 .*\(the maxMetadataColumns cap\)/,
+    );
+    const made = await client.execute(
+      'SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?',
+      [ks],
+      { prepare: true },
+    );
+    expect(made.rowLength).toBe(0);
+  });
+
+  it('applies the caps to the CLI, naming their flags and variables', async () => {
+    const root = path.join(work, 'capped');
+    await writeJpegs(path.join(root, 'cat'), 1);
+    await writeJpegs(path.join(root, 'dog'), 1);
+    const ks = newDataset();
+    const refused = await runCli(['ingest', ks, '--image-folder', root], {
+      ...cliEnv(),
+      SCYLLA_LOADER_MAX_LABEL_NAMES: '1',
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'this ingest gives dataset ' +
+        `${ks} 2 class names, over the cap of 1 class names per dataset (the maxLabelNames ` +
+        'cap, set by --max-label-names (SCYLLA_LOADER_MAX_LABEL_NAMES))',
+    );
+    const ok = await runCli(
+      ['ingest', ks, '--image-folder', root, '--max-label-names', '2'],
+      cliEnv(),
+    );
+    expect(ok.code).toBe(0);
+  });
+
+  it('writes at --write-consistency: a level the node cannot give fails naming the setting', async () => {
+    const root = path.join(work, 'consistency');
+    await writeJpegs(path.join(root, 'cat'), 2);
+    const ks = newDataset();
+    // One replica (replication 1): TWO cannot be met.
+    const failed = await runCli(
+      ['ingest', ks, '--image-folder', root, '--write-consistency', 'TWO'],
+      cliEnv(),
+    );
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('not enough database replicas are alive for consistency TWO');
+    expect(failed.stderr).toContain(
+      'consistency TWO is set by --write-consistency (SCYLLA_LOADER_WRITE_CONSISTENCY)',
+    );
+    const ok = await runCli(['ingest', ks, '--image-folder', root], cliEnv());
+    expect(ok.code).toBe(0);
+    expect((await readDatasetInfo(client, ks)).sampleCount).toBe(2);
+  });
+});

@@ -622,3 +622,209 @@ describe('IngestSamples cut mid-way', () => {
     expect(await storedRows(ks)).toEqual(expectedRows(ks, sent));
   });
 });
+
+describe('IngestSamples bounds on schema, bookkeeping and recounts', () => {
+  /** The user metadata columns of a dataset's table, sorted. */
+  async function metadataColumns(ks: string): Promise<string[]> {
+    const rs = await db.execute(
+      'SELECT column_name FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?',
+      [ks, 'metadata'],
+      { prepare: true },
+    );
+    const builtIn = ['id', 'label', 'source_key', 'size_bytes'];
+    return rs.rows
+      .map((r) => String(r['column_name']))
+      .filter((c) => !builtIn.includes(c))
+      .sort();
+  }
+
+  it('refuses a target of 5,000 metadata columns before any schema change, naming the cap', async () => {
+    const ks = newDataset();
+    await client.ingest(ks, samples(5), { labelNames: LABELS, columns: COLUMNS });
+    const before = await metadataColumns(ks);
+    expect(before).toEqual(Object.keys(COLUMNS).sort());
+
+    const wide = Object.fromEntries(
+      Array.from({ length: 5000 }, (_, i) => [`c${i}`, 'int' as const]),
+    );
+    const error = await failureOf(client.ingest(ks, samples(5, 9, 'wide'), { columns: wide }));
+    expect(error.codeName).toBe('INVALID_ARGUMENT');
+    expect(error.details).toContain(
+      'this ingest declares 5000 metadata columns for dataset ' +
+        `${ks}, over the cap of 256 metadata columns per dataset (the maxMetadataColumns cap, ` +
+        'set by SCYLLA_LOADER_MAX_METADATA_COLUMNS)',
+    );
+    expect(await metadataColumns(ks)).toEqual(before);
+
+    // A dataset that does not exist yet is not made either.
+    const fresh = newDataset();
+    const refused = await failureOf(client.ingest(fresh, samples(2), { columns: wide }));
+    expect(refused.codeName).toBe('INVALID_ARGUMENT');
+    const keyspaces = await db.execute(
+      'SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?',
+      [fresh],
+      { prepare: true },
+    );
+    expect(keyspaces.rowLength).toBe(0);
+  });
+
+  it('counts the columns a dataset has against the cap, and the sources it records', async () => {
+    const capped = await startServer({ maxMetadataColumns: 6, maxSources: 2 });
+    extraServers.push(capped);
+    const c = newClient(capped.port);
+    const ks = newDataset();
+    await c.ingest(ks, samples(3), { labelNames: LABELS, columns: COLUMNS, source: 'one' });
+    const plain = (prefix: string, metadata: IngestSampleInput['metadata']): IngestSampleInput[] =>
+      [0, 1].map((i) => ({
+        sourceKey: `${prefix}/${i}`,
+        data: Buffer.from([i]),
+        label: 0,
+        metadata,
+      }));
+    // Five stored, two more asked for (the target alone is within the cap): one over six.
+    const error = await failureOf(
+      c.ingest(ks, plain('more', { extra1: 1, extra2: 'x' }), {
+        labelNames: LABELS,
+        columns: { extra1: 'int', extra2: 'text' },
+        source: 'one',
+      }),
+    );
+    expect(error.codeName).toBe('INVALID_ARGUMENT');
+    expect(error.details).toMatch(
+      new RegExp(
+        `^dataset ${ks} has 5 metadata columns and this ingest would add 2, over the cap of 6 ` +
+          'metadata columns per dataset \\(the maxMetadataColumns cap, set by ' +
+          'SCYLLA_LOADER_MAX_METADATA_COLUMNS\\)',
+      ),
+    );
+    expect(await metadataColumns(ks)).toEqual(Object.keys(COLUMNS).sort());
+    // One new column is within it.
+    await c.ingest(ks, plain('one-more', { extra1: 1 }), {
+      labelNames: LABELS,
+      columns: { extra1: 'int' },
+      source: 'two',
+    });
+    expect(await metadataColumns(ks)).toContain('extra1');
+
+    // Two sources recorded: a known one is fine, a third is refused.
+    await c.ingest(ks, plain('again', {}), { labelNames: LABELS, columns: {}, source: 'one' });
+    const third = await failureOf(
+      c.ingest(ks, plain('third', {}), { labelNames: LABELS, columns: {}, source: 'three' }),
+    );
+    expect(third.codeName).toBe('INVALID_ARGUMENT');
+    expect(third.details).toMatch(/the maxSources cap, set by SCYLLA_LOADER_MAX_SOURCES/);
+  });
+
+  it('recounts after a call that wrote samples, not after one that wrote nothing', async () => {
+    const ks = newDataset();
+    const recounts = async (): Promise<number> =>
+      (await server.context.metrics.datasetRecounts.get()).values[0]?.value ?? 0;
+    const sent = samples(20, 11);
+    const start = await recounts();
+    const first = await client.ingest(ks, sent, { labelNames: LABELS, columns: COLUMNS });
+    expect(first.datasetSamples).toBe(20);
+    expect(await recounts()).toBe(start + 1);
+
+    const empty = await client.ingest(ks, [], { labelNames: LABELS, columns: COLUMNS });
+    expect(empty).toMatchObject({ acknowledged: 0, written: 0, datasetSamples: 20 });
+    const present = await client.ingest(ks, sent, { labelNames: LABELS, columns: COLUMNS });
+    expect(present).toMatchObject({ written: 0, alreadyPresent: 20, datasetSamples: 20 });
+    expect(await recounts()).toBe(start + 1);
+  });
+
+  it('calls of one dataset ending together share recounts', async () => {
+    const ks = newDataset();
+    await client.ingest(ks, samples(1, 20, 'seed'), { labelNames: LABELS, columns: COLUMNS });
+    const recounts = async (): Promise<number> =>
+      (await server.context.metrics.datasetRecounts.get()).values[0]?.value ?? 0;
+    const start = await recounts();
+    const calls = 6;
+    const summaries = await Promise.all(
+      Array.from({ length: calls }, (_, i) =>
+        client.ingest(ks, samples(5, 30 + i, `p${i}`), { labelNames: LABELS, columns: COLUMNS }),
+      ),
+    );
+    // Every call sees at least its own samples counted, and the last count is exact.
+    for (const s of summaries) expect(s.datasetSamples).toBeGreaterThanOrEqual(6);
+    expect(Math.max(...summaries.map((s) => s.datasetSamples))).toBe(1 + calls * 5);
+    expect(await recounts()).toBeLessThanOrEqual(start + calls);
+  });
+
+  it('writes a null label or label blob over data rows a crashed ingest left', async () => {
+    const ks = newDataset();
+    await client.ingest(ks, samples(2), { labelNames: LABELS, columns: COLUMNS });
+    // Data rows with no metadata row: what a crash between the two writes leaves.
+    const ns = datasetNamespace(ks);
+    const blobOnly = sampleId('orphan/blob-only.bin', ns);
+    const labelOnly = sampleId('orphan/label-only.bin', ns);
+    for (const id of [blobOnly, labelOnly]) {
+      await db.execute(
+        `INSERT INTO ${ks}.samples (id, label, label_blob, data) VALUES (?, ?, ?, ?)`,
+        [id, 2, Buffer.from([9, 9]), Buffer.from([1])],
+        { prepare: true },
+      );
+    }
+    const summary = await client.ingest(
+      ks,
+      [
+        { sourceKey: 'orphan/blob-only.bin', data: Buffer.from([7]), labelBlob: Buffer.from([5]) },
+        { sourceKey: 'orphan/label-only.bin', data: Buffer.from([8]), label: 1 },
+      ],
+      { labelNames: LABELS, columns: COLUMNS },
+    );
+    expect(summary).toMatchObject({ written: 2, alreadyPresent: 0 });
+    const stored = async (id: string): Promise<Record<string, unknown>> => {
+      const row = (
+        await db.execute(`SELECT label, label_blob, data FROM ${ks}.samples WHERE id = ?`, [id], {
+          prepare: true,
+        })
+      ).first()!;
+      const meta = (
+        await db.execute(`SELECT label FROM ${ks}.metadata WHERE id = ?`, [id], { prepare: true })
+      ).first()!;
+      return {
+        label: row['label'],
+        labelBlob: (row['label_blob'] as Buffer | null)?.toString('hex') ?? null,
+        data: (row['data'] as Buffer).toString('hex'),
+        metadataLabel: meta['label'],
+      };
+    };
+    expect(await stored(blobOnly)).toEqual({
+      label: null,
+      labelBlob: '05',
+      data: '07',
+      metadataLabel: null,
+    });
+    expect(await stored(labelOnly)).toEqual({
+      label: 1,
+      labelBlob: null,
+      data: '08',
+      metadataLabel: 1,
+    });
+  });
+
+  it('writes at the write consistency setting: one the node cannot give is UNAVAILABLE naming it', async () => {
+    const ks = newDataset();
+    await client.ingest(ks, samples(3), { labelNames: LABELS, columns: COLUMNS });
+    // The test node holds one replica (replication 1): TWO cannot be met, LOCAL_QUORUM can.
+    const strict = await startServer({ db: { ...testDbConfig(), writeConsistency: 'TWO' } });
+    extraServers.push(strict);
+    const error = await failureOf(
+      newClient(strict.port).ingest(ks, samples(3, 40, 'two'), {
+        labelNames: LABELS,
+        columns: COLUMNS,
+      }),
+    );
+    expect(error.codeName).toBe('UNAVAILABLE');
+    expect(error.details).toContain('not enough database replicas are alive for consistency TWO');
+    expect(error.details).toContain('consistency TWO is set by SCYLLA_LOADER_WRITE_CONSISTENCY');
+    expect(await countRows(ks)).toEqual({ samples: 3, metadata: 3 });
+
+    // Metadata reads use theirs: a describe at TWO fails the same way.
+    const reads = await startServer({ db: { ...testDbConfig(), readConsistency: 'TWO' } });
+    extraServers.push(reads);
+    const described = await failureOf(newClient(reads.port).describeDataset(ks));
+    expect(described.codeName).toBe('UNAVAILABLE');
+    expect(described.details).toContain('consistency TWO');
+  });
+});

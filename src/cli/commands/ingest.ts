@@ -19,7 +19,9 @@ import {
   validateIdentifier,
   parseReplication,
 } from '../../core/index.js';
-import { addDbOptions, dbConfigFromFlags } from '../dbOptions.js';
+import { addDbOptions, consistencySettingNames, dbConfigFromFlags } from '../dbOptions.js';
+import { addIngestCapOptions, ingestCapsFromFlags } from '../settings/ingestCapSettings.js';
+import type { FlagValues } from '../settings/settingOptions.js';
 import type { IngestFlags } from './ingestFlags.js';
 import { createProgress } from '../progress.js';
 import { runAction } from '../runAction.js';
@@ -90,6 +92,7 @@ export function registerIngestCommand(program: Command): void {
         .default('simple:1')
         .env('SCYLLA_LOADER_REPLICATION'),
     );
+  addIngestCapOptions(cmd);
   addDbOptions(cmd).action(
     runAction(async (dataset: string, given: IngestFlags) => {
       const flags = given.workerChild ? workerChildFlags() : given;
@@ -152,16 +155,18 @@ export async function runIngest(dataset: string, flags: IngestFlags): Promise<In
       ? positiveInt('--group-bytes', 16 << 20).parse(flags.groupBytes)
       : undefined;
   const replication = parseReplication(flags.replication);
+  const caps = ingestCapsFromFlags(flags as unknown as FlagValues);
   const preprocess = preprocessFromFlags(flags);
   if (workers > 1 && flags.shard !== undefined) {
     throw invalidArgument('give --workers or --shard, not both (--workers picks the shards)');
   }
   const source = await openIngestSource(flags);
   if (workers > 1) {
-    return runIngestWorkers(dataset, flags, { source, workers, replication });
+    return runIngestWorkers(dataset, flags, { source, workers, replication, caps });
   }
 
-  const client = await createDbClient(dbConfigFromFlags(flags));
+  const db = dbConfigFromFlags(flags);
+  const client = await createDbClient(db);
   const child = flags.workerChild === true;
   const progress = child
     ? reportToParent()
@@ -179,6 +184,15 @@ export async function runIngest(dataset: string, flags: IngestFlags): Promise<In
       ...(groupBytes !== undefined ? { groupBytes } : {}),
       concurrency,
       strict: flags.strict,
+      caps,
+      consistency: {
+        levels: {
+          writeConsistency: db.writeConsistency,
+          readConsistency: db.readConsistency,
+          sampleReadConsistency: db.sampleReadConsistency,
+        },
+        settingNames: consistencySettingNames(),
+      },
       refreshCounts: !child,
       ...(flags.freshDataset !== undefined ? { fresh: flags.freshDataset } : {}),
       signal: abort.signal,

@@ -22,6 +22,11 @@ export interface IngestFlags extends DbFlags {
   workers?: string;
   strict: boolean;
   replication: string;
+  /** The ingest caps (`--max-metadata-columns`...), as Commander hands them over. */
+  maxMetadataColumns?: string;
+  maxLabelNames?: string;
+  maxLabelNameChars?: string;
+  maxSources?: string;
   /** Internal: this process is one of `--workers`; report over IPC, leave the counts. */
   workerChild?: boolean;
   /** Internal: the parent of `--workers` found the dataset empty (no existence checks). */

@@ -1,7 +1,9 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import {
+  checkIngestCaps,
   createDbClient,
   ensureDatasetSchema,
+  type IngestCapRules,
   type IngestSkip,
   type IngestSource,
   type IngestSummary,
@@ -75,21 +77,29 @@ export function workerChildFlags(): IngestFlags {
 export async function runIngestWorkers(
   dataset: string,
   flags: IngestFlags,
-  plan: { source: IngestSource; workers: number; replication: Replication },
+  plan: { source: IngestSource; workers: number; replication: Replication; caps: IngestCapRules },
 ): Promise<IngestSummary> {
   const started = performance.now();
   const client = await createDbClient(dbConfigFromFlags(flags));
   try {
+    const { columns, labelNames } = plan.source;
+    checkIngestCaps({ dataset, columns, labelNames }, plan.caps);
     await ensureDatasetSchema(client, {
       dataset,
       replication: plan.replication,
-      columns: plan.source.columns,
+      columns,
+      caps: plan.caps,
     });
-    await recordIngestStart(client, dataset, {
-      labelNames: plan.source.labelNames,
-      columns: Object.fromEntries(plan.source.columns.map((c) => [c.name, c.type])),
-      source: plan.source.description,
-    });
+    await recordIngestStart(
+      client,
+      dataset,
+      {
+        labelNames,
+        columns: Object.fromEntries(columns.map((c) => [c.name, c.type])),
+        source: plan.source.description,
+      },
+      plan.caps,
+    );
     // Decided once: a child starting after another's first write must not think otherwise.
     const freshDataset = await SampleWriter.isEmpty(client, dataset);
 

@@ -1,4 +1,5 @@
 import cassandra from 'cassandra-driver';
+import { driverConsistency, QUERY_PROFILES } from './consistency.js';
 import type { DbConfig } from './dbConfig.js';
 import { dbConnectError } from './dbConnectError.js';
 import { driverTlsOptions } from './driverTlsOptions.js';
@@ -43,7 +44,22 @@ export async function createDbClient(
       readTimeout: config.connectTimeoutMs,
       connectTimeout: config.connectTimeoutMs,
     },
-    profiles: [new cassandra.ExecutionProfile('default', { readTimeout: config.requestTimeoutMs })],
+    // One profile per kind of query, each with its consistency setting (see QUERY_PROFILES);
+    // a profile takes no timeout from the default one, so each names it.
+    profiles: [
+      new cassandra.ExecutionProfile('default', {
+        readTimeout: config.requestTimeoutMs,
+        consistency: driverConsistency(config.readConsistency),
+      }),
+      new cassandra.ExecutionProfile(QUERY_PROFILES.write, {
+        readTimeout: config.requestTimeoutMs,
+        consistency: driverConsistency(config.writeConsistency),
+      }),
+      new cassandra.ExecutionProfile(QUERY_PROFILES.sampleRead, {
+        readTimeout: config.requestTimeoutMs,
+        consistency: driverConsistency(config.sampleReadConsistency),
+      }),
+    ],
     // A node whose connections all broke is marked down and, with the driver's default
     // (1 s doubling up to 10 minutes, first try after a delay), came back 4-7 s after a 2 s
     // fault of its route: its streams stalled that long. A loader would rather try again at

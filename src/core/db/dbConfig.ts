@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { readConsistencySchema, writeConsistencySchema } from './consistency.js';
 
 /** TLS to the database: which CA to trust, an optional client certificate, host name checks. */
 export const dbTlsConfigSchema = z
@@ -45,6 +46,24 @@ export const dbConfigSchema = z.object({
    * down this long after the fault ends.
    */
   connectTimeoutMs: z.number().int().min(500).max(120_000).default(3_000),
+  /**
+   * Consistency of ingest and split writes. LOCAL_QUORUM: a sample acknowledged to a client,
+   * or a split set stored, survives the loss of any one replica of the local datacenter
+   * (replication 3), and a LOCAL_QUORUM read finds it.
+   */
+  writeConsistency: writeConsistencySchema.default('LOCAL_QUORUM'),
+  /**
+   * Consistency of metadata, dataset info and split reads (existence checks of ingest, counts,
+   * split creation and loading). LOCAL_QUORUM with LOCAL_QUORUM writes: a read sees every
+   * acknowledged write, so a split made right after an ingest lists all of it.
+   */
+  readConsistency: readConsistencySchema.default('LOCAL_QUORUM'),
+  /**
+   * Consistency of sample reads, the hot path. LOCAL_ONE: one replica's answer, the fastest,
+   * a slow replica hedged by a second read; a sample's row never changes once its metadata
+   * row lists it, so any replica holding it has the right bytes.
+   */
+  sampleReadConsistency: readConsistencySchema.default('LOCAL_ONE'),
 });
 
 /** Validated database settings. */

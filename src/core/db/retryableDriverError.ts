@@ -1,4 +1,5 @@
 import cassandra from 'cassandra-driver';
+import { consistencyOfError } from './consistency.js';
 
 const { errors } = cassandra;
 const codes = cassandra.types.responseErrorCodes;
@@ -48,6 +49,11 @@ const RETRYABLE_ERRNO = new Map<string, string>([
  */
 export function retryableDriverError(err: unknown): string | undefined {
   if (err instanceof errors.NoHostAvailableError) {
+    // Every host tried answered "unavailable" (the retry policy moves on to the next host).
+    const unavailable = Object.values(err.innerErrors as Record<string, unknown>).find(
+      (e) => e instanceof errors.ResponseError && e.code === codes.unavailableException,
+    );
+    if (unavailable !== undefined) return retryableDriverError(unavailable);
     return "no database host could be reached; check the database and the loader's contact points";
   }
   if (err instanceof errors.OperationTimedOutError) {
@@ -56,7 +62,17 @@ export function retryableDriverError(err: unknown): string | undefined {
   if (err instanceof errors.BusyConnectionError) {
     return 'every database connection is busy; lower the concurrency or add connections';
   }
-  if (err instanceof errors.ResponseError) return RETRYABLE_RESPONSES.get(err.code);
+  if (err instanceof errors.ResponseError) {
+    const level = consistencyOfError(err);
+    if (err.code === codes.unavailableException && level !== undefined) {
+      // The level tells which setting asks for more replicas than are alive.
+      return (
+        `not enough database replicas are alive for consistency ${level}; bring the missing ` +
+        'nodes back or lower that consistency setting'
+      );
+    }
+    return RETRYABLE_RESPONSES.get(err.code);
+  }
   const code = (err as NodeJS.ErrnoException | null | undefined)?.code;
   return typeof code === 'string' ? RETRYABLE_ERRNO.get(code) : undefined;
 }

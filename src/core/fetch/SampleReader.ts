@@ -1,4 +1,5 @@
 import cassandra from 'cassandra-driver';
+import { QUERY_PROFILES } from '../db/consistency.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import type { CachedSample } from '../cache/CachedSample.js';
 import type { PathSelector, PathState } from './PathSelector.js';
@@ -10,11 +11,14 @@ export interface RowRead {
   row: cassandra.types.Row | null;
 }
 
-/** Options of every sample read: idempotent (retried and hedged safely), one replica's answer. */
+/**
+ * Options of every sample read: idempotent (retried and hedged safely), at the sample read
+ * consistency (`sampleReadConsistency`, one replica's answer by default).
+ */
 const READ_OPTIONS = {
   prepare: true,
   isIdempotent: true,
-  consistency: cassandra.types.consistencies.localOne,
+  executionProfile: QUERY_PROFILES.sampleRead,
 } as const;
 
 /**

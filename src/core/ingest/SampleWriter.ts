@@ -1,5 +1,6 @@
 import cassandra from 'cassandra-driver';
 import type { ColumnSpec } from '../schema/columnTypes.js';
+import { QUERY_PROFILES } from '../db/consistency.js';
 import { quoteIdentifier } from '../schema/identifiers.js';
 import type { MetadataValue } from './IngestEntry.js';
 
@@ -200,12 +201,9 @@ export class SampleWriter {
     this.inFlight++;
     const rows = group.items.map(({ sample: s }) => ({
       query: this.dataInsert,
-      params: [
-        s.id,
-        s.label ?? cassandra.types.unset,
-        s.labelBlob ?? cassandra.types.unset,
-        s.data,
-      ],
+      // Null, not unset: a data row left by a crashed ingest (no metadata row names it) is
+      // written again, and an unset label or blob would keep that row's old value.
+      params: [s.id, s.label ?? null, s.labelBlob ?? null, s.data],
     }));
     const alone = group.items.length === 1 && group.bytes >= this.groupBytes;
     this.run(rows, group.items[0]!.sample.id)
@@ -226,6 +224,11 @@ export class SampleWriter {
       });
   }
 
+  /**
+   * A group's metadata rows. Absent values stay unset (no tombstone): a metadata row is only
+   * written for an id that has none, so there is no old value to clear, and the table is
+   * scanned whole (counts, splits), where tombstones cost.
+   */
   private metadataRows(group: Group): Array<{ query: string; params: unknown[] }> {
     return group.items.map(({ sample: s }) => ({
       query: this.metaInsert,
@@ -316,7 +319,12 @@ export class SampleWriter {
     rows: Array<{ query: string; params: unknown[] }>,
     firstId: string,
   ): Promise<void> {
-    const options = { prepare: true, isIdempotent: true, routingKey: uuidBytes(firstId) };
+    const options = {
+      prepare: true,
+      isIdempotent: true,
+      routingKey: uuidBytes(firstId),
+      executionProfile: QUERY_PROFILES.write,
+    };
     if (rows.length === 1) {
       await this.client.execute(rows[0]!.query, rows[0]!.params, options);
     } else {

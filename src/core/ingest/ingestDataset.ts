@@ -1,5 +1,7 @@
 import cassandra from 'cassandra-driver';
 import pMap from 'p-map';
+import { DEFAULT_INGEST_CAPS, type IngestCapRules } from '../config/ingestCaps.js';
+import { type ConsistencySetting, consistencyHint } from '../db/consistency.js';
 import { retryableDriverError } from '../db/retryableDriverError.js';
 import { invalidArgument, unavailable } from '../errors/LoaderError.js';
 import { ensureDatasetSchema } from '../schema/datasetSchema.js';
@@ -12,6 +14,7 @@ import type { Replication } from '../schema/replication.js';
 import { datasetNamespace, sampleId } from '../schema/sampleId.js';
 import type { IngestEntry } from './IngestEntry.js';
 import { type IngestSource, type ListedSource, refuseRepeatedKeys } from './IngestSource.js';
+import { checkIngestCaps } from './checkIngestCaps.js';
 import { SampleWriter } from './SampleWriter.js';
 import { MAX_SAMPLE_BYTES, sampleProblem } from './sampleProblem.js';
 import { SourceFileReader } from './readSourceFile.js';
@@ -34,6 +37,16 @@ export interface IngestOptions {
   fresh?: boolean;
   /** Recompute the dataset's counts at the end (default true; a `--workers` child leaves it). */
   refreshCounts?: boolean;
+  /** Caps on what the ingest may add to the dataset (default: {@link DEFAULT_INGEST_CAPS}). */
+  caps?: IngestCapRules;
+  /**
+   * The consistency levels the client was made with, and how the command names their
+   * settings: a failure for want of replicas then names the setting that asks for them.
+   */
+  consistency?: {
+    levels: Record<ConsistencySetting, string>;
+    settingNames: Record<ConsistencySetting, string>;
+  };
   onProgress?: (progress: IngestProgress) => void;
   /** Called once per skipped sample, as it happens. */
   onSkip?: (skip: IngestSkip) => void;
@@ -93,9 +106,12 @@ export async function ingestDataset(
   } catch (err) {
     const trouble = retryableDriverError(err);
     if (trouble === undefined) throw err;
+    const hint = options.consistency
+      ? consistencyHint(err, options.consistency.levels, options.consistency.settingNames)
+      : '';
     throw unavailable(
-      `writing to dataset ${options.dataset} failed: ${trouble}; samples written so far are ` +
-        'kept, and running the same ingest again resumes it',
+      `writing to dataset ${options.dataset} failed: ${trouble}${hint}; samples written so ` +
+        'far are kept, and running the same ingest again resumes it',
       err,
     );
   }
@@ -105,16 +121,24 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
   const { dataset, source } = options;
   const started = performance.now();
   if ('entries' in source) refuseRepeatedKeys((source as ListedSource).entries);
+  const caps = options.caps ?? DEFAULT_INGEST_CAPS;
+  checkIngestCaps({ dataset, columns: source.columns, labelNames: source.labelNames }, caps);
   await ensureDatasetSchema(client, {
     dataset,
     replication: options.replication,
     columns: source.columns,
+    caps,
   });
-  const labelNames = await recordIngestStart(client, dataset, {
-    labelNames: source.labelNames,
-    columns: Object.fromEntries(source.columns.map((c) => [c.name, c.type])),
-    source: source.description,
-  });
+  const labelNames = await recordIngestStart(
+    client,
+    dataset,
+    {
+      labelNames: source.labelNames,
+      columns: Object.fromEntries(source.columns.map((c) => [c.name, c.type])),
+      source: source.description,
+    },
+    caps,
+  );
   const writer = await SampleWriter.open(client, {
     dataset,
     columns: source.columns,

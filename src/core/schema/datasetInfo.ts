@@ -1,5 +1,8 @@
 import cassandra from 'cassandra-driver';
+import { DEFAULT_INGEST_CAPS, type IngestCapRules } from '../config/ingestCaps.js';
 import { invalidArgument } from '../errors/LoaderError.js';
+import { overIngestCap } from '../ingest/checkIngestCaps.js';
+import { QUERY_PROFILES } from '../db/consistency.js';
 import { scanTokenRanges } from '../db/scanTokenRanges.js';
 import { requireDataset } from './datasetSchema.js';
 
@@ -53,15 +56,28 @@ export async function readDatasetInfo(
 /**
  * Records the label names, declared columns and source of an ingest before it writes samples.
  * Label names are fixed by the first ingest that gives them: a later ingest with another map
- * would silently relabel stored samples, so it is refused. Returns the dataset's class names
- * from now on (the stored ones, or this ingest's when none were stored).
+ * would silently relabel stored samples, so it is refused. A source the dataset does not
+ * record yet is refused (INVALID_ARGUMENT) when it records `caps.maxSources` already. Returns
+ * the dataset's class names from now on (the stored ones, or this ingest's when none were
+ * stored).
  */
 export async function recordIngestStart(
   client: cassandra.Client,
   dataset: string,
   ingest: { labelNames: string[]; columns: Record<string, string>; source: string },
+  caps: IngestCapRules = DEFAULT_INGEST_CAPS,
 ): Promise<string[]> {
   const info = await readDatasetInfo(client, dataset);
+  if (!info.sources.includes(ingest.source) && info.sources.length >= caps.maxSources) {
+    throw overIngestCap(
+      caps,
+      'maxSources',
+      `dataset ${dataset} records ${info.sources.length} sources already, and this ingest's ` +
+        `source ${JSON.stringify(ingest.source)} would be one more, over the cap of ` +
+        `${caps.maxSources} sources per dataset`,
+      'give this ingest the source of an earlier one, or raise the cap',
+    );
+  }
   if (
     ingest.labelNames.length > 0 &&
     info.labelNames.length > 0 &&
@@ -76,7 +92,7 @@ export async function recordIngestStart(
     `UPDATE ${dataset}.dataset_info SET columns = columns + ?, sources = sources + ?, ` +
       'updated_at = ? WHERE dataset = ?',
     [ingest.columns, [ingest.source], new Date(), dataset],
-    { prepare: true },
+    { prepare: true, executionProfile: QUERY_PROFILES.write },
   );
   // Set once, by whichever ingest comes first, with a conditional update: several processes
   // start ingesting one dataset at once (`--workers`, `--shard`, IngestSamples calls), and
@@ -87,7 +103,7 @@ export async function recordIngestStart(
         'IF generation = null',
       // Made once, with the info row: see readDatasetGeneration.
       [cassandra.types.TimeUuid.now(), info.createdAt ?? new Date(), dataset],
-      { prepare: true },
+      { prepare: true, executionProfile: QUERY_PROFILES.write },
     );
   }
   let labelNames = info.labelNames;
@@ -95,7 +111,7 @@ export async function recordIngestStart(
     const rs = await client.execute(
       `UPDATE ${dataset}.dataset_info SET label_names = ? WHERE dataset = ? IF label_names = null`,
       [ingest.labelNames, dataset],
-      { prepare: true },
+      { prepare: true, executionProfile: QUERY_PROFILES.write },
     );
     labelNames = rs.wasApplied()
       ? ingest.labelNames
@@ -185,7 +201,7 @@ export async function refreshDatasetCounts(
       new Date(),
       dataset,
     ],
-    { prepare: true },
+    { prepare: true, executionProfile: QUERY_PROFILES.write },
   );
   return counts;
 }

@@ -1,5 +1,7 @@
 import type cassandra from 'cassandra-driver';
+import { DEFAULT_INGEST_CAPS, type IngestCapRules } from '../config/ingestCaps.js';
 import { invalidArgument, notFound } from '../errors/LoaderError.js';
+import { overIngestCap } from '../ingest/checkIngestCaps.js';
 import type { ColumnSpec, ColumnType } from './columnTypes.js';
 import { quoteIdentifier, validateIdentifier } from './identifiers.js';
 import { replicationCql, type Replication } from './replication.js';
@@ -18,12 +20,17 @@ export interface DatasetSchemaOptions {
   replication: Replication;
   /** User metadata columns; new ones are added to an existing table. */
   columns: readonly ColumnSpec[];
+  /** Caps on the dataset's metadata columns (default: {@link DEFAULT_INGEST_CAPS}). */
+  caps?: IngestCapRules;
 }
 
 /**
  * Creates the dataset's keyspace and tables if absent, and adds metadata columns the table
  * does not have yet. Running it twice is a no-op. A column that exists with another type is an
- * INVALID_ARGUMENT error (changing a type in place would corrupt stored values).
+ * INVALID_ARGUMENT error (changing a type in place would corrupt stored values), and so are
+ * columns that would take the dataset over `caps.maxMetadataColumns`: refused before any
+ * schema change. Two processes adding different columns at once may each pass the check, so
+ * the cap holds per process (the loader adds a dataset's columns one call at a time).
  */
 export async function ensureDatasetSchema(
   client: cassandra.Client,
@@ -34,6 +41,15 @@ export async function ensureDatasetSchema(
     name: validateIdentifier(c.name, 'metadata column'),
     type: c.type,
   }));
+  const caps = options.caps ?? DEFAULT_INGEST_CAPS;
+  if (columns.length > caps.maxMetadataColumns) {
+    throw overIngestCap(
+      caps,
+      'maxMetadataColumns',
+      `this ingest declares ${columns.length} metadata columns for dataset ${ks}, over the ` +
+        `cap of ${caps.maxMetadataColumns} metadata columns per dataset`,
+    );
+  }
   for (const c of columns) {
     if (c.name in BUILT_IN_METADATA_COLUMNS) {
       throw invalidArgument(
@@ -80,6 +96,16 @@ export async function ensureDatasetSchema(
   }
 
   const existing = await metadataColumnTypes(client, ks);
+  const added = columns.filter((c) => !existing.has(c.name)).length;
+  const stored = [...existing.keys()].filter((c) => !(c in BUILT_IN_METADATA_COLUMNS)).length;
+  if (added > 0 && stored + added > caps.maxMetadataColumns) {
+    throw overIngestCap(
+      caps,
+      'maxMetadataColumns',
+      `dataset ${ks} has ${stored} metadata columns and this ingest would add ${added}, ` +
+        `over the cap of ${caps.maxMetadataColumns} metadata columns per dataset`,
+    );
+  }
   for (const c of columns) {
     const have = existing.get(c.name);
     if (have === undefined) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
 import pMap from 'p-map';
+import { QUERY_PROFILES } from '../db/consistency.js';
 import { LoaderError, notFound } from '../errors/LoaderError.js';
 import type { SplitSetInfo } from './SplitSetInfo.js';
 
@@ -56,6 +57,7 @@ export async function writeSplitSet(
     async ([part, chunk, ids]) => {
       await client.execute(insert, [set.name, set.version, writeId, part, chunk, ids], {
         prepare: true,
+        executionProfile: QUERY_PROFILES.write,
       });
     },
     { concurrency: 8, signal },
@@ -73,7 +75,7 @@ export async function writeSplitSet(
       JSON.stringify(info, (_, v) => (typeof v === 'bigint' ? String(v) : v)),
       set.createdAt,
     ],
-    { prepare: true },
+    { prepare: true, executionProfile: QUERY_PROFILES.write },
   );
   if (!rs.first()['[applied]']) {
     throw new LoaderError(
