@@ -79,4 +79,7 @@ EXPOSE 50051 9464
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
     CMD ["/usr/local/bin/scylla-loader-healthcheck"]
 ENTRYPOINT ["node", "dist/src/cli/main.js"]
+# serve listens on 0.0.0.0 (SCYLLA_LOADER_HOST) and so refuses to start without a tokens file
+# (SCYLLA_LOADER_AUTH_TOKENS_FILE) or mutual TLS, unless SCYLLA_LOADER_ALLOW_UNAUTHENTICATED=true
+# says an open loader is meant (docs/security.md).
 CMD ["serve"]

@@ -43,7 +43,7 @@ export async function startCacheServe(options: {
 }): Promise<CacheServe> {
   const { cache } = options;
   const childEnv = serveChildEnv(options.db);
-  const child = spawnPinned([...cliMainArgs(), 'serve'], {
+  const child = spawnPinned([...cliMainArgs(), 'serve', '--host', '127.0.0.1'], {
     onSpawn: options.onSpawn,
     env: {
       ...childEnv,

@@ -103,7 +103,7 @@ export class LoaderFleet {
   /** Starts one more loader; it becomes the one trainers are sent to unless `standby`. */
   async start(opts: { standby?: boolean } = {}): Promise<FleetLoader> {
     const childEnv = serveChildEnv(this.options.db);
-    const child = spawnPinned([...cliMainArgs(), 'serve'], {
+    const child = spawnPinned([...cliMainArgs(), 'serve', '--host', '127.0.0.1'], {
       env: {
         ...childEnv,
         SCYLLA_LOADER_RESUME_KEY: this.resumeKey,

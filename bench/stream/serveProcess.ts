@@ -35,10 +35,13 @@ export async function startServeProcess(options: ServeProcessOptions): Promise<S
   // One process unless told otherwise: the benchmarks measure a loader process's CPU and RSS
   // by its pid (`bench cores` sets the number and adds up the workers).
   const childEnv = serveChildEnv(options.db);
-  const child = spawnPinned([...(options.nodeFlags ?? []), ...cliMainArgs(), 'serve'], {
-    ...options,
-    env: { ...childEnv, SCYLLA_LOADER_WORKERS: '1', ...options.env },
-  });
+  const child = spawnPinned(
+    [...(options.nodeFlags ?? []), ...cliMainArgs(), 'serve', '--host', '127.0.0.1'],
+    {
+      ...options,
+      env: { ...childEnv, SCYLLA_LOADER_WORKERS: '1', ...options.env },
+    },
+  );
   const stderr = tail(child.stderr);
   const stdout = tail(child.stdout);
   const streamEnds: Record<string, unknown>[] = [];

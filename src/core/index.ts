@@ -16,6 +16,15 @@ export {
 } from './db/dbConfig.js';
 export { retryableDriverError } from './db/retryableDriverError.js';
 export {
+  type ConsistencyName,
+  type ConsistencySetting,
+  QUERY_PROFILES,
+  READ_CONSISTENCIES,
+  WRITE_CONSISTENCIES,
+  consistencyHint,
+  consistencyOfError,
+} from './db/consistency.js';
+export {
   type ErrorCode,
   LoaderError,
   invalidArgument,
@@ -55,6 +64,7 @@ export {
   type WritableSample,
 } from './ingest/SampleWriter.js';
 export { MAX_SAMPLE_BYTES, sampleProblem } from './ingest/sampleProblem.js';
+export { type IngestAdditions, checkIngestCaps, overIngestCap } from './ingest/checkIngestCaps.js';
 export { type PreprocessOptions } from './ingest/preprocessImage.js';
 export { readImageFolder } from './ingest/readImageFolder.js';
 export { readManifest } from './ingest/readManifest.js';
@@ -62,6 +72,7 @@ export { type ParquetOptions, readParquet } from './ingest/readParquet.js';
 export { type WebDatasetOptions, readWebDataset } from './ingest/readWebDataset.js';
 export { type LoaderMetrics, createLoaderMetrics } from './metrics/loaderMetrics.js';
 export { parseResumeKey } from './resume/parseResumeKey.js';
+export { type ResumeKeys, parseResumeKeys } from './resume/parseResumeKeys.js';
 export {
   type JobCheckpoint,
   type JobCheckpointRank,
@@ -69,6 +80,7 @@ export {
   resolveJobCheckpoint,
 } from './resume/jobCheckpoint.js';
 export {
+  type ResumeKeyring,
   type ResumeState,
   type TokenBinding,
   NO_BASE,
@@ -103,6 +115,7 @@ export {
   recordIngestStart,
   refreshDatasetCounts,
 } from './schema/datasetInfo.js';
+export { DatasetRecounts } from './schema/DatasetRecounts.js';
 export { type CachedSample } from './cache/CachedSample.js';
 export { cacheKey, cacheScope } from './cache/cacheKey.js';
 export { type SampleCacheConfig, SampleCache } from './cache/SampleCache.js';
@@ -150,6 +163,12 @@ export {
 } from './splits/splitStore.js';
 export { splitTablesExist } from './splits/splitTablesExist.js';
 export { type StreamLimits, streamLimitsSchema } from './config/streamLimits.js';
+export {
+  DEFAULT_INGEST_CAPS,
+  type IngestCapRules,
+  type IngestCaps,
+  ingestCapsSchema,
+} from './config/ingestCaps.js';
 export { type DbPath, type DbPathConfig, dbPathSchema } from './db/DbPath.js';
 export { type TransformLimits, transformLimitsSchema } from './config/transformLimits.js';
 export {

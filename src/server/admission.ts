@@ -14,6 +14,12 @@ import type { LoaderMetrics } from '../core/index.js';
 export interface StreamAdmissionOptions {
   /** Open streams allowed at once; one more gets RESOURCE_EXHAUSTED. */
   limit: number;
+  /**
+   * Of those, how many one client may hold (default: `limit`); `clientOf` names a call's
+   * client (default: its peer address without the port).
+   */
+  perClient?: number;
+  clientOf?: (call: ServerWritableStream<unknown, unknown>) => string;
   metrics: LoaderMetrics;
   logger: Logger;
 }
@@ -51,12 +57,21 @@ export function admissionLimitDetails(limit: number): string {
   return `loader at its limit of ${limit} concurrent streams; retry later or add replicas`;
 }
 
+/** Details of the RESOURCE_EXHAUSTED status a client's stream over its own limit gets. */
+export function clientLimitDetails(limit: number): string {
+  return (
+    `this client already holds ${limit} open streams, the most one client may hold ` +
+    '(a token, or a peer address when tokens are off); end one, or retry later'
+  );
+}
+
 /** Details of the UNAVAILABLE status a stream opened during shutdown gets. */
 export const SHUTTING_DOWN_DETAILS =
   'loader shutting down; retry, or resume with the last resume token, on another replica';
 
 interface OpenStream {
   call: ServerWritableStream<unknown, unknown>;
+  client: string;
   /** Code the wrapper itself ended the stream with (shutdown), which beats later events. */
   forced?: status;
   /** Code of the first error the stream was ended with. */
@@ -76,12 +91,18 @@ interface OpenStream {
  */
 export function createStreamAdmission(options: StreamAdmissionOptions): StreamAdmission {
   const { limit, metrics, logger } = options;
+  const perClient = Math.min(options.perClient ?? limit, limit);
+  const clientOf = options.clientOf ?? peerAddress;
   const open = new Set<OpenStream>();
+  const byClient = new Map<string, number>();
   const idleWaiters = new Set<() => void>();
   let closed = false;
 
   const release = (entry: OpenStream, code: status): void => {
     if (!open.delete(entry)) return;
+    const held = (byClient.get(entry.client) ?? 1) - 1;
+    if (held <= 0) byClient.delete(entry.client);
+    else byClient.set(entry.client, held);
     metrics.activeStreams.dec();
     const final = entry.forced ?? entry.errorCode ?? code;
     if (final !== status.OK) metrics.streamErrors.inc({ code: status[final] });
@@ -109,8 +130,16 @@ export function createStreamAdmission(options: StreamAdmissionOptions): StreamAd
       refuse(surface, { code: status.RESOURCE_EXHAUSTED, details: admissionLimitDetails(limit) });
       return;
     }
-    const entry: OpenStream = { call: surface };
+    const client = clientOf(surface);
+    const held = byClient.get(client) ?? 0;
+    if (held >= perClient) {
+      logger.info({ rpc, client, limit: perClient }, 'stream refused: client at its limit');
+      refuse(surface, { code: status.RESOURCE_EXHAUSTED, details: clientLimitDetails(perClient) });
+      return;
+    }
+    const entry: OpenStream = { call: surface, client };
     open.add(entry);
+    byClient.set(client, held + 1);
     metrics.activeStreams.inc();
     // Count the first error the stream is ended with: one emitted after it (e.g. a write
     // after the end) is a consequence, not the reason the client is given.
@@ -185,6 +214,15 @@ export function createStreamAdmission(options: StreamAdmissionOptions): StreamAd
       return ending.length;
     },
   };
+}
+
+/**
+ * A call's peer address without its port: grpc-js gives `address:port` for TCP peers
+ * (`127.0.0.1:5678`, `::1:5678`), so the last `:digits` is the port.
+ */
+export function peerAddress(call: { getPeer(): string }): string {
+  const peer = call.getPeer();
+  return /:\d+$/.test(peer) ? peer.slice(0, peer.lastIndexOf(':')) : peer;
 }
 
 /** The code grpc-js will send for an error emitted on a call (its `serverErrorToStatus`). */

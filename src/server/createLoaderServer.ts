@@ -6,12 +6,13 @@ import type { Registry } from 'prom-client';
 import type { LoaderServiceDefinition } from '../generated/scylla_loader/v1/LoaderService.js';
 import type { StreamBatchesRequest__Output } from '../generated/scylla_loader/v1/StreamBatchesRequest.js';
 import type { StreamBatchesResponse } from '../generated/scylla_loader/v1/StreamBatchesResponse.js';
-import { loadLoaderProto } from '../proto/loadLoaderProto.js';
-import { createStreamAdmission } from './admission.js';
+import type { PackageDefinition } from '@grpc/proto-loader';
+import { loaderPackageDefinition, loadLoaderProto } from '../proto/loadLoaderProto.js';
+import { createStreamAdmission, peerAddress } from './admission.js';
 import { createAuthLayer } from './auth/createAuthLayer.js';
 import { TokenStore } from './auth/TokenStore.js';
 import {
-  parseResumeKey,
+  parseResumeKeys,
   connectDbPaths,
   LoaderError,
   createLoaderMetrics,
@@ -29,6 +30,10 @@ import { resolveNativeTransforms } from './resolveNativeTransforms.js';
 import { installFramedSend } from './framing/installFramedSend.js';
 import { FLOW_CONTROL_WINDOW_BYTES, grpcServerOptions } from './grpcServerOptions.js';
 import { raiseReceiveWindow } from './framing/raiseReceiveWindow.js';
+import type { MessageShape } from './limits/countDecodedFields.js';
+import { limitConnectionsPerPeer } from './limits/limitConnectionsPerPeer.js';
+import { messageLimitInterceptor } from './limits/messageLimitInterceptor.js';
+import { requestLimitOf } from './limits/requestLimits.js';
 import { startMetricsServer, type MetricsServer } from './metricsServer.js';
 import { createCreateSplitsHandler } from './rpc/createSplits.js';
 import { createDescribeDatasetHandler } from './rpc/describeDataset.js';
@@ -100,7 +105,7 @@ export async function createLoaderServer(
   // before connecting: a missing descriptor set fails the start with nothing to close.
   const reflection = createReflectionService();
   // TLS files and tokens file next, for the same reason: a bad one names itself at once.
-  const security = openSecurity(config, logger);
+  const security = openSecurity(config, logger, metrics);
   // The cache's folder too: one that cannot be opened stops the start, naming --cache-dir.
   let sampleCache: SampleCache | undefined;
   try {
@@ -137,25 +142,55 @@ export async function createLoaderServer(
         'more on its way out (more CPU per GB, same bytes)',
     );
   }
-  const server = new grpc.Server(grpcServerOptions(config));
+  // Authorization first: the interceptor checks the token from a call's headers before its
+  // body is read, so a refused call takes no memory, no stream slot and reaches no handler.
+  const auth = createAuthLayer(security.tokens, logger, (rpc, code) =>
+    metrics.callsRefused.inc({ rpc, code }),
+  );
+  let warnedLimits = false;
+  const limits = messageLimitInterceptor(() => {
+    if (warnedLimits) return;
+    warnedLimits = true;
+    logger.warn(
+      'this @grpc/grpc-js has no per-call frame decoder to reach: every method accepts ' +
+        'requests up to the IngestSamples limit (32 MiB)',
+    );
+  });
+  const server = new grpc.Server(
+    grpcServerOptions(config, auth.interceptor ? [limits, auth.interceptor] : [limits]),
+  );
   const admission = createStreamAdmission({
     limit: config.maxConcurrentStreams,
+    perClient: config.maxStreamsPerClient || Math.ceil((config.maxConcurrentStreams * 3) / 4),
+    // Under tokens a client is its token (a trainer's ranks share it, whatever their hosts);
+    // without, its address.
+    clientOf: (call) => {
+      const grant = auth.grantOf(call.metadata);
+      return grant ? `token:${grant.name}` : `peer:${peerAddress(call)}`;
+    },
     metrics,
     logger,
   });
   const makeStreamHandler = opts.streamBatchesHandler ?? createStreamBatchesHandler;
-  const loaderService = loadLoaderProto().scylla_loader.v1.LoaderService.service;
-  // Authorization outermost: a refused call takes no stream slot and reaches no handler.
-  const auth = createAuthLayer(security.tokens, logger, (rpc, code) =>
-    metrics.callsRefused.inc({ rpc, code }),
-  );
-  // Outermost of all, a body that does not decode is the client's fault: INVALID_ARGUMENT.
-  const onUndecodable = (rpc: string, reason: string, peer: string): void => {
+  const definition = loaderPackageDefinition();
+  const loaderService = loadLoaderProto(definition).scylla_loader.v1.LoaderService.service;
+  // Outermost of the handlers' wrappers, a body that does not decode is the client's fault
+  // (INVALID_ARGUMENT), and one that would decode into more than its method's budget of
+  // fields is refused undecoded (RESOURCE_EXHAUSTED).
+  const onUndecodable = (
+    rpc: string,
+    reason: string,
+    peer: string,
+    code: 'INVALID_ARGUMENT' | 'RESOURCE_EXHAUSTED',
+  ): void => {
     logger.info({ rpc, peer, reason }, 'call refused: undecodable request');
-    metrics.callsRefused.inc({ rpc, code: 'INVALID_ARGUMENT' });
+    metrics.callsRefused.inc({ rpc, code });
   };
   server.addService(
-    withTolerantDeserializers(withPreEncodedStreamBatches(loaderService)),
+    withTolerantDeserializers(withPreEncodedStreamBatches(loaderService), {
+      fieldsOf: (rpc) => requestLimitOf(`/${LOADER_SERVICE_NAME}/${rpc}`).fields,
+      shapeOf: (typeName) => shapeOf(definition, typeName),
+    }),
     refuseUndecodable(
       LOADER_SERVICE_NAME,
       {
@@ -191,6 +226,13 @@ export async function createLoaderServer(
   let port: number;
   try {
     port = await bind(server, config.host, config.port, security.credentials);
+    limitConnectionsPerPeer(server, config.maxConnectionsPerPeer, (peer) => {
+      logger.info(
+        { peer, limit: config.maxConnectionsPerPeer },
+        'connection closed: peer at its limit of open connections',
+      );
+      metrics.callsRefused.inc({ rpc: 'connection', code: 'RESOURCE_EXHAUSTED' });
+    });
     if (!raiseReceiveWindow(server, FLOW_CONTROL_WINDOW_BYTES)) {
       logger.warn(
         'this @grpc/grpc-js has no http2 servers to reach: requests keep the 64 KiB HTTP/2 ' +
@@ -204,7 +246,9 @@ export async function createLoaderServer(
           port: config.metricsPort,
           registry: metrics.registry,
           isServing: () => serving,
-          details: [decoders.summary],
+          // A tokens file that stopped reading is a line, not a 503: the loader keeps serving
+          // on the last good tokens, and taking it out would not bring the file back.
+          details: [decoders.summary, () => security.tokens?.staleness()],
         }).catch((err: unknown) => {
           throw new LoaderError(
             'UNAVAILABLE',
@@ -327,17 +371,27 @@ function withPreEncodedStreamBatches(service: LoaderServiceDefinition): LoaderSe
 }
 
 /**
- * The configured resume key, or a random one. A random key works for one process only: a
- * stream cannot resume on another replica or after a restart, so that is logged loudly.
+ * The configured resume keys (the current one, then previous ones still accepted), or a
+ * random key. A random key works for one process only: a stream cannot resume on another
+ * replica or after a restart, so that is logged loudly.
  */
-function resolveResumeKey(config: ServerConfig, logger: Logger): Buffer {
-  if (config.resumeKey !== undefined) return parseResumeKey(config.resumeKey);
+function resolveResumeKey(config: ServerConfig, logger: Logger): ServerContext['resumeKey'] {
+  if (config.resumeKey !== undefined) return parseResumeKeys(config.resumeKey);
   logger.warn(
     'no SCYLLA_LOADER_RESUME_KEY set: using a random key, so resume tokens work only on this ' +
       'process until it stops; set the same key (openssl rand -hex 32) on every replica to ' +
       'resume across replicas and restarts',
   );
-  return randomBytes(32);
+  return [randomBytes(32)];
+}
+
+/** A message type of the loaded proto by its full name, for the request field budgets. */
+function shapeOf(definition: PackageDefinition, typeName: string): MessageShape | undefined {
+  const entry = definition[typeName.startsWith('.') ? typeName.slice(1) : typeName];
+  const type = (entry as { type?: unknown } | undefined)?.type;
+  return type !== undefined && Array.isArray((type as { field?: unknown }).field)
+    ? (type as MessageShape)
+    : undefined;
 }
 
 /**
@@ -368,7 +422,11 @@ interface Security {
  * and starts following them. Without TLS the port is plain text; without a tokens file every
  * call is allowed.
  */
-function openSecurity(config: ServerConfig, logger: Logger): Security {
+function openSecurity(
+  config: ServerConfig,
+  logger: Logger,
+  metrics: ReturnType<typeof createLoaderMetrics>,
+): Security {
   const interval = config.reloadIntervalMs;
   const tls: TlsCredentials | undefined =
     config.tls === undefined ? undefined : createTlsCredentials(config.tls, interval, logger);
@@ -377,7 +435,12 @@ function openSecurity(config: ServerConfig, logger: Logger): Security {
     tokens =
       config.authTokensFile === undefined
         ? undefined
-        : new TokenStore({ file: config.authTokensFile, reloadIntervalMs: interval, logger });
+        : new TokenStore({
+            file: config.authTokensFile,
+            reloadIntervalMs: interval,
+            logger,
+            metrics,
+          });
   } catch (err) {
     tls?.close();
     throw err;

@@ -1,15 +1,12 @@
-import type { ServerOptions } from '@grpc/grpc-js';
+import type { ServerInterceptor, ServerOptions } from '@grpc/grpc-js';
+import { MAX_REQUEST_BYTES } from './limits/requestLimits.js';
 import type { ServerConfig } from './config/serverConfig.js';
 
 /**
- * Largest request accepted. An IngestSamples request must carry a sample of up to
- * `MAX_SAMPLE_BYTES` (15 MiB of data and label blob) with its key, metadata and framing, and a
- * sample just over that limit must still arrive to be reported (or skipped) by its key rather
- * than cut off as RESOURCE_EXHAUSTED: 32 MiB leaves that room. Other requests are a few fields
- * and a resume token. What a request holds in memory is bounded by the ingest handler, which
- * reads one request ahead at most.
+ * Largest request accepted, server-wide: IngestSamples's 32 MiB. Each call gets its own
+ * method's smaller limit from `messageLimitInterceptor` (see `requestLimits.ts`).
  */
-export const MAX_RECEIVE_MESSAGE_BYTES = 32 * 1024 * 1024;
+export const MAX_RECEIVE_MESSAGE_BYTES = MAX_REQUEST_BYTES;
 
 /**
  * HTTP/2 flow-control window asked for (stream and connection); the loader's own receive
@@ -30,9 +27,18 @@ export const FLOW_CONTROL_WINDOW_BYTES = 64 * 1024 * 1024;
  * Keepalive pings find dead trainers behind NATs and load balancers that drop idle
  * connections silently. grpc-js servers do not police client pings, so the permit and
  * minimum-interval settings only document what clients may do.
+ *
+ * `interceptors` run on every call before its handler, in order (the first is handed grpc-js's
+ * own call); `grpc.max_concurrent_streams` is sent to clients in SETTINGS, so one connection
+ * cannot hold more calls than that at once.
  */
-export function grpcServerOptions(config: ServerConfig): ServerOptions {
+export function grpcServerOptions(
+  config: ServerConfig,
+  interceptors: ServerInterceptor[] = [],
+): ServerOptions {
   return {
+    interceptors,
+    'grpc.max_concurrent_streams': config.maxCallsPerConnection,
     'grpc.max_send_message_length': config.maxMessageBytes,
     'grpc.max_receive_message_length': MAX_RECEIVE_MESSAGE_BYTES,
     'grpc.keepalive_time_ms': config.keepaliveTimeMs,

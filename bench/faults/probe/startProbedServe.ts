@@ -44,9 +44,12 @@ export async function startProbedServe(options: {
   args?: string[];
 }): Promise<ProbedServe> {
   const childEnv = serveChildEnv(options.db);
-  const child = spawnPinned([...cliMainArgs(), 'serve', ...(options.args ?? [])], {
-    env: childEnv,
-  });
+  const child = spawnPinned(
+    [...cliMainArgs(), 'serve', '--host', '127.0.0.1', ...(options.args ?? [])],
+    {
+      env: childEnv,
+    },
+  );
   const stderr = tail(child.stderr, 16_000);
   const stdout = tail(child.stdout, 16_000);
   const output = (): string => `${stderr()}\n${stdout()}`;

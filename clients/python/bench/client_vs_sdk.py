@@ -110,7 +110,7 @@ class Loader:
         self.log = tempfile.NamedTemporaryFile(prefix="bench-loader-", suffix=".log", delete=False)
         ready = Path(f"{self.log.name}.ready.json")
         self.process = subprocess.Popen(
-            ["node", "--import", "tsx", "src/cli/main.ts", "serve", "--grpc-port", str(self.port),
+            ["node", "--import", "tsx", "src/cli/main.ts", "serve", "--host", "127.0.0.1", "--grpc-port", str(self.port),
              "--metrics-port", "0", "--ready-file", str(ready)],
             cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 90

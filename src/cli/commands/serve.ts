@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
+import { checkOpenAccess } from '../../server/config/checkOpenAccess.js';
 import { serverConfigSchema, type ServerConfig } from '../../server/config/serverConfig.js';
 import { resolveWorkerCount } from '../../server/cluster/resolveWorkerCount.js';
 import { runClusterPrimary } from '../../server/cluster/runClusterPrimary.js';
@@ -11,7 +12,7 @@ import {
   createLoaderMetrics,
   dbConfigSchema,
   invalidArgument,
-  parseResumeKey,
+  parseResumeKeys,
 } from '../../core/index.js';
 import { DB_POOL_SETTINGS, dbRawFromFlags, type DbFlags } from '../dbOptions.js';
 import { SERVE_SETTINGS } from '../settings/serveSettings.js';
@@ -21,6 +22,7 @@ import {
   addSettingOptions,
   parseSettings,
   rawFromFlags,
+  yesNo,
 } from '../settings/settingOptions.js';
 import { parseExtraPaths, type ExtraPathSpec } from '../parseExtraPaths.js';
 import { runAction } from '../runAction.js';
@@ -33,6 +35,7 @@ type ServeFlags = DbFlags &
     tlsCert?: string;
     tlsKey?: string;
     tlsClientCa?: string;
+    allowUnauthenticated?: boolean;
   };
 
 const EXTRA_PATHS = SERVE_SETTINGS.find((s) => s.field === 'extraPaths')!;
@@ -56,7 +59,8 @@ export function registerServeCommand(program: Command): void {
       }
       const workers = resolveWorkerCount(config.workers);
       // Settings the workers would each refuse are refused once, here, before any is forked.
-      if (config.resumeKey !== undefined) parseResumeKey(config.resumeKey);
+      if (config.resumeKey !== undefined) parseResumeKeys(config.resumeKey);
+      checkOpenAccess(config);
       if (workers > 1 && config.cacheDir !== undefined) await checkCacheDir(config);
       logger.info({ config: redactConfig(config), workers }, 'serve configuration');
       const server =
@@ -143,6 +147,9 @@ export function serveConfigFromFlags(
   const port = db.port ?? dbConfigSchema.parse({}).port;
   raw.extraPaths = flags.extraPath.map((p) => ({ ...p, port: p.port ?? port }));
   if (env.SCYLLA_LOADER_RESUME_KEY) raw.resumeKey = env.SCYLLA_LOADER_RESUME_KEY;
+  const open =
+    flags.allowUnauthenticated === true || yesNo(env, 'SCYLLA_LOADER_ALLOW_UNAUTHENTICATED');
+  if (open !== undefined) raw.allowUnauthenticated = open;
   const tls = tlsFromFlags(flags);
   if (tls !== undefined) raw.tls = tls;
   return parseSettings('serve configuration', SERVE_SETTINGS, () => serverConfigSchema.parse(raw));

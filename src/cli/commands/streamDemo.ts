@@ -200,10 +200,14 @@ interface ServeChild {
  */
 async function startServe(db: DbConfig, log: (line: string) => void): Promise<ServeChild> {
   const env = serveChildEnv(db);
-  const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, 'serve'], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...process.execArgv, process.argv[1]!, 'serve', '--host', '127.0.0.1'],
+    {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   const keep = (text: string): void => {
     output = (output + text).slice(-4000);

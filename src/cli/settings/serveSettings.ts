@@ -1,4 +1,5 @@
 import { DB_POOL_SETTINGS, DB_SETTINGS } from '../dbOptions.js';
+import { INGEST_CAP_SETTINGS } from './ingestCapSettings.js';
 import type { Setting } from './Setting.js';
 
 /**
@@ -66,6 +67,41 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     type: 'number',
     unit: 'streams',
     help: 'open streams (StreamBatches and IngestSamples calls) before new ones get RESOURCE_EXHAUSTED',
+  },
+  {
+    field: 'maxStreamsPerClient',
+    flag: '--max-streams-per-client <n>',
+    env: 'SCYLLA_LOADER_MAX_STREAMS_PER_CLIENT',
+    type: 'number',
+    unit: 'streams',
+    help:
+      'open streams one client may hold (a token when tokens are on, else a peer address) before ' +
+      'its next gets RESOURCE_EXHAUSTED; 0: three quarters of --max-streams',
+  },
+  {
+    field: 'maxCallsPerConnection',
+    flag: '--max-calls-per-connection <n>',
+    env: 'SCYLLA_LOADER_MAX_CALLS_PER_CONNECTION',
+    type: 'number',
+    unit: 'calls',
+    help: 'concurrent calls (HTTP/2 streams) one connection may open',
+  },
+  {
+    field: 'maxConnectionsPerPeer',
+    flag: '--max-connections-per-peer <n>',
+    env: 'SCYLLA_LOADER_MAX_CONNECTIONS_PER_PEER',
+    type: 'number',
+    unit: 'connections',
+    help: 'open connections one peer address may hold; more are closed as they arrive',
+  },
+  {
+    field: 'allowUnauthenticated',
+    flag: '--allow-unauthenticated',
+    env: 'SCYLLA_LOADER_ALLOW_UNAUTHENTICATED',
+    type: 'switch',
+    help:
+      'serve on an address other than loopback without --auth-tokens or mutual TLS: every RPC, ' +
+      'ingest and split creation included, is then open to anyone who reaches the port',
   },
   {
     field: 'maxBatchSize',
@@ -204,7 +240,8 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     type: 'text',
     help:
       "folder on local storage for the sample cache's disk tier, shared by every loader " +
-      'process of the host (an LMDB store); serve stops at start when it cannot be opened',
+      'process of the host (an LMDB store); serve stops at start when it cannot be opened. ' +
+      'Only this: downloaded development tools go under $XDG_CACHE_HOME/scylla-loader',
     defaultText: 'none',
   },
   {
@@ -223,7 +260,9 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     env: 'SCYLLA_LOADER_MAX_IMAGE_PIXELS',
     type: 'number',
     unit: 'pixels',
-    help: 'largest image (width x height) a transform decodes; larger ones are refused unread',
+    help:
+      'largest image (width x height) a transform decodes, and largest resized image or output ' +
+      'it may make; larger ones are refused before any pixel is allocated',
   },
   {
     field: 'maxTransformSide',
@@ -319,6 +358,7 @@ export const SERVE_SETTINGS: readonly Setting[] = [
       'replication of a dataset an IngestSamples call makes: simple:<rf> or ' +
       'nts:<dc>=<rf>,... (production: nts:<dc>=3); an existing dataset keeps its own',
   },
+  ...INGEST_CAP_SETTINGS,
   {
     field: 'authTokensFile',
     flag: '--auth-tokens <file>',
@@ -342,7 +382,10 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     type: 'text',
     help:
       'key (at least 32 bytes, hex or base64) that authenticates resume tokens; the same on ' +
-      'every replica, so a stream can resume on any of them',
+      'every replica, so a stream can resume on any of them. Several keys, comma-separated, ' +
+      'rotate it without invalidating tokens in flight: tokens and job checkpoints are ' +
+      'signed with the first and accepted under any (OLD,NEW then NEW,OLD then NEW; see ' +
+      'docs/security.md)',
     defaultText: 'random, this process only',
     secret: true,
   },

@@ -1,3 +1,4 @@
+import { capName } from './capName.js';
 import type { Role } from './tokensFileSchema.js';
 import type { TokenGrant } from './TokenGrant.js';
 
@@ -27,7 +28,7 @@ export function checkGrant(grant: TokenGrant, rpc: LoaderRpc, dataset: string): 
   if (role !== undefined) return role;
   if (!grant.datasets.has('*') && !grant.datasets.has(dataset)) {
     return (
-      `token "${grant.name}" may not use dataset ${JSON.stringify(dataset)} (${rpc}); ` +
+      `token "${grant.name}" may not use dataset ${JSON.stringify(capName(dataset))} (${rpc}); ` +
       `its grant covers ${[...grant.datasets].join(', ')}`
     );
   }

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { bearerToken } from './bearerToken.js';
+import { capName } from './capName.js';
 import { checkGrant, checkRole, type LoaderRpc } from './checkGrant.js';
 import { findToken } from './findToken.js';
 import { peekFirstMessage } from './peekFirstMessage.js';
@@ -60,6 +61,19 @@ export interface AuthLayer {
    * "any valid token": for services that register themselves (reflection).
    */
   guardServer(server: grpc.Server): Pick<grpc.Server, 'addService'>;
+  /**
+   * The grpc-js server interceptor that checks the bearer token from a call's metadata before
+   * any of its body is read: a call without a valid token is answered UNAUTHENTICATED while
+   * its request is still unread in the HTTP/2 stream (then discarded undecoded), so it costs
+   * the loader its headers whatever it sends. The health service passes unchecked. Undefined
+   * when authorization is off.
+   */
+  readonly interceptor: grpc.ServerInterceptor | undefined;
+  /**
+   * The grant the interceptor found for a call (looked up by the call's metadata object), or
+   * undefined: authorization off, or a call that did not pass the interceptor.
+   */
+  grantOf(metadata: grpc.Metadata): TokenGrant | undefined;
 }
 
 /**
@@ -78,13 +92,21 @@ export function createAuthLayer(
       serverStream: (_rpc, handler) => handler,
       bidiStream: (_rpc, _datasetOf, handler) => handler,
       guardServer: (server) => server,
+      interceptor: undefined,
+      grantOf: () => undefined,
     };
   }
+
+  // Grants of the calls the interceptor let through, keyed by the metadata object grpc-js
+  // hands on to the handler as `call.metadata`: the handlers' wrappers find the token checked.
+  const checked = new WeakMap<grpc.Metadata, TokenGrant>();
 
   const authenticate = (
     call: { metadata: grpc.Metadata; getPeer(): string },
     rpc: string,
   ): TokenGrant | Refusal => {
+    const known = checked.get(call.metadata);
+    if (known !== undefined) return known;
     const presented = bearerToken(call.metadata);
     if (presented.kind !== 'token') {
       const details = presented.kind === 'missing' ? NO_TOKEN_DETAILS : MALFORMED_TOKEN_DETAILS;
@@ -112,7 +134,15 @@ export function createAuthLayer(
     dataset: string | undefined,
     details: string,
   ): Refusal => {
-    logger.info({ rpc, dataset, token: grant.name, peer: call.getPeer() }, 'call denied');
+    logger.info(
+      {
+        rpc,
+        ...(dataset === undefined ? {} : { dataset: capName(dataset) }),
+        token: grant.name,
+        peer: call.getPeer(),
+      },
+      'call denied',
+    );
     onRefused(rpc, 'PERMISSION_DENIED');
     return { code: grpc.status.PERMISSION_DENIED, details, metadata: new grpc.Metadata() };
   };
@@ -123,13 +153,40 @@ export function createAuthLayer(
   ): Refusal | undefined => {
     const grant = authenticate(call, rpc);
     if (!isGrant(grant)) return grant;
-    const dataset = call.request.dataset;
-    const denied = checkGrant(grant, rpc, dataset);
-    return denied === undefined ? undefined : deny(call, rpc, grant, dataset, denied);
+    // Every dataset the request touches: a mixture names its datasets source by source.
+    for (const dataset of requestDatasets(call.request)) {
+      const denied = checkGrant(grant, rpc, dataset);
+      if (denied !== undefined) return deny(call, rpc, grant, dataset, denied);
+    }
+    return undefined;
+  };
+
+  const interceptor: grpc.ServerInterceptor = (method, call) => {
+    const rpc = rpcOfPath(method.path);
+    if (rpc === undefined) return new grpc.ServerInterceptingCall(call);
+    return new grpc.ServerInterceptingCall(call, {
+      start: (next) => {
+        next({
+          onReceiveMetadata: (metadata, pass) => {
+            const result = authenticate({ metadata, getPeer: () => call.getPeer() }, rpc);
+            if (!isGrant(result)) {
+              // The handler never sees the call, so it never asks for the body: grpc-js keeps
+              // the HTTP/2 stream paused until then, and drops what arrives after the status.
+              call.sendStatus(result);
+              return;
+            }
+            checked.set(metadata, result);
+            pass(metadata);
+          },
+        });
+      },
+    });
   };
 
   return {
     enabled: true,
+    interceptor,
+    grantOf: (metadata) => checked.get(metadata),
     unary: (rpc, handler) => (call, callback) => {
       const refusal = authorize(call, rpc);
       if (refusal) callback(refusal);
@@ -169,6 +226,32 @@ export function createAuthLayer(
       },
     }),
   };
+}
+
+/** Path prefix of the health service, whose probes carry no token. */
+const HEALTH_PREFIX = '/grpc.health.v1.Health/';
+
+/**
+ * The name a call is logged and counted under, or undefined for a call that needs no token
+ * (health). `/scylla_loader.v1.LoaderService/StreamBatches` is `StreamBatches`; other services'
+ * methods keep their full path.
+ */
+function rpcOfPath(path: string): string | undefined {
+  if (path.startsWith(HEALTH_PREFIX)) return undefined;
+  const slash = path.lastIndexOf('/');
+  return path.startsWith('/scylla_loader.') && slash >= 0 ? path.slice(slash + 1) : path;
+}
+
+/**
+ * The datasets a request touches: those of its mixture's sources when it names any, else its
+ * `dataset` (empty for none, which the handler refuses). Repeats are checked once.
+ */
+function requestDatasets(request: { dataset: string; sources?: unknown }): string[] {
+  const sources = Array.isArray(request.sources)
+    ? (request.sources as unknown[]).map((s) => (s as { dataset?: unknown }).dataset)
+    : [];
+  if (sources.length === 0) return [request.dataset];
+  return [...new Set(sources.map((d) => (typeof d === 'string' ? d : '')))];
 }
 
 function isGrant(value: TokenGrant | Refusal): value is TokenGrant {

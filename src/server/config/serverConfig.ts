@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   dbConfigSchema,
   dbPathSchema,
+  ingestCapsSchema,
   parseReplication,
   streamLimitsSchema,
   transformLimitsSchema,
@@ -15,6 +16,8 @@ import {
 export const serverConfigSchema = z.object({
   ...streamLimitsSchema.shape,
   ...transformLimitsSchema.shape,
+  /** Caps on what IngestSamples calls may add to a dataset's schema and info row. */
+  ...ingestCapsSchema.shape,
   db: dbConfigSchema,
   /** Extra routes to the database; reads are spread over all routes by observed latency. */
   extraPaths: z.array(dbPathSchema).default([]),
@@ -43,6 +46,22 @@ export const serverConfigSchema = z.object({
    * RESOURCE_EXHAUSTED: each holds memory (a fetch window, or an ingest's pending requests).
    */
   maxConcurrentStreams: z.number().int().min(1).max(100_000).default(64),
+  /**
+   * Of those, how many one client may hold: a token's name when tokens are on, else the peer's
+   * address. 0: three quarters of `maxConcurrentStreams` (rounded up), so one trainer can never
+   * take every slot from the others.
+   */
+  maxStreamsPerClient: z.number().int().min(0).max(100_000).default(0),
+  /** Concurrent HTTP/2 streams (calls of any kind) one connection may open. */
+  maxCallsPerConnection: z.number().int().min(1).max(100_000).default(128),
+  /** Open connections one peer address may hold; more are closed as they arrive. */
+  maxConnectionsPerPeer: z.number().int().min(1).max(100_000).default(256),
+  /**
+   * Serve without authorization on an address other than loopback: without tokens or mutual
+   * TLS every RPC (IngestSamples, which creates keyspaces, and CreateSplits included) is open
+   * to anyone who reaches the port, so `serve` refuses that unless this says it is meant.
+   */
+  allowUnauthenticated: z.boolean().default(false),
   /** Largest response message; a batch that would exceed it fails with RESOURCE_EXHAUSTED. */
   maxMessageBytes: z
     .number()

@@ -3,12 +3,17 @@ import * as grpc from '@grpc/grpc-js';
 import type { IngestSamplesRequest__Output } from '../../generated/scylla_loader/v1/IngestSamplesRequest.js';
 import type { IngestSamplesResponse } from '../../generated/scylla_loader/v1/IngestSamplesResponse.js';
 import {
+  checkIngestCaps,
+  consistencyHint,
+  DatasetRecounts,
   datasetNamespace,
   ensureDatasetSchema,
+  type IngestCapRules,
+  readDatasetInfo,
+  invalidArgument,
   LoaderError,
   parseReplication,
   recordIngestStart,
-  refreshDatasetCounts,
   retryableDriverError,
   SampleWriter,
   unavailable,
@@ -16,8 +21,14 @@ import {
 } from '../../core/index.js';
 import { toGrpcStatus } from '../errors/toGrpcStatus.js';
 import { IngestPipeline, type IngestFigures } from '../ingest/IngestPipeline.js';
+import {
+  CONSISTENCY_VARIABLES,
+  consistencyLevels,
+  ingestCapRules,
+} from '../ingest/ingestSettingNames.js';
 import type { ServerContext } from '../ServerContext.js';
 import { toIngestTarget } from './toIngestTarget.js';
+import { refusedForSize, undecodableDetails, undecodableReason } from './undecodableRequests.js';
 import { writeMessage } from './writeMessage.js';
 
 type Call = grpc.ServerDuplexStream<IngestSamplesRequest__Output, IngestSamplesResponse>;
@@ -27,7 +38,10 @@ type Call = grpc.ServerDuplexStream<IngestSamplesRequest__Output, IngestSamplesR
  * server's `--replication`) or adds the target's columns, records the ingest, and runs the
  * call's requests through an {@link IngestPipeline} (samples written concurrently, requests
  * answered in order, memory bounded). After the client half-closes and every request is
- * answered, it recounts the dataset and sends the last response, with `done` set.
+ * answered, it recounts the dataset (unless the call wrote nothing; calls of a dataset ending
+ * together share one recount, see {@link DatasetRecounts}) and sends the last response, with
+ * `done` set. What a call may add to the dataset's schema and info row is capped
+ * (`IngestCaps`): a target over a cap is refused before any schema change.
  *
  * Errors: the client's mistakes are INVALID_ARGUMENT naming what to fix; database trouble a
  * later attempt can cure is UNAVAILABLE saying to resend from the first request not
@@ -37,11 +51,22 @@ type Call = grpc.ServerDuplexStream<IngestSamplesRequest__Output, IngestSamplesR
 export function createIngestSamplesHandler(
   ctx: ServerContext,
 ): grpc.handleBidiStreamingCall<IngestSamplesRequest__Output, IngestSamplesResponse> {
-  const replication = parseReplication(ctx.config.replication);
+  const setup: IngestSetup = {
+    replication: parseReplication(ctx.config.replication),
+    caps: ingestCapRules(ctx.config),
+    recounts: new DatasetRecounts({ onRecount: () => ctx.metrics.datasetRecounts.inc() }),
+  };
   return (call) => {
     // Never rejects: every error ends the call with a status (see runIngest's catch).
-    void runIngest(ctx, replication, call);
+    void runIngest(ctx, setup, call);
   };
+}
+
+/** What every IngestSamples call of a server shares. */
+interface IngestSetup {
+  replication: Replication;
+  caps: IngestCapRules;
+  recounts: DatasetRecounts;
 }
 
 /** The dataset named by a call's first request, for the authorization of its grant. */
@@ -49,7 +74,8 @@ export function ingestDatasetOf(first: IngestSamplesRequest__Output): string | u
   return first.target?.dataset;
 }
 
-async function runIngest(ctx: ServerContext, replication: Replication, call: Call): Promise<void> {
+async function runIngest(ctx: ServerContext, setup: IngestSetup, call: Call): Promise<void> {
+  const { replication, caps } = setup;
   const callId = randomBytes(6).toString('hex');
   const abort = new AbortController();
   const onCancel = (): void => abort.abort(new LoaderError('CANCELLED', 'call cancelled'));
@@ -67,7 +93,17 @@ async function runIngest(ctx: ServerContext, replication: Replication, call: Cal
   try {
     const client = ctx.paths[0]!.client;
     const first = await unlessAborted(requests.next(), abort.signal);
+    // A first request that did not decode names no dataset: the client's bytes, not ours.
+    const undecodable = first.done ? undefined : undecodableReason(first.value);
+    if (undecodable !== undefined) {
+      throw refusedForSize(first.value)
+        ? new LoaderError('RESOURCE_EXHAUSTED', `the first request is too large: ${undecodable}`)
+        : invalidArgument(
+            undecodableDetails('scylla_loader.v1.LoaderService', 'IngestSamples', undecodable),
+          );
+    }
     const target = toIngestTarget(first.done ? null : first.value.target);
+    checkIngestCaps(target, caps);
     dataset = target.dataset;
     log = log.child({ dataset });
     log.info(
@@ -85,12 +121,22 @@ async function runIngest(ctx: ServerContext, replication: Replication, call: Cal
     // column, or making the same new dataset, would otherwise race (the loser's ALTER fails).
     const name = target.dataset;
     const labelNames = await oneAtATime(name, async () => {
-      await ensureDatasetSchema(client, { dataset: name, replication, columns: target.columns });
-      return recordIngestStart(client, name, {
-        labelNames: target.labelNames,
-        columns: Object.fromEntries(target.columns.map((c) => [c.name, c.type])),
-        source: target.source,
+      await ensureDatasetSchema(client, {
+        dataset: name,
+        replication,
+        columns: target.columns,
+        caps,
       });
+      return recordIngestStart(
+        client,
+        name,
+        {
+          labelNames: target.labelNames,
+          columns: Object.fromEntries(target.columns.map((c) => [c.name, c.type])),
+          source: target.source,
+        },
+        caps,
+      );
     });
     // Into an empty dataset, a key sent twice in this call is caught by the writer's own
     // record of what it was given; otherwise existence is asked of the database.
@@ -112,7 +158,12 @@ async function runIngest(ctx: ServerContext, replication: Replication, call: Cal
       },
     });
     await pipeline.run(withFirst(first, requests));
-    const counts = await refreshDatasetCounts(client, dataset);
+    // A recount scans the whole metadata table: a call that wrote nothing reads the stored
+    // count instead, and calls of the dataset ending together share one recount.
+    const datasetSamples =
+      pipeline.figures.written > 0
+        ? (await setup.recounts.recount(client, dataset)).sampleCount
+        : (await readDatasetInfo(client, dataset)).sampleCount;
     abort.signal.throwIfAborted();
     const f = pipeline.figures;
     await writeMessage(
@@ -124,14 +175,16 @@ async function runIngest(ctx: ServerContext, replication: Replication, call: Cal
         alreadyPresent: f.present,
         skipped: f.skipped,
         done: true,
-        datasetSamples: counts.sampleCount,
+        datasetSamples,
       },
       abort.signal,
     );
     call.end();
     logEnd(log, 'OK', started, pipeline.figures);
   } catch (err) {
-    const cause = abort.signal.aborted ? abort.signal.reason : resendHint(err, dataset, pipeline);
+    const cause = abort.signal.aborted
+      ? abort.signal.reason
+      : resendHint(err, dataset, pipeline, consistencyLevels(ctx.config.db));
     const st = toGrpcStatus(cause, { callId });
     if (st.code === grpc.status.INTERNAL) log.error({ err }, 'ingest failed unexpectedly');
     else if (st.code === grpc.status.UNAVAILABLE) log.warn({ err }, 'ingest failed');
@@ -150,12 +203,14 @@ function resendHint(
   err: unknown,
   dataset: string | undefined,
   pipeline: IngestPipeline | undefined,
+  levels: Parameters<typeof consistencyHint>[1],
 ): unknown {
   const trouble = retryableDriverError(err);
   if (trouble === undefined) return err;
   const acknowledged = pipeline?.figures.requests ?? 0;
+  const hint = consistencyHint(err, levels, CONSISTENCY_VARIABLES);
   return unavailable(
-    `writing to dataset ${dataset ?? '(not named yet)'} failed: ${trouble}; the ` +
+    `writing to dataset ${dataset ?? '(not named yet)'} failed: ${trouble}${hint}; the ` +
       `${acknowledged} requests acknowledged are stored: resend from request ` +
       `${acknowledged + 1} of this call in a new call (writes are idempotent)`,
     err,

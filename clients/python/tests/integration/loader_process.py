@@ -92,7 +92,7 @@ class LoaderProcess:
         env = {**os.environ, "SCYLLA_LOADER_RESUME_KEY": self.resume_key}
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                ["node", "--import", "tsx", "src/cli/main.ts", "serve",
+                ["node", "--import", "tsx", "src/cli/main.ts", "serve", "--host", "127.0.0.1",
                  "--grpc-port", str(self.port), "--metrics-port", "0",
                  "--ready-file", str(ready_file), *self.extra_args],
                 cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,

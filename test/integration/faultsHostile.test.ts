@@ -1,0 +1,340 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import type cassandra from 'cassandra-driver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClientError, LoaderClient, type StreamBatchesOptions } from '../../src/client/index.js';
+import { createDbClient } from '../../src/core/index.js';
+import { hashToken } from '../../src/server/auth/hashToken.js';
+import { newToken } from '../../src/server/auth/newToken.js';
+import { LOADER_REQUEST_LIMITS } from '../../src/server/limits/requestLimits.js';
+import { collect, spawnCli } from '../support/runCli.js';
+import { startServeCli, type ServedLoader } from '../support/serveCli.js';
+import { ingestSmallDataset } from '../support/smallDataset.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+
+/**
+ * What an untrusted client can do to a loader: each case sends what a hostile or broken client
+ * would, against a spawned `serve` with a tokens file, and asserts the status it gets, a bound
+ * on the loader's memory growth read from /proc, and that a normal stream beside it goes on.
+ */
+
+const MIB = 1024 * 1024;
+const N = 240;
+let db: cassandra.Client;
+let mnist: string;
+let fmnist: string;
+let loader: ServedLoader;
+const reader = newToken();
+const narrow = newToken();
+const admin = newToken();
+const writer = newToken();
+
+beforeAll(async () => {
+  db = await createDbClient(testDbConfig());
+  mnist = uniqueKeyspace();
+  fmnist = uniqueKeyspace();
+  await ingestSmallDataset(db, mnist, N, 4, 1000);
+  await ingestSmallDataset(db, fmnist, N, 4, 1000);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'sl-hostile-'));
+  const tokensFile = path.join(dir, 'tokens.json');
+  const entry = (name: string, token: string, role: string, datasets: string[]) => ({
+    name,
+    sha256: hashToken(token).toString('hex'),
+    role,
+    datasets,
+  });
+  writeFileSync(
+    tokensFile,
+    JSON.stringify({
+      tokens: [
+        entry('trainer', reader, 'reader', [mnist, fmnist]),
+        entry('narrow', narrow, 'reader', [mnist]),
+        entry('pipeline', writer, 'writer', ['*']),
+        entry('ops', admin, 'admin', ['*']),
+      ],
+    }),
+  );
+  // Listening on 0.0.0.0 is allowed: the tokens file is set.
+  loader = await startServeCli(
+    1,
+    ['--host', '0.0.0.0', '--max-streams', '8', '--max-streams-per-client', '3'],
+    { SCYLLA_LOADER_AUTH_TOKENS_FILE: tokensFile },
+  );
+}, 180_000);
+
+afterAll(async () => {
+  loader?.child.kill('SIGTERM');
+  await loader?.done;
+  for (const ks of [mnist, fmnist]) if (ks) await dropKeyspace(db, ks);
+  await db?.shutdown();
+});
+
+const SERVICE = '/scylla_loader.v1.LoaderService';
+const identity = (b: Buffer): Buffer => b;
+
+function rawClient(): grpc.Client {
+  return new grpc.Client(`127.0.0.1:${loader.port}`, grpc.credentials.createInsecure(), {
+    'grpc.max_send_message_length': -1,
+    'grpc.max_receive_message_length': -1,
+    'grpc.use_local_subchannel_pool': 1,
+  });
+}
+
+function auth(token?: string): grpc.Metadata {
+  const m = new grpc.Metadata();
+  if (token !== undefined) m.set('authorization', `Bearer ${token}`);
+  return m;
+}
+
+/** Sends a raw body to a method and resolves with the status name and details it ended with. */
+function rawCall(
+  method: string,
+  body: Buffer,
+  token?: string,
+  client = rawClient(),
+): Promise<{ code: string; details: string }> {
+  const deadline = Date.now() + 60_000;
+  const path = `${SERVICE}/${method}`;
+  return new Promise((resolve) => {
+    const done = (code: number, details: string): void => {
+      client.close();
+      resolve({ code: grpc.status[code] ?? String(code), details });
+    };
+    if (method === 'StreamBatches') {
+      const call = client.makeServerStreamRequest(path, identity, identity, body, auth(token), {
+        deadline,
+      });
+      call.on('data', () => call.cancel());
+      call.on('error', (e: grpc.ServiceError) => done(e.code, e.details));
+      call.on('status', (s: grpc.StatusObject) => s.code === 0 && done(0, s.details));
+    } else if (method === 'IngestSamples') {
+      const call = client.makeBidiStreamRequest(path, identity, identity, auth(token), {
+        deadline,
+      });
+      call.on('data', () => undefined);
+      call.on('error', (e: grpc.ServiceError) => done(e.code, e.details));
+      call.on('status', (s: grpc.StatusObject) => s.code === 0 && done(0, s.details));
+      call.write(body);
+      call.end();
+    } else {
+      client.makeUnaryRequest(path, identity, identity, body, auth(token), { deadline }, (err) =>
+        err ? done(err.code, err.details) : done(0, 'OK'),
+      );
+    }
+  });
+}
+
+/** Resident and peak-resident memory of the loader, bytes (VmRSS, VmHWM). */
+function memory(): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${loader.child.pid}/status`, 'utf8');
+  const kib = (field: string): number =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kib('VmRSS'), peak: kib('VmHWM') };
+}
+
+/**
+ * Runs `work` and returns how far the loader's resident memory rose above where it stood at
+ * the start: the peak (VmHWM, reset first through clear_refs) minus the resident size before.
+ */
+async function growthDuring(work: () => Promise<unknown>): Promise<number> {
+  // Writing 5 resets the peak to the current resident size (Linux 4.0 on).
+  writeFileSync(`/proc/${loader.child.pid}/clear_refs`, '5');
+  const before = memory().rss;
+  await work();
+  return memory().peak - before;
+}
+
+function sdk(token: string): LoaderClient {
+  return new LoaderClient(`127.0.0.1:${loader.port}`, {
+    token,
+    reconnect: { attempts: 0, retryOnResourceExhausted: false },
+  });
+}
+
+/** Streams `epochs` whole epochs of `dataset` with `token`, returning the samples delivered. */
+async function normalStream(token: string, epochs = 3): Promise<number> {
+  const c = sdk(token);
+  let samples = 0;
+  try {
+    for await (const b of c.streamBatches({
+      dataset: mnist,
+      split: 'all',
+      batchSize: 16,
+      seed: 7,
+      epochs,
+    })) {
+      samples += b.ids.length;
+    }
+  } finally {
+    c.close();
+  }
+  return samples;
+}
+
+/** An empty `sources` entry (field 18, length 0) repeated to `bytes`: 3 bytes, one object each. */
+function emptySources(bytes: number): Buffer {
+  const body = Buffer.alloc(bytes - (bytes % 3));
+  for (let i = 0; i < body.length; i += 3) body.set([0x92, 0x01, 0x00], i);
+  return body;
+}
+
+describe('a hostile client against serve with tokens', () => {
+  it('refuses three 32 MiB bodies without a token unread: UNAUTHENTICATED, under 64 MiB, a stream beside goes on', async () => {
+    const body = emptySources(32 * MIB);
+    let results: { code: string; details: string }[] = [];
+    let streamed = 0;
+    const growth = await growthDuring(async () => {
+      [results, streamed] = await Promise.all([
+        Promise.all([0, 1, 2].map(() => rawCall('StreamBatches', body))),
+        normalStream(reader),
+      ]);
+    });
+    expect(results.map((r) => r.code)).toEqual([
+      'UNAUTHENTICATED',
+      'UNAUTHENTICATED',
+      'UNAUTHENTICATED',
+    ]);
+    expect(streamed).toBe(3 * N);
+    expect(growth).toBeLessThan(64 * MIB);
+  });
+
+  it('gives each method its own size limit: one byte over it is RESOURCE_EXHAUSTED, unbuffered', async () => {
+    const seen: Record<string, string> = {};
+    const growth = await growthDuring(async () => {
+      for (const [method, limit] of Object.entries(LOADER_REQUEST_LIMITS)) {
+        const r = await rawCall(method, Buffer.alloc(limit.bytes + 1), admin);
+        seen[method] = `${r.code}: ${r.details}`;
+      }
+    });
+    for (const [method, limit] of Object.entries(LOADER_REQUEST_LIMITS)) {
+      expect(seen[method], method).toMatch(
+        new RegExp(`^RESOURCE_EXHAUSTED: .*${limit.bytes + 1} vs ${limit.bytes}`),
+      );
+    }
+    // A refused body is never buffered whole: the largest (32 MiB) would show.
+    expect(growth).toBeLessThan(64 * MIB);
+    // A request within its limit still works, from the same token.
+    expect(await normalStream(admin, 1)).toBe(N);
+  });
+
+  it('refuses a reader body of empty sub-messages before decoding it (RESOURCE_EXHAUSTED), under 96 MiB', async () => {
+    // 15 MiB is within StreamBatches' 16 MiB, but decodes into 5 million objects (~1 GB).
+    let result = { code: '', details: '' };
+    const growth = await growthDuring(async () => {
+      result = await rawCall('StreamBatches', emptySources(15 * MIB), reader);
+    });
+    expect(result.code).toBe('RESOURCE_EXHAUSTED');
+    expect(result.details).toMatch(/more than 1200000 fields and messages/);
+    expect(growth).toBeLessThan(96 * MIB);
+  });
+
+  it('lets one token hold only its share of the stream slots, while another token streams', async () => {
+    const held: AsyncIterator<unknown>[] = [];
+    const clients: LoaderClient[] = [];
+    const job: StreamBatchesOptions = {
+      dataset: mnist,
+      split: 'all',
+      batchSize: 1,
+      seed: 1,
+      epochs: 100_000,
+    };
+    try {
+      for (let i = 0; i < 3; i++) {
+        const c = sdk(narrow);
+        clients.push(c);
+        const it = c.streamBatches(job)[Symbol.asyncIterator]();
+        await it.next(); // open, then never read again
+        held.push(it);
+      }
+      const c = sdk(narrow);
+      clients.push(c);
+      const fourthStream = c.streamBatches(job)[Symbol.asyncIterator]();
+      const fourth = await fourthStream.next().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(fourth).toBeInstanceOf(ClientError);
+      expect((fourth as ClientError).code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect((fourth as ClientError).details).toMatch(/already holds 3 open streams/);
+      // The loader's 8 slots are not all taken: another token still streams.
+      expect(await normalStream(reader, 1)).toBe(N);
+    } finally {
+      await Promise.all(held.map((it) => it.return?.()));
+      for (const c of clients) c.close();
+    }
+  });
+
+  it('authorizes a mixture source by source: granted datasets mix, an ungranted one is named', async () => {
+    const mix = (token: string): Promise<number | ClientError> => {
+      const c = sdk(token);
+      return (async () => {
+        let n = 0;
+        for await (const b of c.streamBatches({
+          sources: [
+            { dataset: mnist, split: 'all' },
+            { dataset: fmnist, split: 'all' },
+          ],
+          batchSize: 32,
+          seed: 3,
+          epochs: 1,
+        })) {
+          n += b.ids.length;
+        }
+        return n;
+      })()
+        .catch((e: unknown) => e as ClientError)
+        .finally(() => c.close());
+    };
+    const granted = await mix(reader);
+    expect(granted).toBeGreaterThanOrEqual(N);
+    const denied = await mix(narrow);
+    expect(denied).toBeInstanceOf(ClientError);
+    expect((denied as ClientError).code).toBe(grpc.status.PERMISSION_DENIED);
+    expect((denied as ClientError).details).toContain(JSON.stringify(fmnist));
+  });
+
+  it('caps a long dataset name in the denial and the log', async () => {
+    // Within DescribeDataset's 64 KiB; a name past it is refused by size before any grant.
+    const name = 'x'.repeat(60_000);
+    const c = sdk(narrow);
+    try {
+      const err = await c.describeDataset(name, { deadline: Date.now() + 30_000 }).then(
+        () => undefined,
+        (e: unknown) => e as ClientError,
+      );
+      expect(err?.code).toBe(grpc.status.PERMISSION_DENIED);
+      expect(err!.details.length).toBeLessThan(1100);
+      expect(err!.details).toMatch(/more characters/);
+    } finally {
+      c.close();
+    }
+    const denied = loader.lines.filter((l) => l['msg'] === 'call denied');
+    expect(denied.length).toBeGreaterThan(0);
+    expect(JSON.stringify(denied.at(-1)).length).toBeLessThan(2000);
+  });
+
+  it('answers an undecodable first IngestSamples message with INVALID_ARGUMENT', async () => {
+    const r = await rawCall('IngestSamples', Buffer.from([0xff, 0xff, 0xff]), writer);
+    expect(r.code).toBe('INVALID_ARGUMENT');
+    expect(r.details).toMatch(/not a scylla_loader\.v1\.LoaderService\.IngestSamples request/);
+  });
+});
+
+describe('serve without authorization', () => {
+  it('refuses to listen on a non-loopback address unless told, naming both ways out', async () => {
+    const db = testDbConfig();
+    const env = {
+      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
+      SCYLLA_LOADER_CQL_PORT: String(db.port),
+      SCYLLA_LOADER_AUTH_TOKENS_FILE: '',
+    };
+    const refused = await collect(
+      spawnCli(['serve', '--host', '0.0.0.0', '--grpc-port', '0', '--metrics-port', '0'], env),
+    );
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/--auth-tokens/);
+    expect(refused.stderr).toMatch(/--allow-unauthenticated/);
+  });
+});
