@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ServerConfig } from './config/serverConfig.js';
 import type {
+  ByteBudget,
   DbPath,
   LoaderMetrics,
   ResumeKeys,
@@ -17,6 +18,8 @@ export interface ServerContext {
   logger: Logger;
   /** Keys of the resume tokens' HMAC: the first signs, any verifies (key rotation). */
   resumeKey: ResumeKeys;
+  /** The bytes the process's streams hold together, against `--max-held-bytes`. */
+  heldBytes: ByteBudget;
   /** The process's transform slots, shared by its streams. */
   transforms: TransformPool;
   /** The process's sample cache, shared by its streams (absent: none configured). */

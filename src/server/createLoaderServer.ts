@@ -20,6 +20,7 @@ import {
   defaultTransformSlots,
   readWorkerCpuQuota,
   TransformPool,
+  ByteBudget,
   type NativeTransformModule,
 } from '../core/index.js';
 import { clusterWorkersFromEnv } from './cluster/clusterWorkersEnv.js';
@@ -133,6 +134,7 @@ export async function createLoaderServer(
     logger,
     resumeKey,
     transforms,
+    heldBytes: new ByteBudget(config.maxHeldBytes, metrics.heldBytes),
     ...(sampleCache ? { sampleCache } : {}),
   };
 

@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import os from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -25,6 +26,9 @@ const N = 240;
 let db: cassandra.Client;
 let mnist: string;
 let fmnist: string;
+/** 128 samples of 1 MiB: a window of positions alone would hold all of them. */
+let large: string;
+const WINDOW_BYTES = 8 * 1024 * 1024;
 let loader: ServedLoader;
 const reader = newToken();
 const narrow = newToken();
@@ -37,6 +41,8 @@ beforeAll(async () => {
   fmnist = uniqueKeyspace();
   await ingestSmallDataset(db, mnist, N, 4, 1000);
   await ingestSmallDataset(db, fmnist, N, 4, 1000);
+  large = uniqueKeyspace();
+  await ingestSmallDataset(db, large, 128, 4, 1024 * 1024);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sl-hostile-'));
   const tokensFile = path.join(dir, 'tokens.json');
   const entry = (name: string, token: string, role: string, datasets: string[]) => ({
@@ -49,7 +55,7 @@ beforeAll(async () => {
     tokensFile,
     JSON.stringify({
       tokens: [
-        entry('trainer', reader, 'reader', [mnist, fmnist]),
+        entry('trainer', reader, 'reader', [mnist, fmnist, large]),
         entry('narrow', narrow, 'reader', [mnist]),
         entry('pipeline', writer, 'writer', ['*']),
         entry('ops', admin, 'admin', ['*']),
@@ -59,7 +65,16 @@ beforeAll(async () => {
   // Listening on 0.0.0.0 is allowed: the tokens file is set.
   loader = await startServeCli(
     1,
-    ['--host', '0.0.0.0', '--max-streams', '8', '--max-streams-per-client', '3'],
+    [
+      '--host',
+      '0.0.0.0',
+      '--max-streams',
+      '8',
+      '--max-streams-per-client',
+      '3',
+      '--max-window-bytes',
+      String(WINDOW_BYTES),
+    ],
     { SCYLLA_LOADER_AUTH_TOKENS_FILE: tokensFile },
   );
 }, 180_000);
@@ -67,7 +82,7 @@ beforeAll(async () => {
 afterAll(async () => {
   loader?.child.kill('SIGTERM');
   await loader?.done;
-  for (const ks of [mnist, fmnist]) if (ks) await dropKeyspace(db, ks);
+  for (const ks of [mnist, fmnist, large]) if (ks) await dropKeyspace(db, ks);
   await db?.shutdown();
 });
 
@@ -263,6 +278,41 @@ describe('a hostile client against serve with tokens', () => {
     } finally {
       await Promise.all(held.map((it) => it.return?.()));
       for (const c of clients) c.close();
+    }
+  });
+
+  it('holds a never-reading stream of 1 MiB samples to its window bytes, while another streams', async () => {
+    const c = sdk(reader);
+    const stream = c.streamBatches({
+      dataset: large,
+      split: 'all',
+      batchSize: 4,
+      prefetch: 64,
+      seed: 2,
+      epochs: 100,
+    });
+    const it = stream[Symbol.asyncIterator]();
+    try {
+      let streamed = 0;
+      const growth = await growthDuring(async () => {
+        await it.next(); // one batch, then never another
+        streamed = await normalStream(reader, 1);
+        // Let the loader fill what it may: its window, the batch it always completes, and what
+        // waits to be sent.
+        let last = 0;
+        for (let still = 0; still < 5;) {
+          await sleep(200);
+          const now = memory().rss;
+          still = Math.abs(now - last) < MIB ? still + 1 : 0;
+          last = now;
+        }
+      });
+      expect(streamed).toBe(N);
+      // A window of 256 positions would hold the whole 128 MiB dataset.
+      expect(growth).toBeLessThan(WINDOW_BYTES + 56 * MIB);
+    } finally {
+      await it.return?.();
+      c.close();
     }
   });
 

@@ -144,6 +144,26 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     help: 'positions one stream may hold in its window (prefetch x batch size, growth included)',
   },
   {
+    field: 'maxWindowBytes',
+    flag: '--max-window-bytes <n>',
+    env: 'SCYLLA_LOADER_MAX_WINDOW_BYTES',
+    type: 'number',
+    unit: 'bytes',
+    help:
+      'bytes one stream may hold (samples arrived, being transformed or read, not yet sent); ' +
+      'reads beyond one batch wait while they would pass it',
+  },
+  {
+    field: 'maxHeldBytes',
+    flag: '--max-held-bytes <n>',
+    env: 'SCYLLA_LOADER_MAX_HELD_BYTES',
+    type: 'number',
+    unit: 'bytes',
+    help:
+      'bytes all streams of a process may hold together; when reached, streams pause their ' +
+      'reads (not their sends) beyond one batch each until sends bring it down',
+  },
+  {
     field: 'maxInFlightPerStream',
     flag: '--max-in-flight <n>',
     env: 'SCYLLA_LOADER_MAX_IN_FLIGHT',

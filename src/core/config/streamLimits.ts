@@ -22,6 +22,18 @@ export const streamLimitsSchema = z.object({
     .min(1)
     .max(1 << 22)
     .default(65_536),
+  /**
+   * Bytes one stream may hold in its window (samples arrived or being transformed, not yet
+   * sent, plus its reads in flight at the mean sample size); reads beyond one batch wait while
+   * they would pass it. 64 streams of the default fit in 4 GiB; the process's
+   * `maxHeldBytes` bounds them together.
+   */
+  maxWindowBytes: z
+    .number()
+    .int()
+    .min(1 << 20)
+    .max(2 ** 40)
+    .default(64 * 1024 * 1024),
   /** Sample reads in flight per stream at most (the window may hold more positions). */
   maxInFlightPerStream: z.number().int().min(1).max(100_000).default(256),
   /**

@@ -95,6 +95,13 @@ export class BatchFetcher {
   private readonly transforming = new Set<number>();
   /** Set by a pump that resolved positions from the cache before returning. */
   private resolvedNow = false;
+  /** Bytes of samples arrived or being transformed and not sent yet (see `maxWindowBytes`). */
+  private heldBytes = 0;
+  /** Bytes and count of the samples that arrived, for the mean a read in flight is taken at. */
+  private arrivedBytes = 0;
+  private arrivedCount = 0;
+  /** What this stream counts in the process's budget now (see {@link BatchFetcher.sync}). */
+  private budgeted = 0;
   /** This stream's cache look ups: hits, misses read from the database, shared reads. */
   readonly cacheFigures = { hits: 0, misses: 0, shared: 0 };
 
@@ -139,6 +146,9 @@ export class BatchFetcher {
           this.check();
           const batch = this.assembler.take();
           if (batch) {
+            let sent = 0;
+            for (const s of batch.samples) sent += sampleBytes(s);
+            this.hold(-sent);
             this.pump();
             yield batch;
             continue;
@@ -158,7 +168,9 @@ export class BatchFetcher {
 
   /** Stops issuing reads and clears retry timers. */
   close(): void {
+    this.heldBytes = 0;
     this.closed = true;
+    this.sync();
     this.hedger.stop();
     this.retries.close();
   }
@@ -168,6 +180,8 @@ export class BatchFetcher {
     // A previous epoch's reads still in flight keep their own accounting (see read()).
     this.firstReads.clear();
     this.groupsByLead.clear();
+    // What the previous epoch still held is dropped with it (see BatchAssembler.startEpoch).
+    this.hold(-this.heldBytes);
     this.assembler.startEpoch(epoch, this.plan.length, resume);
     this.issueCursor = this.assembler.low;
     this.unresolved = this.assembler.low;
@@ -232,7 +246,8 @@ export class BatchFetcher {
       window.admits(
         this.occupancy + picked.length,
         this.requests + Math.ceil(picked.length / groupSize),
-      )
+      ) &&
+      this.bytesAdmit(picked.length)
     ) {
       while (this.issueCursor < this.plan.length && assembler.isDelivered(this.issueCursor)) {
         this.issueCursor++;
@@ -260,7 +275,57 @@ export class BatchFetcher {
         for (const group of groups) this.read(group, 1, undefined);
       }
     }
+    this.sync();
     return this.resolvedNow;
+  }
+
+  /**
+   * True when one more read fits the byte bounds: the stream's held bytes plus its reads in
+   * flight (and `picked`, about to be) at the mean sample size stay under `maxWindowBytes`,
+   * and the process's budget is not spent. Reads for one batch are always admitted, so a
+   * stream whose samples are larger than its bound still makes progress, a batch at a time.
+   * Until a size is known (no dataset mean, nothing arrived yet), reads go no further than
+   * one batch either.
+   */
+  private bytesAdmit(picked: number): boolean {
+    const { maxWindowBytes, budget, batchSize } = this.opts;
+    if (maxWindowBytes === undefined && budget === undefined) return true;
+    if (this.occupancy + picked < batchSize) return true;
+    const mean = this.meanBytes();
+    if (mean === undefined) return false;
+    // The process's budget counts every stream's held bytes and reads in flight (see sync()):
+    // this stream's picked reads are not in it yet.
+    if (budget !== undefined && budget.held + (picked + 1) * mean > budget.limit) return false;
+    if (maxWindowBytes === undefined) return true;
+    const expected = (this.inFlight + this.retryingPositions + picked + 1) * mean;
+    return this.heldBytes + expected <= maxWindowBytes;
+  }
+
+  /** The size a read in flight is expected to bring: the stream's mean, else the dataset's. */
+  private meanBytes(): number | undefined {
+    return this.arrivedCount > 0
+      ? this.arrivedBytes / this.arrivedCount
+      : this.opts.meanSampleBytes;
+  }
+
+  /** Counts `bytes` more held by this stream (negative: sent or dropped). */
+  private hold(bytes: number): void {
+    this.heldBytes += bytes;
+    this.sync();
+  }
+
+  /**
+   * Brings this stream's share of the process's budget up to date: its held bytes plus its
+   * reads in flight at the mean size. Reserving reads as they are issued, not only the bytes
+   * that arrived, is what keeps streams from issuing a budget's worth each at once.
+   */
+  private sync(): void {
+    const { budget } = this.opts;
+    if (budget === undefined) return;
+    const mean = this.closed ? 0 : (this.meanBytes() ?? 0);
+    const now = this.closed ? 0 : this.heldBytes + (this.inFlight + this.retryingPositions) * mean;
+    budget.add(now - this.budgeted);
+    this.budgeted = now;
   }
 
   /**
@@ -501,6 +566,10 @@ export class BatchFetcher {
     // A fresh object: the transform swaps its data, and a cached sample must stay as it is.
     const source = this.catalog.sourceOf(this.plan.storedPosition(position));
     const fetched: FetchedSample = { position, id, source, ...sample };
+    const bytes = sampleBytes(fetched);
+    this.arrivedBytes += bytes;
+    this.arrivedCount++;
+    this.hold(bytes);
     if (this.opts.transform) this.transformSample(fetched, this.opts.transform);
     else this.assembler.add(fetched, now);
   }
@@ -520,6 +589,7 @@ export class BatchFetcher {
         this.transforming.delete(position);
         if (this.closed || epoch !== this.assembler.epoch) return;
         // The sample is this engine's own: swap in the output rather than copy the object.
+        this.hold(data.length - sample.data.length);
         sample.data = data;
         this.assembler.add(sample, performance.now());
         this.pump();
@@ -528,6 +598,7 @@ export class BatchFetcher {
       (err: unknown) => {
         this.transforming.delete(position);
         if (this.closed || epoch !== this.assembler.epoch) return;
+        this.hold(-sampleBytes(sample));
         if (err instanceof UndecodableImageError && transform.spec.badImage === 'skip') {
           this.assembler.undecodable(position, performance.now());
         } else {
@@ -555,4 +626,9 @@ export class BatchFetcher {
     this.failure ??= fatal;
     this.notify();
   }
+}
+
+/** Bytes a fetched sample holds: its data and its label blob. */
+function sampleBytes(sample: FetchedSample): number {
+  return sample.data.length + (sample.labelBlob?.length ?? 0);
 }

@@ -4,6 +4,7 @@ import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import type { ResumeState } from '../resume/resumeToken.js';
 import type { EpochShard } from '../sampling/epochShard.js';
 import type { StreamTransformer } from '../transform/StreamTransformer.js';
+import type { ByteBudget } from './ByteBudget.js';
 import type { FetchSource } from './SourceCatalog.js';
 
 /** What the engine needs to fetch a rank's epochs. */
@@ -30,6 +31,20 @@ export interface FetchOptions {
   missing: 'fail' | 'skip';
   /** Reads in flight at most, first reads and retries waiting out their backoff together. */
   maxInFlight: number;
+  /**
+   * Bytes of samples the stream may hold (arrived or being transformed, not yet sent) plus the
+   * expected bytes of its reads in flight (at its mean sample size): reads beyond one batch
+   * wait while they would pass it. A window bounded in samples alone let a stream of 1 MiB
+   * samples pin 64 GiB. Absent: bounded in positions only.
+   */
+  maxWindowBytes?: number;
+  /**
+   * Mean bytes of a sample of the stream's datasets, as ingest recorded them (absent: unknown
+   * until the stream's first sample arrives, and then its own mean is used).
+   */
+  meanSampleBytes?: number;
+  /** The process's budget of held bytes, shared with its other streams (absent: none). */
+  budget?: ByteBudget;
   /** Attempts per read before the stream fails with UNAVAILABLE. */
   readAttempts: number;
   /** Backoff before the first retry, doubled for each further one (with jitter). */

@@ -16,6 +16,8 @@ export interface LoaderMetrics {
   clientBlockedSeconds: Counter;
   dbRequestsInFlight: Gauge;
   activeStreams: Gauge;
+  /** Bytes the process's streams hold (see `ByteBudget`). */
+  heldBytes: Gauge;
   dbRetries: Counter<'path'>;
   /** Second reads of stuck samples, by the route they went to. */
   dbHedgedReads: Counter<'path'>;
@@ -133,6 +135,11 @@ export function createLoaderMetrics(): LoaderMetrics {
     dbRequestsInFlight: new Gauge({
       name: 'scylla_loader_db_requests_in_flight',
       help: 'Sample reads currently in flight to the database.',
+      registers: [registry],
+    }),
+    heldBytes: new Gauge({
+      name: 'scylla_loader_held_bytes',
+      help: 'Bytes of samples the streams hold (arrived or being transformed, not yet sent), against --max-held-bytes.',
       registers: [registry],
     }),
     activeStreams: new Gauge({

@@ -52,6 +52,18 @@ export const serverConfigSchema = z.object({
    * take every slot from the others.
    */
   maxStreamsPerClient: z.number().int().min(0).max(100_000).default(0),
+  /**
+   * Bytes the streams of one process may hold together (see `maxWindowBytes`): when reached,
+   * each stream pauses its reads beyond one batch until sends bring the total down. Sized for
+   * a worker of the Deployment (1,792 MiB of its 3,584 MiB limit) with room for the process
+   * itself, its sample cache and the batches being sent.
+   */
+  maxHeldBytes: z
+    .number()
+    .int()
+    .min(1 << 20)
+    .max(2 ** 44)
+    .default(1024 * 1024 * 1024),
   /** Concurrent HTTP/2 streams (calls of any kind) one connection may open. */
   maxCallsPerConnection: z.number().int().min(1).max(100_000).default(128),
   /** Open connections one peer address may hold; more are closed as they arrive. */
