@@ -33,6 +33,7 @@ export {
 } from './errors/LoaderError.js';
 export { type AssembledBatch } from './fetch/AssembledBatch.js';
 export { BatchFetcher } from './fetch/BatchFetcher.js';
+export { ByteBudget } from './fetch/ByteBudget.js';
 export { type FetchOptions } from './fetch/FetchOptions.js';
 export { adaptiveWindowMax } from './fetch/adaptiveWindowMax.js';
 export { groupByReplica } from './fetch/groupByReplica.js';

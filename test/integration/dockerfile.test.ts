@@ -300,6 +300,14 @@ describe('Dockerfile', () => {
           ...(db.username ? { SCYLLA_LOADER_DB_USERNAME: db.username } : {}),
           ...(db.password ? { SCYLLA_LOADER_DB_PASSWORD: db.password } : {}),
         };
+        // As built, the image listens on every address, so without a tokens file it refuses to
+        // start until told an open loader is meant; this run listens on loopback instead.
+        const bare = spawnSync(command[0]!, command.slice(1), { cwd: work, env, encoding: 'utf8' });
+        expect(bare.status).toBe(1);
+        expect(bare.stderr).toMatch(
+          /--allow-unauthenticated \(SCYLLA_LOADER_ALLOW_UNAUTHENTICATED/,
+        );
+        env['SCYLLA_LOADER_HOST'] = '127.0.0.1';
         let output = '';
         const started = spawn(command[0]!, command.slice(1), {
           cwd: work,

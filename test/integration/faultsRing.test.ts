@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import type cassandra from 'cassandra-driver';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFaultScenario } from '../../bench/faults/faultScenarios.js';
 import { prepareFaultDataset } from '../../bench/faults/prepareFaultDataset.js';
@@ -11,6 +13,10 @@ import { createDbClient, type DbConfig } from '../../src/core/index.js';
 import { startLocalCluster } from '../../src/devdb/localCluster.js';
 import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
 import { stopLocalCluster } from '../../src/devdb/stopLocalCluster.js';
+import { stopLocalNode } from '../../src/devdb/stopLocalNode.js';
+import { ClientError, LoaderClient } from '../../src/client/index.js';
+import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
+import { createLoaderServer } from '../../src/server/createLoaderServer.js';
 import { testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 // A ring of its own next to the shared node: own addresses and cluster name (see ring.test.ts).
@@ -103,4 +109,81 @@ describe('database node faults on a 3-node ring (replication 3), checked by the 
     expectExactlyOnce(result);
     expect(result.faults).toEqual({ 'node restart': 3 });
   }, 400_000);
+});
+
+describe('durability at the default consistency on the ring (replication 3)', () => {
+  it('ingests and streams with a node down, keeps what it acknowledged through the loss of another, and refuses writes two nodes short naming the setting', async () => {
+    const server = await createLoaderServer(
+      serverConfigSchema.parse({
+        host: '127.0.0.1',
+        port: 0,
+        metricsPort: 0,
+        replication: 'simple:3',
+        db: bed.db,
+      }),
+      { logger: pino({ level: 'silent' }) },
+    );
+    const client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
+    const dataset = uniqueKeyspace();
+    const keys = Array.from({ length: 200 }, (_, i) => `s${i}`);
+    const sample = (key: string) => ({ sourceKey: key, data: Buffer.from(`bytes of ${key}`) });
+    try {
+      // Node 3 lost: LOCAL_QUORUM (2 of 3) still holds for ingest writes and metadata reads.
+      expect(await stopLocalNode(stateDir, 3, { signal: 'SIGKILL' })).toEqual({ stopped: true });
+      const summary = await client.ingest(dataset, keys.map(sample));
+      expect(summary.acknowledged).toBe(200);
+      expect(summary.datasetSamples).toBe(200);
+
+      // Node 3 back (it may have missed the writes), node 1 lost: every acknowledged sample is
+      // still on a live replica, and a stream reading at LOCAL_QUORUM delivers each once.
+      await startLocalCluster({ stateDir, timeoutMs: 300_000 });
+      expect(await stopLocalNode(stateDir, 1, { signal: 'SIGKILL' })).toEqual({ stopped: true });
+      const quorumReader = await createLoaderServer(
+        serverConfigSchema.parse({
+          host: '127.0.0.1',
+          port: 0,
+          metricsPort: 0,
+          db: { ...bed.db, sampleReadConsistency: 'LOCAL_QUORUM' },
+        }),
+        { logger: pino({ level: 'silent' }) },
+      );
+      const reader = new LoaderClient(`127.0.0.1:${quorumReader.port}`, {
+        reconnect: { attempts: 0 },
+      });
+      try {
+        const seen: string[] = [];
+        for await (const b of reader.streamBatches({
+          dataset,
+          split: 'all',
+          batchSize: 50,
+          seed: 1,
+          missingSamplePolicy: 'fail',
+        })) {
+          for (const d of b.samples) seen.push(d.toString().replace('bytes of ', ''));
+        }
+        expect(seen.sort()).toEqual([...keys].sort());
+      } finally {
+        reader.close();
+        await quorumReader.shutdown('test over');
+      }
+
+      // Nodes 1 and 2 down, only node 3 up: a write at LOCAL_QUORUM cannot be acknowledged.
+      expect(await stopLocalNode(stateDir, 2, { signal: 'SIGKILL' })).toEqual({ stopped: true });
+      let refusal: ClientError | undefined;
+      for (let i = 0; i < 30 && refusal === undefined; i++) {
+        refusal = await client.ingest(dataset, [sample(`late${i}`)]).then(
+          () => undefined,
+          (e: unknown) => e as ClientError,
+        );
+      }
+      expect(refusal).toBeInstanceOf(ClientError);
+      expect(refusal!.code).toBe(grpc.status.UNAVAILABLE);
+      expect(refusal!.details).toMatch(/LOCAL_QUORUM/);
+      expect(refusal!.details).toMatch(/SCYLLA_LOADER_WRITE_CONSISTENCY/);
+    } finally {
+      client.close();
+      await server.shutdown('test over');
+      await startLocalCluster({ stateDir, timeoutMs: 300_000 });
+    }
+  });
 });

@@ -27,15 +27,15 @@ describe('createSplitIdsCache', () => {
     const a = counting(40, 1);
     const b = counting(40, 2);
     const c = counting(40, 3);
-    await cache.forceFetch('a', { context: a });
-    await cache.forceFetch('b', { context: b });
-    await cache.forceFetch('a', { context: a }); // a is now the most recently used
-    await cache.forceFetch('c', { context: c }); // 120 samples do not fit: b goes
+    await cache.lookup('a', a);
+    await cache.lookup('b', b);
+    await cache.lookup('a', a); // a is now the most recently used
+    await cache.lookup('c', c); // 120 samples do not fit: b goes
     expect(cache.calculatedSize).toBe(80 * 16);
     expect([a.calls, b.calls, c.calls]).toEqual([1, 1, 1]);
-    expect((await cache.forceFetch('a', { context: a })).ids[0]).toBe(1);
+    expect((await cache.lookup('a', a)).ids[0]).toBe(1);
     expect(a.calls).toBe(1);
-    expect((await cache.forceFetch('b', { context: b })).ids[0]).toBe(2);
+    expect((await cache.lookup('b', b)).ids[0]).toBe(2);
     expect(b.calls).toBe(2);
   });
 
@@ -47,10 +47,7 @@ describe('createSplitIdsCache', () => {
       await sleep(20);
       return split(5, 7);
     };
-    const [x, y] = await Promise.all([
-      cache.forceFetch('k', { context: slow }),
-      cache.forceFetch('k', { context: slow }),
-    ]);
+    const [x, y] = await Promise.all([cache.lookup('k', slow), cache.lookup('k', slow)]);
     expect(calls).toBe(1);
     expect(x).toBe(y);
   });
@@ -63,8 +60,8 @@ describe('createSplitIdsCache', () => {
       throw failure;
     };
     const results = await Promise.allSettled([
-      cache.forceFetch('bad', { context: failing }),
-      cache.forceFetch('bad', { context: failing }),
+      cache.lookup('bad', failing),
+      cache.lookup('bad', failing),
     ]);
     expect(results).toEqual([
       { status: 'rejected', reason: failure },
@@ -72,7 +69,7 @@ describe('createSplitIdsCache', () => {
     ]);
     expect(cache.has('bad')).toBe(false);
     const good = counting(3, 4);
-    expect((await cache.forceFetch('bad', { context: good })).count).toBe(3);
+    expect((await cache.lookup('bad', good)).count).toBe(3);
     expect(good.calls).toBe(1);
   });
 
@@ -80,9 +77,9 @@ describe('createSplitIdsCache', () => {
     const cache = createSplitIdsCache(100 * 16);
     const small = counting(10, 1);
     const big = counting(101, 2);
-    await cache.forceFetch('small', { context: small });
-    expect((await cache.forceFetch('big', { context: big })).count).toBe(101);
-    expect((await cache.forceFetch('big', { context: big })).count).toBe(101);
+    await cache.lookup('small', small);
+    expect((await cache.lookup('big', big)).count).toBe(101);
+    expect((await cache.lookup('big', big)).count).toBe(101);
     expect(big.calls).toBe(2);
     expect(cache.has('small')).toBe(true);
     expect(cache.calculatedSize).toBe(10 * 16);
@@ -95,10 +92,10 @@ describe('createSplitIdsCache', () => {
       await new Promise<void>((resolve) => (finish = resolve));
       return split(30, 9);
     };
-    const pending = cache.forceFetch('slow', { context: slow });
+    const pending = cache.lookup('slow', slow);
     // Two splits that fill the whole bound push out the entry of the load in flight.
-    await cache.forceFetch('x', { context: counting(50, 1) });
-    await cache.forceFetch('y', { context: counting(50, 2) });
+    await cache.lookup('x', counting(50, 1));
+    await cache.lookup('y', counting(50, 2));
     finish!();
     const ids = await pending;
     expect(ids.count).toBe(30);
@@ -109,20 +106,68 @@ describe('createSplitIdsCache', () => {
     const cache = createSplitIdsCache(100 * 16);
     const all = counting(2, 1);
     const stored = counting(2, 2);
-    await cache.forceFetch('all', { context: all, ttl: 10 });
-    await cache.forceFetch('stored', { context: stored });
+    await cache.lookup('all', all, { ttl: 10 });
+    await cache.lookup('stored', stored);
     await sleep(30);
-    await cache.forceFetch('all', { context: all, ttl: 10 });
-    await cache.forceFetch('stored', { context: stored });
+    await cache.lookup('all', all, { ttl: 10 });
+    await cache.lookup('stored', stored);
     expect(all.calls).toBe(2);
     expect(stored.calls).toBe(1);
+  });
+
+  it('stops a shared load once every caller waiting for it is cancelled', async () => {
+    const cache = createSplitIdsCache(100 * 16);
+    let loadSignal: AbortSignal | undefined;
+    let calls = 0;
+    const hanging = (signal: AbortSignal): Promise<SplitIds> => {
+      calls++;
+      loadSignal = signal;
+      return new Promise((_resolve, reject) =>
+        signal.addEventListener('abort', () => reject(signal.reason as Error)),
+      );
+    };
+    const one = new AbortController();
+    const two = new AbortController();
+    const first = cache.lookup('k', hanging, { signal: one.signal });
+    const second = cache.lookup('k', hanging, { signal: two.signal });
+    expect(calls).toBe(1);
+    const reason = new Error('cancelled');
+    one.abort(reason);
+    await expect(first).rejects.toBe(reason);
+    // The other caller still waits: the load goes on.
+    expect(loadSignal?.aborted).toBe(false);
+    expect(cache.computing).toBe(1);
+    two.abort(reason);
+    await expect(second).rejects.toBe(reason);
+    expect(loadSignal?.aborted).toBe(true);
+    expect(cache.computing).toBe(0);
+    expect(cache.has('k')).toBe(false);
+    // The next caller starts a fresh load.
+    const good = counting(3, 4);
+    expect((await cache.lookup('k', good)).count).toBe(3);
+  });
+
+  it('does not cache a load that finishes after its last caller left', async () => {
+    const cache = createSplitIdsCache(100 * 16);
+    let finish: (() => void) | undefined;
+    const ignoresSignal = async (): Promise<SplitIds> => {
+      await new Promise<void>((resolve) => (finish = resolve));
+      return split(3, 1);
+    };
+    const caller = new AbortController();
+    const pending = cache.lookup('k', ignoresSignal, { signal: caller.signal });
+    caller.abort();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    finish!();
+    await sleep(10);
+    expect(cache.has('k')).toBe(false);
   });
 
   it('caches an empty split', async () => {
     const cache = createSplitIdsCache(100 * 16);
     const empty = counting(0);
-    expect((await cache.forceFetch('empty', { context: empty })).count).toBe(0);
-    expect((await cache.forceFetch('empty', { context: empty })).count).toBe(0);
+    expect((await cache.lookup('empty', empty)).count).toBe(0);
+    expect((await cache.lookup('empty', empty)).count).toBe(0);
     expect(empty.calls).toBe(1);
   });
 });

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { invalidArgument } from '../errors/LoaderError.js';
-import type { PermutationCache } from '../sampling/createPermutationCache.js';
-import { MAX_PERMUTATION_SIZE, identityPermutation, permutation } from '../sampling/permutation.js';
+import type { PermutationArgs, PermutationCache } from '../sampling/createPermutationCache.js';
+import { MAX_PERMUTATION_SIZE } from '../sampling/permutation.js';
 import type { SplitIds } from '../splits/SplitIds.js';
-import { type MixedPart, mixedEpoch, sourceSeed } from './mixedEpoch.js';
+import { type MixedPart, sourceSeed } from './mixedEpoch.js';
+import type { MixedSequenceSpec } from './mixedSequence.js';
 import { mixQuotas } from './mixQuotas.js';
-import { mixSchedule } from './mixSchedule.js';
 import type { MixSource } from './MixSource.js';
 
 /** A mixture worked out for a stream: its epochs' length, identity and sequences. */
@@ -19,8 +19,19 @@ export interface MixturePlan {
    * hash: every source's dataset, split, contents, weight and repeat, and the epoch sizing.
    */
   contentHash: string;
+  /**
+   * Where a mixed epoch's sequence is kept in the permutation cache and what it is made from
+   * (`mixedSequence`): what a stream looks up to have it made off the event loop.
+   */
+  order(epoch: number): MixedOrder;
   /** The mixed epoch's stored positions (see `mixedEpoch`), shared through the cache. */
   sequence(epoch: number): Uint32Array;
+}
+
+/** A mixed epoch's entry in the permutation cache: its key and what it is made from. */
+export interface MixedOrder {
+  key: string;
+  args: PermutationArgs;
 }
 
 /**
@@ -79,22 +90,19 @@ export function planMixture(
     offset += split.count;
     return part;
   });
-  // The sources' own orders are used while a sequence is made, then only the sequence is
-  // kept (cached): caching each pass of a repeated source would crowd other jobs' orders out.
-  const order = (part: MixedPart, pass: number): Uint32Array =>
-    shuffle === 'none' ? identityPermutation(part.size) : permutation(part.size, part.seed, pass);
+  const spec: MixedSequenceSpec = { parts, quotas, shuffle };
+  const order = (epoch: number): MixedOrder => ({
+    key: `${contentHash}/${seed}/${shuffle}/${epoch}`,
+    args: { n: length, seed, epoch, mix: spec },
+  });
   return {
     length,
     quotas,
     contentHash,
+    order,
     sequence: (epoch) => {
-      const args = {
-        n: length,
-        seed,
-        epoch,
-        make: () => mixedEpoch(parts, mixSchedule(quotas, seed, epoch), epoch, order),
-      };
-      return permutations.memo(`${contentHash}/${seed}/${shuffle}/${epoch}`, { context: args });
+      const { key, args } = order(epoch);
+      return permutations.memo(key, { context: args });
     },
   };
 }

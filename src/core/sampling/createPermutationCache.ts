@@ -1,4 +1,6 @@
-import { LRUCache } from 'lru-cache';
+import { type MixedSequenceSpec, mixedSequence } from '../mixing/mixedSequence.js';
+import { type Offloader, sharedOffloader } from '../offload/Offloader.js';
+import { SharedLruCache } from '../offload/SharedLruCache.js';
 import { permutation } from './permutation.js';
 
 /** What {@link permutation} is computed from; the cache key must name the same three. */
@@ -7,11 +9,10 @@ export interface PermutationArgs {
   seed: bigint;
   epoch: number;
   /**
-   * Computes the entry instead of `permutation(n, seed, epoch)`: an order derived otherwise,
-   * such as a mixed epoch's sequence, shared the same way (its key must name all it depends
-   * on).
+   * A mixture's epoch sequence (`mixedSequence`) instead of `permutation(n, seed, epoch)`: an
+   * order derived otherwise, shared the same way (its key must name all it depends on).
    */
-  make?: () => Uint32Array;
+  mix?: MixedSequenceSpec;
 }
 
 /**
@@ -27,31 +28,46 @@ export const SAMPLING_CACHE_LINGER_MS = 30_000;
 /**
  * Permutations shared by the streams of one process (every rank of a job needs the same one),
  * dropped {@link SAMPLING_CACHE_LINGER_MS} after their last look up, least recently used out
- * first when over their byte bound. Look ups go through `memo(key, { context: { n, seed, epoch
- * } })`; a permutation larger than the whole bound is computed and returned without being
- * cached.
+ * first when over their byte bound; a permutation larger than the whole bound is computed and
+ * returned without being cached. Streams look up with `lookup(key, args, { signal })`, which
+ * computes a large one off the event loop, once for all its concurrent waiters, and stops it
+ * when they all are cancelled; `memo(key, { context: args })` computes on the spot.
  */
-export type PermutationCache = LRUCache<string, Uint32Array, PermutationArgs>;
+export type PermutationCache = SharedLruCache<Uint32Array, PermutationArgs>;
+
+/** The order `args` names, computed on this thread. */
+export function computeOrder(args: PermutationArgs): Uint32Array {
+  return args.mix
+    ? mixedSequence(args.mix, args.seed, args.epoch)
+    : permutation(args.n, args.seed, args.epoch);
+}
 
 /**
  * Makes a {@link PermutationCache} holding at most `maxBytes` bytes of permutations, each for
- * `lingerMs` after its last look up by the clock `now` (milliseconds).
+ * `lingerMs` after its last look up by the clock `now` (milliseconds), computing large ones on
+ * `offloader`'s threads.
  */
 export function createPermutationCache(
   maxBytes: number,
   lingerMs = SAMPLING_CACHE_LINGER_MS,
   now: () => number = () => performance.now(),
+  offloader: Offloader = sharedOffloader(),
 ): PermutationCache {
-  return new LRUCache<string, Uint32Array, PermutationArgs>({
-    maxSize: maxBytes,
-    ttl: lingerMs,
-    updateAgeOnGet: true,
-    // Dropped on time, not when next touched: an idle loader gives the memory back.
-    ttlAutopurge: true,
-    perf: { now },
-    // The cache accepts positive sizes only; the permutation of an empty split has none.
-    sizeCalculation: (order) => Math.max(1, order.byteLength),
-    memoMethod: (_key, _old, { context }) =>
-      context.make ? context.make() : permutation(context.n, context.seed, context.epoch),
-  });
+  return new SharedLruCache<Uint32Array, PermutationArgs>(
+    {
+      maxSize: maxBytes,
+      ttl: lingerMs,
+      updateAgeOnGet: true,
+      // Dropped on time, not when next touched: an idle loader gives the memory back.
+      ttlAutopurge: true,
+      perf: { now },
+      // The cache accepts positive sizes only; the permutation of an empty split has none.
+      sizeCalculation: (order) => Math.max(1, order.byteLength),
+      memoMethod: (_key, _old, { context }) => computeOrder(context),
+    },
+    ({ n, seed, epoch, mix }, signal) =>
+      mix
+        ? offloader.run('mixedSequence', { spec: mix, seed, epoch }, signal)
+        : offloader.run('permutation', { n, seed, epoch }, signal),
+  );
 }

@@ -50,8 +50,10 @@ export function epochShard(
     spec.dropLast,
   );
   const index = remainder ? (j: number) => remainder[s.at(j)]! : s.at;
-  if (spec.shuffle === 'none') {
-    return { length: s.length, storedPosition: index, epochPosition: index }; // no O(n) array
+  // No O(n) array when positions are in stored order, or when the rank has none this epoch
+  // (a world larger than the split would otherwise pay a permutation per empty epoch).
+  if (spec.shuffle === 'none' || s.length === 0) {
+    return { length: s.length, storedPosition: index, epochPosition: index };
   }
   const order = permute(spec.n, spec.seed, spec.epoch);
   return { length: s.length, storedPosition: (j) => order[index(j)]!, epochPosition: index };

@@ -1,26 +1,29 @@
-import { LRUCache } from 'lru-cache';
+import { SharedLruCache } from '../offload/SharedLruCache.js';
 import type { SplitIds } from './SplitIds.js';
 
-/** Reads a split's ids on a cache miss; the caller passes it with each lookup. */
-export type SplitIdsLoader = () => Promise<SplitIds>;
+/**
+ * Reads a split's ids on a cache miss; the caller passes it with each look up. `signal` fires
+ * when no caller waits for them any more: the reads and the sort stop.
+ */
+export type SplitIdsLoader = (signal: AbortSignal) => Promise<SplitIds>;
 
 /**
  * The process-wide cache of split ids, least recently used first out, bounded by the bytes of
- * ids it holds. Look ups go through `forceFetch(key, { context: load, ttl? })`: concurrent
- * look ups of one key share a single `load`, a failed load is not cached, and a split larger
- * than the whole bound is returned without being cached.
+ * ids it holds. Look ups go through `lookup(key, load, { signal, ttl })`: concurrent look ups of
+ * one key share a single `load`, which stops once every one of them is cancelled; a failed or
+ * stopped load is not cached, and a split larger than the whole bound is returned without
+ * being cached.
  */
-export type SplitIdsCache = LRUCache<string, SplitIds, SplitIdsLoader>;
+export type SplitIdsCache = SharedLruCache<SplitIds, SplitIdsLoader>;
 
 /** Makes a {@link SplitIdsCache} holding at most `maxBytes` bytes of ids. */
 export function createSplitIdsCache(maxBytes: number): SplitIdsCache {
-  return new LRUCache<string, SplitIds, SplitIdsLoader>({
-    maxSize: maxBytes,
-    // The cache accepts positive sizes only; an empty split still takes an entry.
-    sizeCalculation: (split) => Math.max(1, split.ids.length),
-    fetchMethod: (_key, _stale, { context: load }) => load(),
-    // A load in flight is an entry of the cache, which other entries can evict while it runs;
-    // the stream waiting on it must still get its ids rather than an 'evicted' error.
-    ignoreFetchAbort: true,
-  });
+  return new SharedLruCache<SplitIds, SplitIdsLoader>(
+    {
+      maxSize: maxBytes,
+      // The cache accepts positive sizes only; an empty split still takes an entry.
+      sizeCalculation: (split) => Math.max(1, split.ids.length),
+    },
+    (load, signal) => load(signal),
+  );
 }

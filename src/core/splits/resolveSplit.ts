@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
 import { notFound } from '../errors/LoaderError.js';
+import { type Offloader, sharedOffloader } from '../offload/Offloader.js';
 import { requireDataset } from '../schema/datasetSchema.js';
 import { ALL_SPLIT, loadSplitIds } from './loadSplitIds.js';
 import { parseSplitRef } from './splitNames.js';
@@ -20,28 +20,36 @@ const ALL_SPLIT_TTL_MS = 60_000;
  * version, looked up on every call so a new version is seen at once); `set@version/part`; and
  * for k-fold sets `set/train-<i>` (every fold but i, in fold order) and `set/val-<i>` (fold i).
  * Stored sets never change, so their ids are cached by version without expiry.
+ *
+ * Concurrent calls for one split share its load; a call whose `signal` fires rejects with the
+ * signal's reason at once, and the load (its reads, and the sort and hash that run on
+ * `offloader`'s threads for a large split) stops when no call waits for it.
  */
 export async function resolveSplit(
   client: cassandra.Client,
   cache: SplitIdsCache,
   dataset: string,
   split: string,
+  signal?: AbortSignal,
+  offloader: Offloader = sharedOffloader(),
 ): Promise<SplitIds> {
   const ref = parseSplitRef(split);
   if (ref.kind === 'all') {
-    return cache.forceFetch(`${dataset}/${ALL_SPLIT}`, {
-      context: () => loadSplitIds(client, dataset),
-      ttl: ALL_SPLIT_TTL_MS,
-    });
+    return cache.lookup(
+      `${dataset}/${ALL_SPLIT}`,
+      (stop) => loadSplitIds(client, dataset, stop, offloader),
+      { ttl: ALL_SPLIT_TTL_MS, signal },
+    );
   }
   await requireDataset(client, dataset);
   if (!(await splitTablesExist(client, dataset))) {
     throw notFound(`dataset ${dataset} has no split sets yet; create one with \`splits create\``);
   }
   const info = await readSplitSetInfo(client, dataset, ref.set, ref.version);
-  const load = async (): Promise<SplitIds> => {
+  signal?.throwIfAborted();
+  const load = async (stop: AbortSignal): Promise<SplitIds> => {
     const fold = /^(train|val)-(\d+)$/.exec(ref.part);
-    let ids: Buffer;
+    let pieces: Buffer[];
     if (fold && info.folds > 0 && !info.parts.some((p) => p.name === ref.part)) {
       const i = Number(fold[2]);
       if (i >= info.folds) {
@@ -53,17 +61,12 @@ export async function resolveSplit(
         fold[1] === 'val'
           ? [`fold-${i}`]
           : info.parts.map((p) => p.name).filter((n) => n !== `fold-${i}`);
-      ids = Buffer.concat(
-        await Promise.all(names.map((n) => readPartIds(client, dataset, info, n))),
-      );
+      pieces = await Promise.all(names.map((n) => readPartIds(client, dataset, info, n, stop)));
     } else {
-      ids = await readPartIds(client, dataset, info, ref.part);
+      pieces = [await readPartIds(client, dataset, info, ref.part, stop)];
     }
-    return {
-      ids,
-      count: ids.length / 16,
-      contentHash: createHash('sha256').update(ids).digest('hex'),
-    };
+    // Joined and hashed off the event loop when large (the pieces are moved, not copied).
+    return offloader.run('splitIds', { pieces, sort: false }, stop);
   };
-  return cache.forceFetch(`${dataset}/${ref.set}@${info.version}/${ref.part}`, { context: load });
+  return cache.lookup(`${dataset}/${ref.set}@${info.version}/${ref.part}`, load, { signal });
 }

@@ -144,12 +144,16 @@ export async function listSplitSets(
   return sets.sort((a, b) => a.name.localeCompare(b.name) || b.version - a.version);
 }
 
-/** Reads a stored part's ids, chunk by chunk, as one packed buffer. */
+/**
+ * Reads a stored part's ids, chunk by chunk, as one packed buffer; no chunk is asked for once
+ * `signal` has fired (it rejects with the signal's reason).
+ */
 export async function readPartIds(
   client: cassandra.Client,
   dataset: string,
   info: SplitSetInfo,
   part: string,
+  signal?: AbortSignal,
 ): Promise<Buffer> {
   const meta = info.parts.find((p) => p.name === part);
   if (!meta) {
@@ -175,6 +179,7 @@ export async function readPartIds(
   await pMap(
     Array.from({ length: meta.chunks }, (_, c) => c),
     async (c) => {
+      signal?.throwIfAborted();
       const rs = await client.execute(query, [info.name, info.version, info.writeId, part, c], {
         prepare: true,
       });
@@ -196,7 +201,7 @@ export async function readPartIds(
       }
       chunk.copy(ids, c * chunkBytes);
     },
-    { concurrency: 16 },
+    { concurrency: 16, ...(signal ? { signal } : {}) },
   );
   return ids;
 }

@@ -1,3 +1,4 @@
+import type { AssembledBatch } from '../fetch/AssembledBatch.js';
 import type { FetchOptions } from '../fetch/FetchOptions.js';
 import type { ResolvedCheckpoint } from '../resume/jobCheckpoint.js';
 import type { ResumeState } from '../resume/resumeToken.js';
@@ -35,6 +36,13 @@ export interface StreamPlan {
    * `groupReads` always set (1: single-row reads).
    */
   fetch: Omit<FetchOptions, 'paths' | 'metrics' | 'signal' | 'groupReads'> & { groupReads: number };
+  /**
+   * Passes the fetch engine's batches through while having each next epoch's order made off
+   * the event loop (from the epoch's first batch on), and waits for it after the epoch's last
+   * batch: the engine asks for it synchronously as soon as it is asked for the next batch
+   * (`fetch.shardOf`). Rejects with the call's signal's reason (see `planStream`) once it fires.
+   */
+  readyAhead(batches: AsyncIterable<AssembledBatch>): AsyncGenerator<AssembledBatch>;
   /** The resume token of a batch that leaves the stream at `state`. */
   resumeToken(state: ResumeState): Buffer;
 }

@@ -18,10 +18,12 @@ import {
 import type { PermutationCache } from '../sampling/createPermutationCache.js';
 import type { RemainderCache } from '../sampling/createRemainderCache.js';
 import { epochShard } from '../sampling/epochShard.js';
+import { trimmedShard } from '../sampling/trimmedShard.js';
 import type { SplitIds } from '../splits/SplitIds.js';
 import type { StreamTransformer } from '../transform/StreamTransformer.js';
 import { type TransformSpec, rawSampleShape } from '../transform/TransformSpec.js';
 import { checkCheckpointEpoch } from './checkCheckpointEpoch.js';
+import { epochOrders } from './epochOrders.js';
 import { startingPoint } from './startingPoint.js';
 import { permutationKey, remainderKey } from './streamCacheKeys.js';
 import type { PlannedSource, StreamPlan } from './StreamPlan.js';
@@ -38,11 +40,16 @@ export interface CheckpointSummary {
 
 /** What {@link planStream} reads and shares; the database is behind the first two. */
 export interface StreamPlanDeps {
-  /** The ids a request's split names (the process's split cache in front of the database). */
-  splitIds(dataset: string, split: string): Promise<SplitIds>;
-  /** A dataset's mean sample bytes (cached), asked only when `limits.groupReads` is `auto`. */
+  /**
+   * The ids a request's split names (the process's split cache in front of the database);
+   * rejects with the signal's reason once `signal` fires.
+   */
+  splitIds(dataset: string, split: string, signal?: AbortSignal): Promise<SplitIds>;
+  /** A dataset's mean sample bytes (cached): the byte bound's estimate of a read, and grouping. */
   meanSampleBytes(dataset: string): Promise<number | undefined>;
+  /** Epoch orders shared by the process's streams, large ones made off the event loop. */
   permutations: PermutationCache;
+  /** Re-sharded epochs' remainders shared by the process's streams, likewise. */
   remainders: RemainderCache;
   /** The process's sample cache (absent: none). */
   sampleCache?: SampleCache;
@@ -56,6 +63,7 @@ export interface StreamPlanDeps {
     StreamLimits,
     | 'maxPrefetch'
     | 'maxWindowSamples'
+    | 'maxWindowBytes'
     | 'maxInFlightPerStream'
     | 'readAttempts'
     | 'retryBaseMs'
@@ -82,12 +90,22 @@ export interface StreamPlanDeps {
  *
  * A mixed epoch is a sequence of positions like a split's permutation: sharding, the
  * checkpoint's remainder, resume tokens and the fetch engine work on its positions unchanged.
+ *
+ * Work that grows with the split's size (its ids, the first epoch's order, a remainder) is
+ * done off the event loop, shared with the process's other streams, and left (stopped when no
+ * other stream waits for it) once `signal` (the call's) fires: the plan then rejects with the
+ * signal's reason. Later epochs' orders are made while the stream runs (see
+ * {@link StreamPlan.readyAhead}).
  */
-export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Promise<StreamPlan> {
+export async function planStream(
+  deps: StreamPlanDeps,
+  req: StreamRequest,
+  signal?: AbortSignal,
+): Promise<StreamPlan> {
   const named = req.mix ? req.mix.sources : [{ dataset: req.dataset, split: req.split }];
   const splits = await Promise.all(
     named.map((s, i) =>
-      deps.splitIds(s.dataset, s.split).catch((err: unknown) => {
+      deps.splitIds(s.dataset, s.split, signal).catch((err: unknown) => {
         throw req.mix && err instanceof LoaderError
           ? new LoaderError(err.code, `${describeSource(i, s)}: ${err.message}`, { cause: err })
           : err;
@@ -126,9 +144,11 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
   // epoch's shard only (later epochs shard the whole split at this world size).
   const remainder =
     elastic && elastic.layers.length > 0
-      ? deps.remainders.memo(remainderKey(contentHash, elastic.digest), {
-          context: { n, layers: elastic.layers, rules: req },
-        })
+      ? await deps.remainders.lookup(
+          remainderKey(contentHash, elastic.digest),
+          { n, layers: elastic.layers, rules: req },
+          { signal },
+        )
       : undefined;
   const resharded = (epoch: number): boolean => remainder !== undefined && epoch === elastic!.epoch;
   if (elastic) {
@@ -139,19 +159,40 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
     });
   }
   // A mixture's epoch order is its sequence (each source shuffled, or not, within it).
-  const permute = mixture
-    ? (_n: number, _seed: bigint, epoch: number): Uint32Array => mixture.sequence(epoch)
-    : (size: number, seed: bigint, epoch: number): Uint32Array =>
-        deps.permutations.memo(permutationKey(contentHash, { n: size, seed, epoch }), {
-          context: { n: size, seed, epoch },
-        });
   const shuffle = mixture ? 'uniform' : req.shuffle;
+  const orders = epochOrders({
+    permutations: deps.permutations,
+    orderOf: (epoch) =>
+      mixture
+        ? mixture.order(epoch)
+        : {
+            key: permutationKey(contentHash, { n, seed: req.seed, epoch }),
+            args: { n, seed: req.seed, epoch },
+          },
+    // Only an epoch with positions for this rank needs its order (see `epochShard`).
+    needed: (epoch) =>
+      shuffle === 'uniform' &&
+      epoch < req.firstEpoch + req.epochs &&
+      trimmedShard(
+        resharded(epoch) ? remainder!.length : n,
+        req.rank,
+        req.worldSize,
+        req.shardRule,
+        req.batchSize,
+        req.dropLast,
+      ).length > 0,
+    ...(signal ? { signal } : {}),
+  });
+  // The first epoch's order before the engine starts it; and the next one's when the first
+  // has no positions for this rank (a re-sharded epoch's remainder can be that small).
+  const start = resume?.epoch ?? req.firstEpoch;
+  await orders.ready(start);
+  if (!orders.needed(start)) await orders.ready(start + 1);
   const datasets = [...new Set(named.map((s) => s.dataset))];
   const { limits } = deps;
-  const groupReads = groupReadSize(
-    limits,
-    limits.groupReads === 'auto' ? await largestMeanSize(deps, datasets) : undefined,
-  );
+  // The mean sizes the byte bound's estimate of reads in flight, and grouping under auto.
+  const meanBytes = await largestMeanSize(deps, datasets);
+  const groupReads = groupReadSize(limits, limits.groupReads === 'auto' ? meanBytes : undefined);
   const scopes = deps.sampleCache
     ? await Promise.all(
         named.map(async (s) => {
@@ -186,7 +227,7 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
       shardOf: (epoch) =>
         epochShard(
           { ...req, shuffle, n, epoch },
-          permute,
+          orders.permute,
           resharded(epoch) ? remainder : undefined,
         ),
       batchSize: req.batchSize,
@@ -197,6 +238,8 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
       ordering: req.ordering,
       missing: req.missing,
       maxInFlight: limits.maxInFlightPerStream,
+      maxWindowBytes: limits.maxWindowBytes,
+      ...(meanBytes !== undefined ? { meanSampleBytes: meanBytes } : {}),
       readAttempts: limits.readAttempts,
       retryBaseMs: limits.retryBaseMs,
       groupReads,
@@ -205,6 +248,7 @@ export async function planStream(deps: StreamPlanDeps, req: StreamRequest): Prom
       ...(mixture ? { mixed: true } : {}),
       ...(cache ? { cache } : {}),
     },
+    readyAhead: orders.readyAhead,
     resumeToken: (state: ResumeState) =>
       encodeResumeToken(
         deps.resumeKey,

@@ -38,7 +38,8 @@ export function createStreamBatchesHandler(
   const splits = createSplitIdsCache(ctx.config.idCacheBytes);
   const sizes = createMeanSizeCache((dataset) => meanSampleBytes(ctx.paths[0]!.client, dataset));
   const shared: Omit<StreamPlanDeps, 'transformer' | 'onCheckpoint'> = {
-    splitIds: (dataset, split) => resolveSplit(ctx.paths[0]!.client, splits, dataset, split),
+    splitIds: (dataset, split, signal) =>
+      resolveSplit(ctx.paths[0]!.client, splits, dataset, split, signal),
     meanSampleBytes: sizes,
     ...(ctx.sampleCache ? { sampleCache: ctx.sampleCache } : {}),
     datasetGeneration: (dataset) => readDatasetGeneration(ctx.paths[0]!.client, dataset),
@@ -149,6 +150,7 @@ async function runStream(
           ),
       },
       req,
+      abort.signal,
     );
     figures.groupReads = plan.fetch.groupReads;
     // Samples sent per source, for the end line of a mixture and the per-source metric.
@@ -170,6 +172,7 @@ async function runStream(
     }
     const fetcher = new BatchFetcher({
       ...plan.fetch,
+      budget: ctx.heldBytes,
       paths: ctx.paths,
       metrics: ctx.metrics,
       signal: abort.signal,
@@ -188,7 +191,8 @@ async function runStream(
       figures.blockedSeconds += blocked;
       ctx.metrics.clientBlockedSeconds.inc(blocked);
     };
-    for await (const batch of fetcher.batches()) {
+    // Each next epoch's order is made off the event loop before the engine starts the epoch.
+    for await (const batch of plan.readyAhead(fetcher.batches())) {
       // A batch handed out just as the call was cancelled (or ended by shutdown) is dropped:
       // writing after the call ended would lose the status the client must see.
       abort.signal.throwIfAborted();
