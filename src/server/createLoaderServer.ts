@@ -205,10 +205,11 @@ export async function createLoaderServer(
         ListSplits: auth.unary('ListSplits', createListSplitsHandler(context)),
         GetSplit: auth.unary('GetSplit', createGetSplitHandler(context)),
         // Under the streams' admission too: a call holds up to its pipeline's bounds in memory.
-        IngestSamples: auth.bidiStream(
+        // Admitted before its first request is read for the dataset grant (the token is checked
+        // already), so a client's calls waiting on first messages count against its slots.
+        IngestSamples: admission.wrapBidi(
           'IngestSamples',
-          ingestDatasetOf,
-          admission.wrapBidi('IngestSamples', createIngestSamplesHandler(context)),
+          auth.bidiStream('IngestSamples', ingestDatasetOf, createIngestSamplesHandler(context)),
         ),
       },
       onUndecodable,
@@ -228,13 +229,19 @@ export async function createLoaderServer(
   let port: number;
   try {
     port = await bind(server, config.host, config.port, security.credentials);
-    limitConnectionsPerPeer(server, config.maxConnectionsPerPeer, (peer) => {
+    const peersLimited = limitConnectionsPerPeer(server, config.maxConnectionsPerPeer, (peer) => {
       logger.info(
         { peer, limit: config.maxConnectionsPerPeer },
         'connection closed: peer at its limit of open connections',
       );
       metrics.callsRefused.inc({ rpc: 'connection', code: 'RESOURCE_EXHAUSTED' });
     });
+    if (!peersLimited) {
+      logger.warn(
+        'this @grpc/grpc-js has no http2 servers to reach: --max-connections-per-peer is not ' +
+          'applied, so one peer may open any number of connections',
+      );
+    }
     if (!raiseReceiveWindow(server, FLOW_CONTROL_WINDOW_BYTES)) {
       logger.warn(
         'this @grpc/grpc-js has no http2 servers to reach: requests keep the 64 KiB HTTP/2 ' +

@@ -51,6 +51,26 @@ describe('countDecodedFields', () => {
     expect(n).toBeLessThan(LOADER_REQUEST_LIMITS.StreamBatches!.fields);
   });
 
+  it('counts on past a group, which protobufjs skips before decoding what follows', () => {
+    // Start and end of a group on field 1000 (a varint inside), then many empty sources.
+    const group = Buffer.from([0xc3, 0x3e, 0x08, 0x01, 0xc4, 0x3e]);
+    const sources = Buffer.alloc(3 * 10_000);
+    for (let i = 0; i < sources.length; i += 3) sources.set([0x92, 0x01, 0x00], i);
+    expect(countDecodedFields(Buffer.concat([group, sources]), STREAM, shapeOf, 1000)).toBe(1001);
+  });
+
+  it("counts a map entry with its value message's fields, not as one", () => {
+    const SAMPLE = 'scylla_loader.v1.IngestSample';
+    const metadata = fieldNumber(SAMPLE, 'metadata');
+    // One entry: key "k" (field 1), value an empty MetadataValue (field 2).
+    const entry = Buffer.from([0x0a, 0x01, 0x6b, 0x12, 0x00]);
+    const body = encodeBytesField(metadata, entry);
+    const top = shapeOf(SAMPLE)!.field.length;
+    const value = shapeOf('scylla_loader.v1.MetadataValue')!.field.length;
+    // The entry (1 + its 2 fields), its key (1), its value (1 + the value's fields).
+    expect(countDecodedFields(body, SAMPLE, shapeOf, 1e9)).toBe(top + 3 + 1 + 1 + value);
+  });
+
   it('survives bodies that are not protobuf (the decoder refuses them later)', () => {
     for (const bytes of [[0xff, 0xff, 0xff], [0x92], [0x92, 0x01, 0x7f], [0x0b]]) {
       expect(countDecodedFields(Buffer.from(bytes), STREAM, shapeOf, 100)).toBeLessThan(101);

@@ -104,6 +104,8 @@ export class Offloader {
     }
     await this.takeSlot(signal);
     try {
+      // Cancelled while the slot was handed over: give it back before starting anything.
+      signal?.throwIfAborted();
       this.figures.offloaded++;
       return (await this.onThread(task, { name, input }, signal)) as OffloadOutput<K>;
     } finally {
@@ -221,7 +223,13 @@ export class Offloader {
     // An idle thread does not keep the process alive (a CLI command ends when its work does).
     worker.unref();
     this.idle.push(worker);
-    const timer = setTimeout(() => void worker.terminate(), this.idleMs);
+    const timer = setTimeout(() => {
+      // Out of the idle list first: a thread being terminated must not be handed a task.
+      const at = this.idle.indexOf(worker);
+      if (at >= 0) this.idle.splice(at, 1);
+      this.idleTimers.delete(worker);
+      void worker.terminate();
+    }, this.idleMs);
     timer.unref();
     this.idleTimers.set(worker, timer);
   }

@@ -1,6 +1,11 @@
 /** A message type as proto-loader describes it (a DescriptorProto in JSON form). */
 export interface MessageShape {
   field: readonly { number: number; type: string; typeName: string; label: string }[];
+  /**
+   * Types declared inside it: where a map field's entry type lives (named after the field,
+   * `Metadata` for `metadata`), found nowhere else.
+   */
+  nestedType?: readonly (MessageShape & { name: string })[];
 }
 
 /** Finds a message type by its full name (`scylla_loader.v1.StreamSource`). */
@@ -35,7 +40,10 @@ export function countDecodedFields(
   const resolve = (
     name: string,
     scope: string,
+    within: MessageShape,
   ): { shape: MessageShape; name: string } | undefined => {
+    const nested = within.nestedType?.find((t) => t.name === name);
+    if (nested !== undefined) return { shape: nested, name: `${scope}.${name}` };
     if (name.startsWith('.')) {
       const shape = shapeOf(name.slice(1));
       return shape && { shape, name: name.slice(1) };
@@ -46,6 +54,32 @@ export function countDecodedFields(
       if (shape !== undefined) return { shape, name: full };
       if (outer === '') return undefined;
     }
+  };
+  // Skips a group whose start tag was just read, up to its end (nested groups included);
+  // false when the body ends first.
+  const skipGroup = (): boolean => {
+    for (let depth = 1; depth > 0;) {
+      const tag = varint();
+      if (tag < 0) return false;
+      const wire = tag % 8;
+      if (wire === 0) {
+        if (varint() < 0) return false;
+      } else if (wire === 1 || wire === 5) {
+        pos += wire === 1 ? 8 : 4;
+      } else if (wire === 2) {
+        const length = varint();
+        if (length < 0) return false;
+        pos += length;
+      } else if (wire === 3) {
+        depth++;
+      } else if (wire === 4) {
+        depth--;
+      } else {
+        return false;
+      }
+      if (pos > body.length) return false;
+    }
+    return true;
   };
   const varint = (): number => {
     let value = 0;
@@ -78,7 +112,10 @@ export function countDecodedFields(
     } else if (wire === 2) {
       const length = varint();
       if (length < 0 || pos + length > frame.end) return count;
-      const sub = field?.type === 'TYPE_MESSAGE' ? resolve(field.typeName, frame.name) : undefined;
+      const sub =
+        field?.type === 'TYPE_MESSAGE'
+          ? resolve(field.typeName, frame.name, frame.shape)
+          : undefined;
       if (sub !== undefined) {
         count += 1 + sub.shape.field.length;
         stack.push({ ...sub, end: pos + length });
@@ -88,8 +125,12 @@ export function countDecodedFields(
         count += packed ? length : 1;
         pos += length;
       }
+    } else if (wire === 3) {
+      // A group: proto3 has none, but protobufjs skips an unknown one (allocating nothing) and
+      // decodes what follows, so the walk skips it too and goes on counting.
+      if (!skipGroup()) return count;
     } else {
-      return count; // groups (3, 4) and invalid wire types: not ours, the decoder refuses them
+      return count; // an end without a start, or wire types 6 and 7: the decoder refuses them
     }
     if (count > budget) return budget + 1;
   }
