@@ -20,6 +20,24 @@ describe('retryableDriverError', () => {
       ],
       [new errors.OperationTimedOutError('The host did not reply', HOST), /no answer in time/],
       [new errors.BusyConnectionError(HOST, 2048, 1), /connection is busy/],
+      // A node killed while a request was on its connection (seen on the ring: CREATE KEYSPACE).
+      [
+        Object.assign(
+          new (errors.DriverError as unknown as new (m: string) => Error)('Socket was closed'),
+          {
+            isSocketError: true,
+            innerError: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+          },
+        ),
+        /closed the connection \(ECONNRESET\)/,
+      ],
+      [
+        Object.assign(
+          new (errors.DriverError as unknown as new (m: string) => Error)('Socket was closed'),
+          { isSocketError: true },
+        ),
+        /connection to a database node closed/,
+      ],
       [
         new errors.ResponseError(codes.unavailableException, 'Cannot achieve'),
         /replicas are alive/,

@@ -73,6 +73,15 @@ export function retryableDriverError(err: unknown): string | undefined {
     }
     return RETRYABLE_RESPONSES.get(err.code);
   }
+  // The driver's own error for a request whose connection closed under it (a node killed
+  // mid-request): the socket's error is inside it.
+  if (err instanceof errors.DriverError && (err as { isSocketError?: boolean }).isSocketError) {
+    const inner = (err as { innerError?: unknown }).innerError;
+    return (
+      (inner === undefined ? undefined : retryableDriverError(inner)) ??
+      'the connection to a database node closed during a request'
+    );
+  }
   const code = (err as NodeJS.ErrnoException | null | undefined)?.code;
   return typeof code === 'string' ? RETRYABLE_ERRNO.get(code) : undefined;
 }
