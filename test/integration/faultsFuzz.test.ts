@@ -36,6 +36,8 @@ const CLASS_TABLE: Record<string, readonly string[]> = {
   'splits:columns': ['INVALID_ARGUMENT'],
   'splits:unknown-column': ['INVALID_ARGUMENT', 'NOT_FOUND'],
   'splits:filter-values': ['OK', 'INVALID_ARGUMENT'],
+  // Any damage that takes a body over CreateSplits' 1 MiB: refused by size, unread.
+  'splits:oversized': ['RESOURCE_EXHAUSTED'],
   'splits:anything': [
     'OK',
     'INVALID_ARGUMENT',

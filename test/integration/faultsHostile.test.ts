@@ -1,12 +1,23 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http2 from 'node:http2';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import os from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type cassandra from 'cassandra-driver';
+import { service as healthService } from 'grpc-health-check';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientError, LoaderClient, type StreamBatchesOptions } from '../../src/client/index.js';
-import { createDbClient } from '../../src/core/index.js';
+import {
+  ClientError,
+  LoaderClient,
+  type StreamBatchesOptions,
+  type TransformOptions,
+} from '../../src/client/index.js';
+import { toProtoRequest } from '../../src/client/toProtoRequest.js';
+import { createDbClient, ingestDataset, readManifest } from '../../src/core/index.js';
+import { loaderCodec } from '../../bench/faults/fuzz/loaderCodec.js';
 import { hashToken } from '../../src/server/auth/hashToken.js';
 import { newToken } from '../../src/server/auth/newToken.js';
 import { LOADER_REQUEST_LIMITS } from '../../src/server/limits/requestLimits.js';
@@ -28,7 +39,13 @@ let mnist: string;
 let fmnist: string;
 /** 128 samples of 1 MiB: a window of positions alone would hold all of them. */
 let large: string;
+/** Three small JPEGs and one of 65,500 x 1,360 (89 M pixels, just under the pixel limit). */
+let long: string;
+/** 64 MNIST-sized (28 x 28) PNGs. */
+let tiny: string;
 const WINDOW_BYTES = 8 * 1024 * 1024;
+/** Connections one address may hold (the default is 256). */
+const PEER_CONNECTIONS = 40;
 let loader: ServedLoader;
 const reader = newToken();
 const narrow = newToken();
@@ -43,6 +60,19 @@ beforeAll(async () => {
   await ingestSmallDataset(db, fmnist, N, 4, 1000);
   large = uniqueKeyspace();
   await ingestSmallDataset(db, large, 128, 4, 1024 * 1024);
+  long = uniqueKeyspace();
+  await ingestImages(long, [
+    [200, 150],
+    [160, 220],
+    [240, 180],
+    [65_500, 1_360],
+  ]);
+  tiny = uniqueKeyspace();
+  await ingestImages(
+    tiny,
+    Array.from({ length: 64 }, () => [28, 28] as const),
+    'png',
+  );
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sl-hostile-'));
   const tokensFile = path.join(dir, 'tokens.json');
   const entry = (name: string, token: string, role: string, datasets: string[]) => ({
@@ -55,7 +85,7 @@ beforeAll(async () => {
     tokensFile,
     JSON.stringify({
       tokens: [
-        entry('trainer', reader, 'reader', [mnist, fmnist, large]),
+        entry('trainer', reader, 'reader', [mnist, fmnist, large, long, tiny]),
         entry('narrow', narrow, 'reader', [mnist]),
         entry('pipeline', writer, 'writer', ['*']),
         entry('ops', admin, 'admin', ['*']),
@@ -74,6 +104,12 @@ beforeAll(async () => {
       '3',
       '--max-window-bytes',
       String(WINDOW_BYTES),
+      '--max-connections-per-peer',
+      String(PEER_CONNECTIONS),
+      // One transform at a time: a core stays free, so health timings show the event loop,
+      // not two cores shared by transforms, the database and this process.
+      '--transform-concurrency',
+      '1',
     ],
     { SCYLLA_LOADER_AUTH_TOKENS_FILE: tokensFile },
   );
@@ -82,9 +118,36 @@ beforeAll(async () => {
 afterAll(async () => {
   loader?.child.kill('SIGTERM');
   await loader?.done;
-  for (const ks of [mnist, fmnist, large]) if (ks) await dropKeyspace(db, ks);
+  for (const ks of [mnist, fmnist, large, long, tiny]) if (ks) await dropKeyspace(db, ks);
   await db?.shutdown();
 });
+
+/** Ingests one image of each size (a pattern, so the encoder cannot make it trivial). */
+async function ingestImages(
+  dataset: string,
+  sizes: readonly (readonly [number, number])[],
+  format: 'jpeg' | 'png' = 'jpeg',
+): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'sl-hostile-img-'));
+  await mkdir(path.join(dir, 'files'));
+  const lines = ['path,label'];
+  for (const [i, [width, height]] of sizes.entries()) {
+    const image = sharp({
+      create: { width, height, channels: 3, background: { r: (i * 37) % 256, g: 90, b: 160 } },
+    });
+    const data = await (format === 'png' ? image.png() : image.jpeg()).toBuffer();
+    await writeFile(path.join(dir, `files/${i}.${format}`), data);
+    lines.push(`files/${i}.${format},${i % 4}`);
+  }
+  await writeFile(path.join(dir, 'manifest.csv'), `${lines.join('\n')}\n`);
+  await ingestDataset(db, {
+    dataset,
+    source: await readManifest(path.join(dir, 'manifest.csv')),
+    replication: { class: 'SimpleStrategy', replicationFactor: 1 },
+    concurrency: 4,
+    strict: false,
+  });
+}
 
 const SERVICE = '/scylla_loader.v1.LoaderService';
 const identity = (b: Buffer): Buffer => b;
@@ -153,12 +216,17 @@ function memory(): { rss: number; peak: number } {
  * Runs `work` and returns how far the loader's resident memory rose above where it stood at
  * the start: the peak (VmHWM, reset first through clear_refs) minus the resident size before.
  */
-async function growthDuring(work: () => Promise<unknown>): Promise<number> {
+async function growthDuring(name: string, work: () => Promise<unknown>): Promise<number> {
   // Writing 5 resets the peak to the current resident size (Linux 4.0 on).
   writeFileSync(`/proc/${loader.child.pid}/clear_refs`, '5');
   const before = memory().rss;
   await work();
-  return memory().peak - before;
+  const { peak } = memory();
+  // One line per case, for the figures of docs/security.md and the issue notes.
+  console.log(
+    `[hostile] ${name}: RSS ${(before / MIB).toFixed(0)} MiB before, peak +${((peak - before) / MIB).toFixed(1)} MiB`,
+  );
+  return peak - before;
 }
 
 function sdk(token: string): LoaderClient {
@@ -200,12 +268,15 @@ describe('a hostile client against serve with tokens', () => {
     const body = emptySources(32 * MIB);
     let results: { code: string; details: string }[] = [];
     let streamed = 0;
-    const growth = await growthDuring(async () => {
-      [results, streamed] = await Promise.all([
-        Promise.all([0, 1, 2].map(() => rawCall('StreamBatches', body))),
-        normalStream(reader),
-      ]);
-    });
+    const growth = await growthDuring(
+      'three unauthenticated 32 MiB StreamBatches bodies',
+      async () => {
+        [results, streamed] = await Promise.all([
+          Promise.all([0, 1, 2].map(() => rawCall('StreamBatches', body))),
+          normalStream(reader),
+        ]);
+      },
+    );
     expect(results.map((r) => r.code)).toEqual([
       'UNAUTHENTICATED',
       'UNAUTHENTICATED',
@@ -217,7 +288,7 @@ describe('a hostile client against serve with tokens', () => {
 
   it('gives each method its own size limit: one byte over it is RESOURCE_EXHAUSTED, unbuffered', async () => {
     const seen: Record<string, string> = {};
-    const growth = await growthDuring(async () => {
+    const growth = await growthDuring('one byte over each method limit', async () => {
       for (const [method, limit] of Object.entries(LOADER_REQUEST_LIMITS)) {
         const r = await rawCall(method, Buffer.alloc(limit.bytes + 1), admin);
         seen[method] = `${r.code}: ${r.details}`;
@@ -237,7 +308,7 @@ describe('a hostile client against serve with tokens', () => {
   it('refuses a reader body of empty sub-messages before decoding it (RESOURCE_EXHAUSTED), under 96 MiB', async () => {
     // 15 MiB is within StreamBatches' 16 MiB, but decodes into 5 million objects (~1 GB).
     let result = { code: '', details: '' };
-    const growth = await growthDuring(async () => {
+    const growth = await growthDuring('15 MiB of empty sources from a reader', async () => {
       result = await rawCall('StreamBatches', emptySources(15 * MIB), reader);
     });
     expect(result.code).toBe('RESOURCE_EXHAUSTED');
@@ -294,7 +365,7 @@ describe('a hostile client against serve with tokens', () => {
     const it = stream[Symbol.asyncIterator]();
     try {
       let streamed = 0;
-      const growth = await growthDuring(async () => {
+      const growth = await growthDuring('never-reading stream of 1 MiB samples', async () => {
         await it.next(); // one batch, then never another
         streamed = await normalStream(reader, 1);
         // Let the loader fill what it may: its window, the batch it always completes, and what
@@ -314,6 +385,146 @@ describe('a hostile client against serve with tokens', () => {
       await it.return?.();
       c.close();
     }
+  });
+
+  it('refuses a resize whose intermediate would pass the pixel limit before allocating it (pixel_limit), the rest streams', async () => {
+    const c = sdk(reader);
+    const transform: TransformOptions = {
+      channels: 3,
+      // The long image resized so: 73,976 x 1,536 (114 M pixels, 341 MB). The others: 2,048 x
+      // 1,536 at most (9 MB each).
+      resize: 1536,
+      randomResizedCrop: { height: 224, width: 224 },
+      output: 'raw',
+      badImagePolicy: 'skip',
+    };
+    let ids: string[] = [];
+    let skipped = 0;
+    try {
+      // Once before measuring: the process's first transforms load the decoders and start the
+      // thread pool, a one-time cost that is not this request's.
+      for await (const b of c.streamBatches({
+        dataset: long,
+        split: 'all',
+        batchSize: 4,
+        seed: 1,
+        transform,
+      })) {
+        expect(b.ids).toHaveLength(3);
+      }
+      const growth = await growthDuring('65,500 x 1,360 JPEG resized to 1,536', async () => {
+        for await (const b of c.streamBatches({
+          dataset: long,
+          split: 'all',
+          batchSize: 4,
+          seed: 2,
+          transform,
+        })) {
+          ids = ids.concat(b.ids);
+          skipped += b.skippedUndecodable;
+        }
+      });
+      expect(growth).toBeLessThan(64 * MIB);
+    } finally {
+      c.close();
+    }
+    expect([ids.length, skipped]).toEqual([3, 1]);
+  });
+
+  it('runs an upscaled output of MNIST-sized images off the event loop: health answers in time meanwhile', async () => {
+    const Health = grpc.makeGenericClientConstructor(healthService, 'Health');
+    const health = new Health(`127.0.0.1:${loader.port}`, grpc.credentials.createInsecure());
+    const check = (): Promise<number> => {
+      const t0 = performance.now();
+      return new Promise((resolve, reject) =>
+        (health as unknown as { Check: (r: object, cb: (e: unknown) => void) => void }).Check(
+          { service: '' },
+          (e) => (e ? reject(e as Error) : resolve(performance.now() - t0)),
+        ),
+      );
+    };
+    await check(); // connected
+    // The batches are taken raw (not decoded): this process must stay free to time the checks.
+    const body = loaderCodec().encode(
+      'StreamBatches',
+      toProtoRequest({
+        dataset: tiny,
+        split: 'all',
+        batchSize: 8,
+        seed: 1,
+        epochs: 8,
+        // 28 x 28 up to 512 x 512: 334 times the source's pixels, over the inline bound.
+        transform: { channels: 3, resize: 512, centerCrop: { height: 512, width: 512 } },
+      }),
+    );
+    const raw = rawClient();
+    const latencies: number[] = [];
+    let batches = 0;
+    try {
+      const streamed = new Promise<void>((resolve, reject) => {
+        const call = raw.makeServerStreamRequest(
+          `${SERVICE}/StreamBatches`,
+          identity,
+          identity,
+          body,
+          auth(reader),
+        );
+        call.on('data', () => batches++);
+        call.on('error', reject);
+        call.on('end', resolve);
+      });
+      let streaming = true;
+      const probing = (async () => {
+        while (streaming) {
+          latencies.push(await check());
+          await sleep(10);
+        }
+      })();
+      await streamed.finally(() => (streaming = false));
+      await probing;
+    } finally {
+      raw.close();
+      health.close();
+    }
+    const samples = batches * 8;
+    expect(samples).toBe(8 * 64);
+    latencies.sort((a, b) => a - b);
+    const p99 = latencies[Math.floor(latencies.length * 0.99)]!;
+    console.log(
+      `[hostile] health checks during an upscaled MNIST stream: ${latencies.length}, p50 ${latencies[Math.floor(latencies.length / 2)]!.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`,
+    );
+    expect(latencies.length).toBeGreaterThan(10);
+    expect(p99).toBeLessThan(50);
+  });
+
+  it('bounds calls per connection and connections per address at the HTTP/2 level', async () => {
+    const opened = await Promise.all(
+      Array.from(
+        { length: PEER_CONNECTIONS + 10 },
+        () =>
+          new Promise<{ session: http2.ClientHttp2Session; settings?: http2.Settings }>(
+            (resolve) => {
+              const session = http2.connect(`http://127.0.0.1:${loader.port}`);
+              session.on('error', () => undefined);
+              session.once('remoteSettings', (settings) => resolve({ session, settings }));
+              session.once('close', () => resolve({ session }));
+            },
+          ),
+      ),
+    );
+    await sleep(500);
+    const alive = opened.filter((o) => !o.session.closed && !o.session.destroyed);
+    try {
+      // The loader advertises its limit of concurrent calls on every connection it keeps.
+      expect(opened.find((o) => o.settings)?.settings?.maxConcurrentStreams).toBe(128);
+      expect(alive.length).toBeLessThanOrEqual(PEER_CONNECTIONS);
+      expect(alive.length).toBeGreaterThan(PEER_CONNECTIONS - 10);
+    } finally {
+      for (const o of opened) o.session.destroy();
+    }
+    // Their slots are given back: a client streams again.
+    await sleep(200);
+    expect(await normalStream(reader, 1)).toBe(N);
   });
 
   it('authorizes a mixture source by source: granted datasets mix, an ungranted one is named', async () => {

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { LOADER_REQUEST_LIMITS } from '../../../src/server/limits/requestLimits.js';
 import { describeRequest, type FuzzCase, type FuzzTargets } from './FuzzCase.js';
 import { loaderCodec } from './loaderCodec.js';
 import { nastyString, enumNumber, uint32Extreme, uint64Extreme } from './fuzzValues.js';
@@ -40,11 +41,14 @@ export function createSplitsCases(targets: FuzzTargets): fc.Arbitrary<FuzzCase> 
         seed: '1',
         ...over,
       };
+      const body = codec.encode('CreateSplits', req);
+      // Over the method's byte limit, whatever its damage, the body is refused unread.
+      const oversized = body.length > LOADER_REQUEST_LIMITS.CreateSplits!.bytes;
       return {
         rpc: 'CreateSplits',
-        kind: `splits:${kind}`,
-        expected,
-        body: codec.encode('CreateSplits', req),
+        kind: oversized ? 'splits:oversized' : `splits:${kind}`,
+        expected: oversized ? ['RESOURCE_EXHAUSTED'] : expected,
+        body,
         note: describeRequest(over),
       };
     };
