@@ -137,7 +137,12 @@ describe('durability at the default consistency on the ring (replication 3)', ()
     try {
       // Node 3 lost: LOCAL_QUORUM (2 of 3) still holds for ingest writes and metadata reads.
       expect(await stopLocalNode(stateDir, 3, { signal: 'SIGKILL' })).toEqual({ stopped: true });
-      const summary = await loaderClient.ingest(dataset, keys.map(sample));
+      // A write on its way to node 3 when it died loses its connection (UNAVAILABLE): the SDK
+      // sends the unacknowledged requests again, as a pipeline's would.
+      const writer = new LoaderClient(`127.0.0.1:${server.port}`, {
+        reconnect: { attempts: 10, initialBackoffMs: 500, maxBackoffMs: 3000 },
+      });
+      const summary = await writer.ingest(dataset, keys.map(sample)).finally(() => writer.close());
       expect(summary.acknowledged).toBe(200);
       expect(summary.datasetSamples).toBe(200);
 

@@ -31,6 +31,11 @@ def channel_options(
     channel's own reconnection backoff aligned with the client's, so that a call re-issued
     after a loader restart is not refused for seconds by a channel still backing off (grpc
     waits 1 s, then up to 120 s, by default). ``extra`` options come last and override.
+
+    ``grpc.min_reconnect_backoff_ms`` is left at grpc's default on purpose: grpc takes it as the
+    least time a connection attempt gets to finish its handshake, and at the 0.1 s of the
+    initial backoff a loaded host (or a loader one round trip of 100 ms away) failed its first
+    attempt ("timed out before receiving SETTINGS frame") and counted a reconnect.
     """
     options: dict[str, Any] = {
         "grpc.max_receive_message_length": max_receive_message_length,
@@ -39,7 +44,6 @@ def channel_options(
         "grpc.keepalive_timeout_ms": int(keepalive_timeout * 1000),
         "grpc.keepalive_permit_without_calls": 1 if keepalive_without_calls else 0,
         "grpc.initial_reconnect_backoff_ms": int(reconnect.initial_backoff * 1000),
-        "grpc.min_reconnect_backoff_ms": int(reconnect.initial_backoff * 1000),
         "grpc.max_reconnect_backoff_ms": int(reconnect.max_backoff * 1000),
     }
     for key, value in extra:
