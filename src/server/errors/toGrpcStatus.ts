@@ -1,6 +1,7 @@
 import { status, type StatusObject } from '@grpc/grpc-js';
 import { ZodError } from 'zod';
 import { describeInvalidRequest, LoaderError, retryableDriverError } from '../../core/index.js';
+import { cutText } from './cutText.js';
 
 /** What a client sees of an error: a status code and details a person can act on. */
 export type GrpcErrorStatus = Pick<StatusObject, 'code' | 'details'>;
@@ -53,11 +54,7 @@ export const MAX_DETAILS_CHARS = 1024;
  * (its call hung until its deadline) instead of INVALID_ARGUMENT.
  */
 function capDetails(details: string): string {
-  if (details.length <= MAX_DETAILS_CHARS) return details;
-  // Never split a surrogate pair: a lone surrogate cannot be percent-encoded.
-  const high = details.charCodeAt(MAX_DETAILS_CHARS - 1);
-  const end = high >= 0xd800 && high <= 0xdbff ? MAX_DETAILS_CHARS - 1 : MAX_DETAILS_CHARS;
-  return `${details.slice(0, end)}... (${details.length - end} more characters cut)`;
+  return cutText(details, MAX_DETAILS_CHARS, (left) => `${left} more characters cut`);
 }
 
 /** `AbortSignal.abort()` rejects with a DOMException named AbortError; so do Node's APIs. */
