@@ -340,11 +340,14 @@ describe.each([
     // Which decoder served: on the native path, the module for JPEG and PNG and sharp for the
     // WebP sample; on the sharp path, sharp for every sample.
     const count = (d: string): number =>
-      Number(
-        new RegExp(
-          `scylla_loader_transform_duration_seconds_count\\{output="raw",decoder="${d}"\\} (\\d+)`,
-        ).exec(text)?.[1] ?? 0,
-      );
+      [
+        ...text.matchAll(
+          new RegExp(
+            `scylla_loader_transform_duration_seconds_count\\{output="raw",decoder="${d}",thread="[a-z]+"\\} (\\d+)`,
+            'g',
+          ),
+        ),
+      ].reduce((sum, m) => sum + Number(m[1]), 0);
     expect(count('none')).toBeGreaterThanOrEqual(3);
     if (decoder === 'native') {
       expect(count('native')).toBeGreaterThan(0);

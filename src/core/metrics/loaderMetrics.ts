@@ -41,7 +41,7 @@ export interface LoaderMetrics {
    * Time one sample's transform ran on the thread pool (its slot wait excluded), by output and
    * by the decoder that served it (`native`, `sharp`; `none` for an undecodable sample).
    */
-  transformSeconds: Histogram<'output' | 'decoder'>;
+  transformSeconds: Histogram<'output' | 'decoder' | 'thread'>;
   /** Samples that could not be decoded, by reason (skipped or ending their stream). */
   transformFailures: Counter<'reason'>;
   /** Pixels of the transforms' output images. */
@@ -197,8 +197,9 @@ export function createLoaderMetrics(): LoaderMetrics {
       name: 'scylla_loader_transform_duration_seconds',
       help:
         "Time one sample's server-side transform (decode, resize, crop, output) ran, by output " +
-        'format and by decoder (native: the native module; sharp: libvips; none: undecodable).',
-      labelNames: ['output', 'decoder'],
+        'format, by decoder (native: the native module; sharp: libvips; none: undecodable) and ' +
+        "by thread (loop: a small plan on the event loop; pool: libuv's thread pool).",
+      labelNames: ['output', 'decoder', 'thread'],
       buckets: latencyBuckets,
       registers: [registry],
     }),

@@ -3,7 +3,7 @@ import type { LimitFunction } from 'p-limit';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import { SampleRandom } from './SampleRandom.js';
 import type { NativeTransformModule } from './nativeTransform.js';
-import { type Decoder, transformImage } from './transformImage.js';
+import { type Decoder, type TransformThread, transformImage } from './transformImage.js';
 import type { TransformSpec } from './TransformSpec.js';
 import { UndecodableImageError } from './UndecodableImageError.js';
 
@@ -54,6 +54,7 @@ export class StreamTransformer {
         this.signal.throwIfAborted();
         const started = performance.now();
         let decoder: Decoder | 'none' = 'none';
+        let thread: TransformThread | 'none' = 'none';
         try {
           const out = await transformImage(
             data,
@@ -63,6 +64,7 @@ export class StreamTransformer {
             this.ctx.native,
           );
           decoder = out.decoder;
+          thread = out.thread;
           metrics.transformPixels.inc(out.width * out.height);
           return out.data;
         } catch (err) {
@@ -78,7 +80,10 @@ export class StreamTransformer {
         } finally {
           const seconds = (performance.now() - started) / 1000;
           this.threadSeconds += seconds;
-          metrics.transformSeconds.observe({ output: this.spec.output.format, decoder }, seconds);
+          metrics.transformSeconds.observe(
+            { output: this.spec.output.format, decoder, thread },
+            seconds,
+          );
         }
       }),
     );

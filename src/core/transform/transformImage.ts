@@ -19,7 +19,12 @@ export interface TransformedImage {
   sourcePixels: number;
   /** Which path decoded it: the native module, or sharp (libvips). */
   decoder: Decoder;
+  /** Where the work ran: on the calling thread (a small plan) or libuv's thread pool. */
+  thread: TransformThread;
 }
+
+/** Where a transform ran (a label of the transform metrics). */
+export type TransformThread = 'loop' | 'pool';
 
 /** The two decoding paths (a label of the transform metrics). */
 export type Decoder = 'native' | 'sharp';
@@ -135,7 +140,7 @@ export async function transformImage(
     random,
     maxPixels,
   );
-  let out: Omit<TransformedImage, 'sourcePixels' | 'decoder'>;
+  let out: Omit<TransformedImage, 'sourcePixels' | 'decoder' | 'thread'>;
   try {
     // Channels are converted before anything else, as the trainer's decoders do (`convert('RGB')`
     // or `convert('L')` first): resizing with alpha would blend colours by their alpha, and grey
@@ -158,7 +163,7 @@ export async function transformImage(
         `${plan.width}x${plan.height}x${spec.channels}`,
     );
   }
-  return { ...out, sourcePixels: meta.width * meta.height, decoder: 'sharp' };
+  return { ...out, sourcePixels: meta.width * meta.height, decoder: 'sharp', thread: 'pool' };
 }
 
 /**
@@ -206,11 +211,12 @@ async function transformNative(
     maxPixels,
     maxScans: MAX_JPEG_SCANS,
   };
+  const onLoop = largestPlanPixels(plan) <= SYNC_MAX_PIXELS;
   try {
     // A small transform costs less than the hop to the thread pool and back (a 28 x 28 PNG:
     // about 11 us, the hop several times that): it runs here, on the calling thread. Small
     // means every buffer of the plan, not only the source (an upscale is the work of its output).
-    if (largestPlanPixels(plan) <= SYNC_MAX_PIXELS) native.transform(data, nativePlan, out, 0);
+    if (onLoop) native.transform(data, nativePlan, out, 0);
     else await native.transformAsync(data, nativePlan, out, 0);
   } catch (err) {
     throw nativeError(err, probe.format);
@@ -222,6 +228,7 @@ async function transformNative(
     channels: spec.channels,
     sourcePixels: pixels,
     decoder: 'native',
+    thread: onLoop ? 'loop' : 'pool',
   };
 }
 
@@ -251,7 +258,7 @@ async function runPlan(
   plan: TransformPlan,
   spec: TransformSpec,
   maxPixels: number,
-): Promise<Omit<TransformedImage, 'sourcePixels' | 'decoder'>> {
+): Promise<Omit<TransformedImage, 'sourcePixels' | 'decoder' | 'thread'>> {
   const kernel = KERNELS[spec.interpolation];
   // Resizes keep `fastShrinkOnLoad` off: libjpeg's reduced-size decoding is then used only for
   // a shrink of 4x or more and leaves at least 2x to the resize kernel, so the pixels stay close
