@@ -35,6 +35,15 @@ export default {
       to: { path: '^src/core/fetch/' },
     },
     {
+      name: 'core-through-entries',
+      comment:
+        'The rest of src uses the core through its entries: src/core/index.ts, and ' +
+        'src/core/requests.ts (the validators without the database driver or sharp).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/core/' },
+      to: { path: '^src/core/', pathNot: ENTRY },
+    },
+    {
       name: 'datasets-not-above',
       comment:
         'Sample datasets use the core only: no dev-only code (src/devdb) and no cli, server or client.',
