@@ -75,6 +75,13 @@ export { type LoaderMetrics, createLoaderMetrics } from './metrics/loaderMetrics
 export { parseResumeKey } from './resume/parseResumeKey.js';
 export { type ResumeKeys, parseResumeKeys } from './resume/parseResumeKeys.js';
 export {
+  type StartRequest,
+  type StartSplit,
+  type StreamStart,
+  resolveStart,
+} from './resume/resolveStart.js';
+export { type CoreSetting, type SettingNames } from './config/settingNames.js';
+export {
   type JobCheckpoint,
   type JobCheckpointRank,
   type ResolvedCheckpoint,
@@ -101,10 +108,8 @@ export { epochShard } from './sampling/epochShard.js';
 export { permutation } from './sampling/permutation.js';
 export { RandomStream } from './sampling/randomStream.js';
 export { type ShardRule } from './sampling/shard.js';
-export { checkCheckpointEpoch } from './stream/checkCheckpointEpoch.js';
 export { type MeanSizeCache, createMeanSizeCache } from './stream/createMeanSizeCache.js';
 export { type CheckpointSummary, type StreamPlanDeps, planStream } from './stream/planStream.js';
-export { startingPoint } from './stream/startingPoint.js';
 export { permutationKey, remainderKey } from './stream/streamCacheKeys.js';
 export { type PlannedSource, type StreamPlan } from './stream/StreamPlan.js';
 export { type StreamRequest } from './stream/StreamRequest.js';

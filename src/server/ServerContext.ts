@@ -6,6 +6,7 @@ import type {
   LoaderMetrics,
   ResumeKeys,
   SampleCache,
+  SettingNames,
   TransformPool,
 } from '../core/index.js';
 
@@ -18,6 +19,8 @@ export interface ServerContext {
   logger: Logger;
   /** Keys of the resume tokens' HMAC: the first signs, any verifies (key rotation). */
   resumeKey: ResumeKeys;
+  /** How the core's messages name the settings a person may change (`serve`'s). */
+  settingNames: SettingNames;
   /** The bytes the process's streams hold together, against `--max-held-bytes`. */
   heldBytes: ByteBudget;
   /** The process's transform slots, shared by its streams. */

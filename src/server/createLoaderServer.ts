@@ -22,9 +22,11 @@ import {
   TransformPool,
   ByteBudget,
   type NativeTransformModule,
+  type SettingNames,
 } from '../core/index.js';
 import { clusterWorkersFromEnv } from './cluster/clusterWorkersEnv.js';
 import type { ServerConfig } from './config/serverConfig.js';
+import { SERVE_SETTING_NAMES } from './config/serveSettingNames.js';
 import { createLogger } from './createLogger.js';
 import { createReflectionService } from './createReflectionService.js';
 import { resolveNativeTransforms } from './resolveNativeTransforms.js';
@@ -86,6 +88,11 @@ export interface LoaderServerOptions {
    * workers aggregated) and `/healthz` on the metrics port; `metricsPort` is then 0.
    */
   metricsServer?: boolean;
+  /**
+   * How the core's messages name the settings a person may change; default: as `serve`
+   * declares them ({@link SERVE_SETTING_NAMES}).
+   */
+  settingNames?: SettingNames;
 }
 
 /**
@@ -99,7 +106,8 @@ export async function createLoaderServer(
   opts: LoaderServerOptions = {},
 ): Promise<LoaderServer> {
   const logger = opts.logger ?? createLogger();
-  const resumeKey = resolveResumeKey(config, logger);
+  const settingNames = opts.settingNames ?? SERVE_SETTING_NAMES;
+  const resumeKey = resolveResumeKey(config, logger, settingNames);
   const metrics = createLoaderMetrics();
   dropMisnamedDefaultMetrics(metrics.registry);
   // Reflection describes the health service too, so grpcurl can call both without protos. Made
@@ -110,7 +118,7 @@ export async function createLoaderServer(
   // The cache's folder too: one that cannot be opened stops the start, naming --cache-dir.
   let sampleCache: SampleCache | undefined;
   try {
-    sampleCache = openSampleCache(config, metrics, logger);
+    sampleCache = openSampleCache({ ...config, settingNames }, metrics, logger);
   } catch (err) {
     security.close();
     throw err;
@@ -133,6 +141,7 @@ export async function createLoaderServer(
     metrics,
     logger,
     resumeKey,
+    settingNames,
     transforms,
     heldBytes: new ByteBudget(config.maxHeldBytes, metrics.heldBytes),
     ...(sampleCache ? { sampleCache } : {}),
@@ -327,7 +336,7 @@ export async function createLoaderServer(
  * run time is turned off with one warning; streams go on from memory and the database.
  */
 function openSampleCache(
-  config: ServerConfig,
+  config: ServerConfig & { settingNames: SettingNames },
   metrics: ReturnType<typeof createLoaderMetrics>,
   logger: Logger,
 ): SampleCache | undefined {
@@ -384,8 +393,12 @@ function withPreEncodedStreamBatches(service: LoaderServiceDefinition): LoaderSe
  * random key. A random key works for one process only: a stream cannot resume on another
  * replica or after a restart, so that is logged loudly.
  */
-function resolveResumeKey(config: ServerConfig, logger: Logger): ServerContext['resumeKey'] {
-  if (config.resumeKey !== undefined) return parseResumeKeys(config.resumeKey);
+function resolveResumeKey(
+  config: ServerConfig,
+  logger: Logger,
+  names: SettingNames,
+): ServerContext['resumeKey'] {
+  if (config.resumeKey !== undefined) return parseResumeKeys(config.resumeKey, names);
   logger.warn(
     'no SCYLLA_LOADER_RESUME_KEY set: using a random key, so resume tokens work only on this ' +
       'process until it stops; set the same key (openssl rand -hex 32) on every replica to ' +

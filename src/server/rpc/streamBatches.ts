@@ -47,6 +47,7 @@ export function createStreamBatchesHandler(
     remainders: createRemainderCache(ctx.config.idCacheBytes),
     limits: ctx.config,
     resumeKey: ctx.resumeKey,
+    settingNames: ctx.settingNames,
   };
   return (call) => {
     void runStream(ctx, shared, call);
