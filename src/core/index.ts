@@ -125,7 +125,7 @@ export { DatasetRecounts } from './schema/DatasetRecounts.js';
 export { type CachedSample } from './cache/CachedSample.js';
 export { cacheKey, cacheScope } from './cache/cacheKey.js';
 export { type SampleCacheConfig, SampleCache } from './cache/SampleCache.js';
-export { type WarmSummary, warmCache } from './cache/warmCache.js';
+export { type WarmOptions, type WarmSummary, warmCache } from './warm/warmCache.js';
 export { datasetExists, ensureDatasetSchema, requireDataset } from './schema/datasetSchema.js';
 export { validateIdentifier } from './schema/identifiers.js';
 export { MAX_MIX_SOURCES, type MixSource, describeSource } from './mixing/MixSource.js';
