@@ -71,7 +71,11 @@ export { readImageFolder } from './ingest/readImageFolder.js';
 export { readManifest } from './ingest/readManifest.js';
 export { type ParquetOptions, readParquet } from './ingest/readParquet.js';
 export { type WebDatasetOptions, readWebDataset } from './ingest/readWebDataset.js';
-export { type LoaderMetrics, createLoaderMetrics } from './metrics/loaderMetrics.js';
+export {
+  type LoaderMetrics,
+  type LoaderMetricsOptions,
+  createLoaderMetrics,
+} from './metrics/loaderMetrics.js';
 export { parseResumeKey } from './resume/parseResumeKey.js';
 export { type ResumeKeys, parseResumeKeys } from './resume/parseResumeKeys.js';
 export {

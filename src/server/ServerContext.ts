@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { ServerConfig } from './config/serverConfig.js';
+import type { ServerMetrics } from './metrics/serverMetrics.js';
 import type {
   ByteBudget,
   DbPath,
-  LoaderMetrics,
   ResumeKeys,
   SampleCache,
   SettingNames,
@@ -15,7 +15,7 @@ export interface ServerContext {
   config: ServerConfig;
   /** The primary route first, then the extra ones. */
   paths: DbPath[];
-  metrics: LoaderMetrics;
+  metrics: ServerMetrics;
   logger: Logger;
   /** Keys of the resume tokens' HMAC: the first signs, any verifies (key rotation). */
   resumeKey: ResumeKeys;

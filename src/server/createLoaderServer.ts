@@ -15,7 +15,6 @@ import {
   parseResumeKeys,
   connectDbPaths,
   LoaderError,
-  createLoaderMetrics,
   SampleCache,
   defaultTransformSlots,
   readWorkerCpuQuota,
@@ -38,6 +37,7 @@ import { limitConnectionsPerPeer } from './limits/limitConnectionsPerPeer.js';
 import { messageLimitInterceptor } from './limits/messageLimitInterceptor.js';
 import { requestLimitOf } from './limits/requestLimits.js';
 import { startMetricsServer, type MetricsServer } from './metricsServer.js';
+import { createServerMetrics, type ServerMetrics } from './metrics/serverMetrics.js';
 import { createCreateSplitsHandler } from './rpc/createSplits.js';
 import { createDescribeDatasetHandler } from './rpc/describeDataset.js';
 import { createGetSplitHandler } from './rpc/getSplit.js';
@@ -108,7 +108,7 @@ export async function createLoaderServer(
   const logger = opts.logger ?? createLogger();
   const settingNames = opts.settingNames ?? SERVE_SETTING_NAMES;
   const resumeKey = resolveResumeKey(config, logger, settingNames);
-  const metrics = createLoaderMetrics();
+  const metrics = createServerMetrics({ settingNames });
   dropMisnamedDefaultMetrics(metrics.registry);
   // Reflection describes the health service too, so grpcurl can call both without protos. Made
   // before connecting: a missing descriptor set fails the start with nothing to close.
@@ -337,7 +337,7 @@ export async function createLoaderServer(
  */
 function openSampleCache(
   config: ServerConfig & { settingNames: SettingNames },
-  metrics: ReturnType<typeof createLoaderMetrics>,
+  metrics: ServerMetrics,
   logger: Logger,
 ): SampleCache | undefined {
   const cache = SampleCache.open(
@@ -444,11 +444,7 @@ interface Security {
  * and starts following them. Without TLS the port is plain text; without a tokens file every
  * call is allowed.
  */
-function openSecurity(
-  config: ServerConfig,
-  logger: Logger,
-  metrics: ReturnType<typeof createLoaderMetrics>,
-): Security {
+function openSecurity(config: ServerConfig, logger: Logger, metrics: ServerMetrics): Security {
   const interval = config.reloadIntervalMs;
   const tls: TlsCredentials | undefined =
     config.tls === undefined ? undefined : createTlsCredentials(config.tls, interval, logger);
@@ -507,7 +503,7 @@ async function bind(
  */
 function createTransformPool(
   config: ServerConfig,
-  metrics: ReturnType<typeof createLoaderMetrics>,
+  metrics: ServerMetrics,
   logger: Logger,
   native: NativeTransformModule | undefined,
 ): TransformPool {
