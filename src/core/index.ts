@@ -114,6 +114,17 @@ export { RandomStream } from './sampling/randomStream.js';
 export { type ShardRule } from './sampling/shard.js';
 export { type MeanSizeCache, createMeanSizeCache } from './stream/createMeanSizeCache.js';
 export { type CheckpointSummary, type StreamPlanDeps, planStream } from './stream/planStream.js';
+export {
+  type OpenedStream,
+  type ReadyBatch,
+  type StreamDeps,
+  type StreamDepsOptions,
+  type StreamFigures,
+  type StreamHooks,
+  createStreamDeps,
+  emptyStreamFigures,
+  openStream,
+} from './stream/openStream.js';
 export { permutationKey, remainderKey } from './stream/streamCacheKeys.js';
 export { type PlannedSource, type StreamPlan } from './stream/StreamPlan.js';
 export { type StreamRequest } from './stream/StreamRequest.js';
