@@ -35,6 +35,7 @@ import { raiseReceiveWindow } from './framing/raiseReceiveWindow.js';
 import type { MessageShape } from './limits/countDecodedFields.js';
 import { limitConnectionsPerPeer } from './limits/limitConnectionsPerPeer.js';
 import { messageLimitInterceptor } from './limits/messageLimitInterceptor.js';
+import { withLayers } from './middleware.js';
 import { requestLimitOf } from './limits/requestLimits.js';
 import { startMetricsServer, type MetricsServer } from './metricsServer.js';
 import { createServerMetrics, type ServerMetrics } from './metrics/serverMetrics.js';
@@ -205,9 +206,10 @@ export async function createLoaderServer(
     refuseUndecodable(
       LOADER_SERVICE_NAME,
       {
-        StreamBatches: auth.serverStream(
-          'StreamBatches',
-          admission.wrap(makeStreamHandler(context)),
+        StreamBatches: withLayers(
+          makeStreamHandler(context),
+          (handler) => auth.serverStream('StreamBatches', handler),
+          admission.wrap,
         ),
         DescribeDataset: auth.unary('DescribeDataset', createDescribeDatasetHandler(context)),
         CreateSplits: auth.unary('CreateSplits', createCreateSplitsHandler(context)),
@@ -216,9 +218,10 @@ export async function createLoaderServer(
         // Under the streams' admission too: a call holds up to its pipeline's bounds in memory.
         // Admitted before its first request is read for the dataset grant (the token is checked
         // already), so a client's calls waiting on first messages count against its slots.
-        IngestSamples: admission.wrapBidi(
-          'IngestSamples',
-          auth.bidiStream('IngestSamples', ingestDatasetOf, createIngestSamplesHandler(context)),
+        IngestSamples: withLayers(
+          createIngestSamplesHandler(context),
+          (handler) => admission.wrapBidi('IngestSamples', handler),
+          (handler) => auth.bidiStream('IngestSamples', ingestDatasetOf, handler),
         ),
       },
       onUndecodable,
