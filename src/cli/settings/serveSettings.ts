@@ -432,5 +432,6 @@ export function serveSettingNames(): Required<SettingNames> {
     resumeKey: nameOf('resumeKey'),
     cacheDir: nameOf('cacheDir'),
     maxHeldBytes: nameOf('maxHeldBytes'),
+    maxMixedEpoch: nameOf('maxMixedEpoch'),
   };
 }

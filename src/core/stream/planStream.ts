@@ -107,7 +107,15 @@ export async function planStream(
     ),
   );
   const mixture = req.mix
-    ? planMixture(req.mix, splits, req.seed, req.shuffle, deps.permutations, deps.limits)
+    ? planMixture(
+        req.mix,
+        splits,
+        req.seed,
+        req.shuffle,
+        deps.permutations,
+        deps.limits,
+        deps.settingNames,
+      )
     : undefined;
   const single = splits[0]!;
   /** Positions per epoch, and what tokens and cached orders are bound to. */

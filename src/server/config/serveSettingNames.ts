@@ -9,4 +9,5 @@ export const SERVE_SETTING_NAMES: Required<SettingNames> = {
   resumeKey: 'SCYLLA_LOADER_RESUME_KEY',
   cacheDir: '--cache-dir (SCYLLA_LOADER_CACHE_DIR)',
   maxHeldBytes: '--max-held-bytes (SCYLLA_LOADER_MAX_HELD_BYTES)',
+  maxMixedEpoch: '--max-mixed-epoch (SCYLLA_LOADER_MAX_MIXED_EPOCH)',
 };
