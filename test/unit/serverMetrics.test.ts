@@ -5,6 +5,7 @@ import { createServerMetrics } from '../../src/server/metrics/serverMetrics.js';
 const RPC_METRICS = [
   'scylla_loader_active_streams',
   'scylla_loader_stream_errors_total',
+  'scylla_loader_client_blocked_seconds_total',
   'scylla_loader_calls_refused_total',
   'scylla_loader_auth_tokens_file_stale',
   'scylla_loader_auth_tokens_reload_failures_total',

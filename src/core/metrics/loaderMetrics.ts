@@ -17,8 +17,6 @@ export interface LoaderMetrics {
   dbReadSeconds: Histogram<'path'>;
   /** Time from a batch's first sample arriving to the batch being handed to gRPC. */
   batchAssemblySeconds: Histogram;
-  /** Time streams spent waiting for slow clients to drain. */
-  clientBlockedSeconds: Counter;
   dbRequestsInFlight: Gauge;
   /** Bytes the process's streams hold (see `ByteBudget`). */
   heldBytes: Gauge;
@@ -122,11 +120,6 @@ export function createLoaderMetrics(options: LoaderMetricsOptions = {}): LoaderM
       name: 'scylla_loader_batch_assembly_duration_seconds',
       help: "Time from a batch's first sample arriving to the batch being written to the stream.",
       buckets: latencyBuckets,
-      registers: [registry],
-    }),
-    clientBlockedSeconds: new Counter({
-      name: 'scylla_loader_client_blocked_seconds_total',
-      help: 'Time streams waited for slow clients to read (backpressure).',
       registers: [registry],
     }),
     dbRequestsInFlight: new Gauge({

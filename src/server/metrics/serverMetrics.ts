@@ -7,13 +7,16 @@ import {
 
 /**
  * The metrics of RPC calls themselves, rather than of the data they move: streams open and how
- * they ended, calls refused before their handler ran, the tokens file's state.
+ * they ended, time they waited for their clients, calls refused before their handler ran, the
+ * tokens file's state.
  */
 export interface RpcMetrics {
   /** StreamBatches and IngestSamples calls open now. */
   activeStreams: Gauge;
   /** Streams that ended with an error, by gRPC status name. */
   streamErrors: Counter<'code'>;
+  /** Time streams spent waiting for slow clients to drain (backpressure). */
+  clientBlockedSeconds: Counter;
   /**
    * Calls answered with an error before their handler ran (an undecodable body, no or an
    * unknown token, no grant), by method and gRPC status name.
@@ -44,6 +47,11 @@ export function createRpcMetrics(registry: Registry): RpcMetrics {
       name: 'scylla_loader_stream_errors_total',
       help: 'Streams ended with an error, by gRPC status code name.',
       labelNames: ['code'],
+      registers: [registry],
+    }),
+    clientBlockedSeconds: new Counter({
+      name: 'scylla_loader_client_blocked_seconds_total',
+      help: 'Time streams waited for slow clients to read (backpressure).',
       registers: [registry],
     }),
     callsRefused: new Counter({
