@@ -71,9 +71,20 @@ export { readImageFolder } from './ingest/readImageFolder.js';
 export { readManifest } from './ingest/readManifest.js';
 export { type ParquetOptions, readParquet } from './ingest/readParquet.js';
 export { type WebDatasetOptions, readWebDataset } from './ingest/readWebDataset.js';
-export { type LoaderMetrics, createLoaderMetrics } from './metrics/loaderMetrics.js';
+export {
+  type LoaderMetrics,
+  type LoaderMetricsOptions,
+  createLoaderMetrics,
+} from './metrics/loaderMetrics.js';
 export { parseResumeKey } from './resume/parseResumeKey.js';
 export { type ResumeKeys, parseResumeKeys } from './resume/parseResumeKeys.js';
+export {
+  type StartRequest,
+  type StartSplit,
+  type StreamStart,
+  resolveStart,
+} from './resume/resolveStart.js';
+export { type CoreSetting, type SettingNames } from './config/settingNames.js';
 export {
   type JobCheckpoint,
   type JobCheckpointRank,
@@ -101,10 +112,19 @@ export { epochShard } from './sampling/epochShard.js';
 export { permutation } from './sampling/permutation.js';
 export { RandomStream } from './sampling/randomStream.js';
 export { type ShardRule } from './sampling/shard.js';
-export { checkCheckpointEpoch } from './stream/checkCheckpointEpoch.js';
 export { type MeanSizeCache, createMeanSizeCache } from './stream/createMeanSizeCache.js';
 export { type CheckpointSummary, type StreamPlanDeps, planStream } from './stream/planStream.js';
-export { startingPoint } from './stream/startingPoint.js';
+export {
+  type OpenedStream,
+  type ReadyBatch,
+  type StreamDeps,
+  type StreamDepsOptions,
+  type StreamFigures,
+  type StreamHooks,
+  createStreamDeps,
+  emptyStreamFigures,
+  openStream,
+} from './stream/openStream.js';
 export { permutationKey, remainderKey } from './stream/streamCacheKeys.js';
 export { type PlannedSource, type StreamPlan } from './stream/StreamPlan.js';
 export { type StreamRequest } from './stream/StreamRequest.js';
@@ -120,7 +140,7 @@ export { DatasetRecounts } from './schema/DatasetRecounts.js';
 export { type CachedSample } from './cache/CachedSample.js';
 export { cacheKey, cacheScope } from './cache/cacheKey.js';
 export { type SampleCacheConfig, SampleCache } from './cache/SampleCache.js';
-export { type WarmSummary, warmCache } from './cache/warmCache.js';
+export { type WarmOptions, type WarmSummary, warmCache } from './warm/warmCache.js';
 export { datasetExists, ensureDatasetSchema, requireDataset } from './schema/datasetSchema.js';
 export { validateIdentifier } from './schema/identifiers.js';
 export { MAX_MIX_SOURCES, type MixSource, describeSource } from './mixing/MixSource.js';

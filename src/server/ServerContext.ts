@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
 import type { ServerConfig } from './config/serverConfig.js';
+import type { ServerMetrics } from './metrics/serverMetrics.js';
 import type {
   ByteBudget,
   DbPath,
-  LoaderMetrics,
   ResumeKeys,
   SampleCache,
+  SettingNames,
   TransformPool,
 } from '../core/index.js';
 
@@ -14,10 +15,12 @@ export interface ServerContext {
   config: ServerConfig;
   /** The primary route first, then the extra ones. */
   paths: DbPath[];
-  metrics: LoaderMetrics;
+  metrics: ServerMetrics;
   logger: Logger;
   /** Keys of the resume tokens' HMAC: the first signs, any verifies (key rotation). */
   resumeKey: ResumeKeys;
+  /** How the core's messages name the settings a person may change (`serve`'s). */
+  settingNames: SettingNames;
   /** The bytes the process's streams hold together, against `--max-held-bytes`. */
   heldBytes: ByteBudget;
   /** The process's transform slots, shared by its streams. */

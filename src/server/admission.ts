@@ -8,7 +8,7 @@ import {
 import type { Logger } from 'pino';
 import { logCallError } from './errors/logCallError.js';
 import { toGrpcStatus, type GrpcErrorStatus } from './errors/toGrpcStatus.js';
-import type { LoaderMetrics } from '../core/index.js';
+import type { RpcMetrics } from './metrics/serverMetrics.js';
 
 /** Settings of {@link createStreamAdmission}. */
 export interface StreamAdmissionOptions {
@@ -20,7 +20,7 @@ export interface StreamAdmissionOptions {
    */
   perClient?: number;
   clientOf?: (call: ServerWritableStream<unknown, unknown>) => string;
-  metrics: LoaderMetrics;
+  metrics: Pick<RpcMetrics, 'activeStreams' | 'streamErrors'>;
   logger: Logger;
 }
 

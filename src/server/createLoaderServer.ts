@@ -15,16 +15,17 @@ import {
   parseResumeKeys,
   connectDbPaths,
   LoaderError,
-  createLoaderMetrics,
   SampleCache,
   defaultTransformSlots,
   readWorkerCpuQuota,
   TransformPool,
   ByteBudget,
   type NativeTransformModule,
+  type SettingNames,
 } from '../core/index.js';
 import { clusterWorkersFromEnv } from './cluster/clusterWorkersEnv.js';
 import type { ServerConfig } from './config/serverConfig.js';
+import { SERVE_SETTING_NAMES } from './config/serveSettingNames.js';
 import { createLogger } from './createLogger.js';
 import { createReflectionService } from './createReflectionService.js';
 import { resolveNativeTransforms } from './resolveNativeTransforms.js';
@@ -34,8 +35,10 @@ import { raiseReceiveWindow } from './framing/raiseReceiveWindow.js';
 import type { MessageShape } from './limits/countDecodedFields.js';
 import { limitConnectionsPerPeer } from './limits/limitConnectionsPerPeer.js';
 import { messageLimitInterceptor } from './limits/messageLimitInterceptor.js';
+import { withLayers } from './middleware.js';
 import { requestLimitOf } from './limits/requestLimits.js';
 import { startMetricsServer, type MetricsServer } from './metricsServer.js';
+import { createServerMetrics, type ServerMetrics } from './metrics/serverMetrics.js';
 import { createCreateSplitsHandler } from './rpc/createSplits.js';
 import { createDescribeDatasetHandler } from './rpc/describeDataset.js';
 import { createGetSplitHandler } from './rpc/getSplit.js';
@@ -86,6 +89,11 @@ export interface LoaderServerOptions {
    * workers aggregated) and `/healthz` on the metrics port; `metricsPort` is then 0.
    */
   metricsServer?: boolean;
+  /**
+   * How the core's messages name the settings a person may change; default: as `serve`
+   * declares them ({@link SERVE_SETTING_NAMES}).
+   */
+  settingNames?: SettingNames;
 }
 
 /**
@@ -99,8 +107,9 @@ export async function createLoaderServer(
   opts: LoaderServerOptions = {},
 ): Promise<LoaderServer> {
   const logger = opts.logger ?? createLogger();
-  const resumeKey = resolveResumeKey(config, logger);
-  const metrics = createLoaderMetrics();
+  const settingNames = opts.settingNames ?? SERVE_SETTING_NAMES;
+  const resumeKey = resolveResumeKey(config, logger, settingNames);
+  const metrics = createServerMetrics({ settingNames });
   dropMisnamedDefaultMetrics(metrics.registry);
   // Reflection describes the health service too, so grpcurl can call both without protos. Made
   // before connecting: a missing descriptor set fails the start with nothing to close.
@@ -110,7 +119,7 @@ export async function createLoaderServer(
   // The cache's folder too: one that cannot be opened stops the start, naming --cache-dir.
   let sampleCache: SampleCache | undefined;
   try {
-    sampleCache = openSampleCache(config, metrics, logger);
+    sampleCache = openSampleCache({ ...config, settingNames }, metrics, logger);
   } catch (err) {
     security.close();
     throw err;
@@ -133,6 +142,7 @@ export async function createLoaderServer(
     metrics,
     logger,
     resumeKey,
+    settingNames,
     transforms,
     heldBytes: new ByteBudget(config.maxHeldBytes, metrics.heldBytes),
     ...(sampleCache ? { sampleCache } : {}),
@@ -196,9 +206,10 @@ export async function createLoaderServer(
     refuseUndecodable(
       LOADER_SERVICE_NAME,
       {
-        StreamBatches: auth.serverStream(
-          'StreamBatches',
-          admission.wrap(makeStreamHandler(context)),
+        StreamBatches: withLayers(
+          makeStreamHandler(context),
+          (handler) => auth.serverStream('StreamBatches', handler),
+          admission.wrap,
         ),
         DescribeDataset: auth.unary('DescribeDataset', createDescribeDatasetHandler(context)),
         CreateSplits: auth.unary('CreateSplits', createCreateSplitsHandler(context)),
@@ -207,9 +218,10 @@ export async function createLoaderServer(
         // Under the streams' admission too: a call holds up to its pipeline's bounds in memory.
         // Admitted before its first request is read for the dataset grant (the token is checked
         // already), so a client's calls waiting on first messages count against its slots.
-        IngestSamples: admission.wrapBidi(
-          'IngestSamples',
-          auth.bidiStream('IngestSamples', ingestDatasetOf, createIngestSamplesHandler(context)),
+        IngestSamples: withLayers(
+          createIngestSamplesHandler(context),
+          (handler) => admission.wrapBidi('IngestSamples', handler),
+          (handler) => auth.bidiStream('IngestSamples', ingestDatasetOf, handler),
         ),
       },
       onUndecodable,
@@ -327,8 +339,8 @@ export async function createLoaderServer(
  * run time is turned off with one warning; streams go on from memory and the database.
  */
 function openSampleCache(
-  config: ServerConfig,
-  metrics: ReturnType<typeof createLoaderMetrics>,
+  config: ServerConfig & { settingNames: SettingNames },
+  metrics: ServerMetrics,
   logger: Logger,
 ): SampleCache | undefined {
   const cache = SampleCache.open(
@@ -384,8 +396,12 @@ function withPreEncodedStreamBatches(service: LoaderServiceDefinition): LoaderSe
  * random key. A random key works for one process only: a stream cannot resume on another
  * replica or after a restart, so that is logged loudly.
  */
-function resolveResumeKey(config: ServerConfig, logger: Logger): ServerContext['resumeKey'] {
-  if (config.resumeKey !== undefined) return parseResumeKeys(config.resumeKey);
+function resolveResumeKey(
+  config: ServerConfig,
+  logger: Logger,
+  names: SettingNames,
+): ServerContext['resumeKey'] {
+  if (config.resumeKey !== undefined) return parseResumeKeys(config.resumeKey, names);
   logger.warn(
     'no SCYLLA_LOADER_RESUME_KEY set: using a random key, so resume tokens work only on this ' +
       'process until it stops; set the same key (openssl rand -hex 32) on every replica to ' +
@@ -431,11 +447,7 @@ interface Security {
  * and starts following them. Without TLS the port is plain text; without a tokens file every
  * call is allowed.
  */
-function openSecurity(
-  config: ServerConfig,
-  logger: Logger,
-  metrics: ReturnType<typeof createLoaderMetrics>,
-): Security {
+function openSecurity(config: ServerConfig, logger: Logger, metrics: ServerMetrics): Security {
   const interval = config.reloadIntervalMs;
   const tls: TlsCredentials | undefined =
     config.tls === undefined ? undefined : createTlsCredentials(config.tls, interval, logger);
@@ -494,7 +506,7 @@ async function bind(
  */
 function createTransformPool(
   config: ServerConfig,
-  metrics: ReturnType<typeof createLoaderMetrics>,
+  metrics: ServerMetrics,
   logger: Logger,
   native: NativeTransformModule | undefined,
 ): TransformPool {

@@ -324,7 +324,12 @@ describe('planStream with a mixture', () => {
   it('refuses an epoch over the server limit before making its sequence', async () => {
     const d = { ...deps(), limits: streamLimitsSchema.parse({ maxMixedEpoch: 9_999 }) };
     await expect(planStream(d, request)).rejects.toThrow(
-      /a mixed epoch of 10000 positions is over the server's limit of 9999 \(SCYLLA_LOADER_MAX_MIXED_EPOCH\)/,
+      /a mixed epoch of 10000 positions is over the server's limit of 9999, set by maxMixedEpoch; set a smaller samples_per_epoch/,
+    );
+    // The caller names the setting: serve by its flag and variable.
+    const named = { ...d, settingNames: { maxMixedEpoch: 'SCYLLA_LOADER_MAX_MIXED_EPOCH' } };
+    await expect(planStream(named, request)).rejects.toThrow(
+      /over the server's limit of 9999, set by SCYLLA_LOADER_MAX_MIXED_EPOCH;/,
     );
   });
 

@@ -53,7 +53,7 @@ describe('parseResumeKeys', () => {
     const good = randomBytes(32).toString('hex');
     const short = randomBytes(8).toString('hex');
     expect(() => parseResumeKeys(`${good},${short}`)).toThrow(
-      /^key 2 of 2 in SCYLLA_LOADER_RESUME_KEY must be at least 32 bytes/,
+      /^key 2 of 2 in resumeKey must be at least 32 bytes/,
     );
     let message = '';
     try {
@@ -66,6 +66,12 @@ describe('parseResumeKeys', () => {
     expect(() => parseResumeKeys(`${good},`)).toThrow(/key 2 of 2 .* is empty/);
     expect(() => parseResumeKeys(`,${good}`)).toThrow(/key 1 of 2 .* is empty/);
     // A single bad key keeps parseResumeKey's message.
-    expect(() => parseResumeKeys(short)).toThrow(/^SCYLLA_LOADER_RESUME_KEY must be at least/);
+    expect(() => parseResumeKeys(short)).toThrow(/^resumeKey must be at least/);
+    // The caller names the setting: the CLI by its variable.
+    const names = { resumeKey: 'SCYLLA_LOADER_RESUME_KEY' };
+    expect(() => parseResumeKeys(short, names)).toThrow(/^SCYLLA_LOADER_RESUME_KEY must be/);
+    expect(() => parseResumeKeys(`${good},${short}`, names)).toThrow(
+      /^key 2 of 2 in SCYLLA_LOADER_RESUME_KEY must be at least 32 bytes/,
+    );
   });
 });

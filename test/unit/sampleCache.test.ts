@@ -274,16 +274,19 @@ describe('the disk tier', () => {
     });
   }
 
-  it('names --cache-dir when the folder cannot be used', () => {
+  it("names the folder's setting as the caller does when the folder cannot be used", () => {
     const file = path.join(tempDir(), 'a-file');
     writeFileSync(file, 'not a folder');
-    expect(() =>
+    const open = (settingNames?: { cacheDir: string }) => () =>
       SampleCache.open(
-        { cacheMemoryBytes: 0, cacheDir: file, cacheDiskBytes: 64 << 20 },
+        { cacheMemoryBytes: 0, cacheDir: file, cacheDiskBytes: 64 << 20, settingNames },
         createLoaderMetrics(),
         () => undefined,
-      ),
-    ).toThrow(/--cache-dir .*a-file: the disk cache cannot be opened there/);
+      );
+    expect(open({ cacheDir: '--cache-dir' })).toThrow(
+      /^--cache-dir .*a-file: the disk cache cannot be opened there/,
+    );
+    expect(open()).toThrow(/^cacheDir .*a-file: the disk cache cannot be opened there/);
   });
 
   it('makes a store last open before the machine started anew, and says so', async () => {

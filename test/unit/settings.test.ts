@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serveCommand, serveConfigFromFlags } from '../../src/cli/commands/serve.js';
-import { SERVE_SETTINGS } from '../../src/cli/settings/serveSettings.js';
+import { SERVE_SETTINGS, serveSettingNames } from '../../src/cli/settings/serveSettings.js';
+import { SERVE_SETTING_NAMES } from '../../src/server/config/serveSettingNames.js';
 import { schemaFacts } from '../../src/cli/settings/schemaFacts.js';
 import { serverConfigSchema, type ServerConfig } from '../../src/server/config/serverConfig.js';
 import { CONFIGURATION_PAGE, regenerate, staleBlocks } from '../../scripts/docs/settingsDocs.js';
@@ -42,6 +43,11 @@ function leafFields(node: unknown, prefix = ''): string[] {
 }
 
 describe('serve settings, declared once', () => {
+  it("name the core's settings in the server's messages as the CLI declares them", () => {
+    expect(SERVE_SETTING_NAMES).toEqual(serveSettingNames());
+    expect(serveSettingNames().cacheDir).toBe('--cache-dir (SCYLLA_LOADER_CACHE_DIR)');
+  });
+
   it('declare every field of the configuration schema, each flag and variable once', () => {
     const declared = SERVE_SETTINGS.flatMap((s) => [s.field, ...(s.paths ?? [])]);
     const json = z.toJSONSchema(serverConfigSchema, { io: 'input', unrepresentable: 'any' });

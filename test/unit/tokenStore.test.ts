@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLoaderMetrics } from '../../src/core/metrics/loaderMetrics.js';
+import { createServerMetrics } from '../../src/server/metrics/serverMetrics.js';
 import { hashToken } from '../../src/server/auth/hashToken.js';
 import { newToken } from '../../src/server/auth/newToken.js';
 import { TokenStore } from '../../src/server/auth/TokenStore.js';
@@ -40,7 +40,7 @@ describe('TokenStore when its file breaks', () => {
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'sl-store-')), 'tokens.json');
     const token = newToken();
     writeFileSync(file, tokensJson('trainer-a', token));
-    const metrics = createLoaderMetrics();
+    const metrics = createServerMetrics();
     const store = new TokenStore({ file, reloadIntervalMs: 20, logger: silent, metrics });
     stores.push(store);
     const stale = async (): Promise<number> =>
@@ -78,7 +78,7 @@ describe('TokenStore when its file breaks', () => {
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'sl-store-')), 'tokens.json');
     const text = tokensJson('trainer-a', newToken());
     writeFileSync(file, text);
-    const metrics = createLoaderMetrics();
+    const metrics = createServerMetrics();
     const store = new TokenStore({ file, reloadIntervalMs: 20, logger: silent, metrics });
     stores.push(store);
     rmSync(file);

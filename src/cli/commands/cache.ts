@@ -16,7 +16,7 @@ import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
 import { createProgress } from '../progress.js';
 import { runAction } from '../runAction.js';
 import { schemaFacts } from '../settings/schemaFacts.js';
-import { SERVE_SETTINGS } from '../settings/serveSettings.js';
+import { SERVE_SETTINGS, serveSettingNames } from '../settings/serveSettings.js';
 import {
   addSettingOptions,
   type FlagValues,
@@ -74,6 +74,7 @@ export function registerCacheCommand(program: Command): void {
             cacheMemoryBytes: 0,
             cacheDir: settings.cacheDir,
             cacheDiskBytes: settings.cacheDiskBytes,
+            settingNames: serveSettingNames(),
           },
           metrics,
           (err) => {

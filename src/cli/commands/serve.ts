@@ -15,7 +15,7 @@ import {
   parseResumeKeys,
 } from '../../core/index.js';
 import { DB_POOL_SETTINGS, dbRawFromFlags, type DbFlags } from '../dbOptions.js';
-import { SERVE_SETTINGS } from '../settings/serveSettings.js';
+import { SERVE_SETTINGS, serveSettingNames } from '../settings/serveSettings.js';
 import { schemaFacts } from '../settings/schemaFacts.js';
 import {
   type FlagValues,
@@ -59,7 +59,7 @@ export function registerServeCommand(program: Command): void {
       }
       const workers = resolveWorkerCount(config.workers);
       // Settings the workers would each refuse are refused once, here, before any is forked.
-      if (config.resumeKey !== undefined) parseResumeKeys(config.resumeKey);
+      if (config.resumeKey !== undefined) parseResumeKeys(config.resumeKey, serveSettingNames());
       checkOpenAccess(config);
       if (workers > 1 && config.cacheDir !== undefined) await checkCacheDir(config);
       logger.info({ config: redactConfig(config), workers }, 'serve configuration');
@@ -195,7 +195,12 @@ function redactConfig(config: ServerConfig): Record<string, unknown> {
 async function checkCacheDir(config: ServerConfig): Promise<void> {
   const ignore = (): void => undefined;
   const cache = SampleCache.open(
-    { cacheMemoryBytes: 0, cacheDir: config.cacheDir, cacheDiskBytes: config.cacheDiskBytes },
+    {
+      cacheMemoryBytes: 0,
+      cacheDir: config.cacheDir,
+      cacheDiskBytes: config.cacheDiskBytes,
+      settingNames: serveSettingNames(),
+    },
     createLoaderMetrics(),
     ignore,
   );

@@ -1,6 +1,7 @@
+import type { CoreSetting, SettingNames } from '../../core/index.js';
 import { DB_POOL_SETTINGS, DB_SETTINGS } from '../dbOptions.js';
 import { INGEST_CAP_SETTINGS } from './ingestCapSettings.js';
-import type { Setting } from './Setting.js';
+import { type Setting, settingName } from './Setting.js';
 
 /**
  * Every setting of `serve`, declared once: its flag, variable, unit and help. Defaults and
@@ -419,3 +420,18 @@ export const SERVE_SETTINGS: readonly Setting[] = [
   ...DB_SETTINGS,
   ...DB_POOL_SETTINGS,
 ];
+
+/** How the core's messages name `serve`'s settings: as this list declares them. */
+export function serveSettingNames(): Required<SettingNames> {
+  const nameOf = (field: CoreSetting): string => {
+    const setting = SERVE_SETTINGS.find((s) => s.field === field);
+    if (setting === undefined) throw new Error(`serve declares no setting ${field}`);
+    return settingName(setting);
+  };
+  return {
+    resumeKey: nameOf('resumeKey'),
+    cacheDir: nameOf('cacheDir'),
+    maxHeldBytes: nameOf('maxHeldBytes'),
+    maxMixedEpoch: nameOf('maxMixedEpoch'),
+  };
+}

@@ -1,3 +1,4 @@
+import { type SettingNames, settingName } from '../config/settingNames.js';
 import { invalidArgument } from '../errors/LoaderError.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import { decodeCacheEntry, encodeCacheEntry } from './cacheEntry.js';
@@ -25,6 +26,8 @@ export interface SampleCacheConfig {
   cacheDir?: string | undefined;
   /** Bytes of the disk tier, all processes together. */
   cacheDiskBytes: number;
+  /** How the refusal of a disk tier's folder names its setting (default: `cacheDir`). */
+  settingNames?: SettingNames | undefined;
 }
 
 type CacheMetrics = Pick<
@@ -79,7 +82,7 @@ export class SampleCache {
 
   /**
    * Opens the tiers `config` asks for; undefined when it asks for none. Throws an Error naming
-   * `--cache-dir` when the disk tier's folder cannot be made or opened. A store there that
+   * the folder's setting (as `config.settingNames` does) when the disk tier's folder cannot be made or opened. A store there that
    * does not open is made anew (`onDiskRemade` hears why).
    */
   static open(
@@ -100,7 +103,7 @@ export class SampleCache {
         });
       } catch (err) {
         throw invalidArgument(
-          `--cache-dir ${config.cacheDir}: the disk cache cannot be opened there ` +
+          `${settingName(config.settingNames, 'cacheDir')} ${config.cacheDir}: the disk cache cannot be opened there ` +
             `(${(err as Error).message}); give a writable folder on local storage, or leave ` +
             'the setting out to run without a disk tier',
           err,

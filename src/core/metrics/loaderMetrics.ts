@@ -1,6 +1,11 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { type SettingNames, settingName } from '../config/settingNames.js';
 
-/** Every metric the loader exports, on one registry (one per server, so tests stay isolated). */
+/**
+ * The metrics of the core's work (reads, sends, transforms, the sample cache, ingests), on one
+ * registry (one per server, so tests stay isolated). Metrics of RPC calls themselves (open
+ * streams, refused calls, the tokens file) are the server's, added to the same registry.
+ */
 export interface LoaderMetrics {
   registry: Registry;
   samplesSent: Counter;
@@ -12,31 +17,13 @@ export interface LoaderMetrics {
   dbReadSeconds: Histogram<'path'>;
   /** Time from a batch's first sample arriving to the batch being handed to gRPC. */
   batchAssemblySeconds: Histogram;
-  /** Time streams spent waiting for slow clients to drain. */
-  clientBlockedSeconds: Counter;
   dbRequestsInFlight: Gauge;
-  activeStreams: Gauge;
   /** Bytes the process's streams hold (see `ByteBudget`). */
   heldBytes: Gauge;
   dbRetries: Counter<'path'>;
   /** Second reads of stuck samples, by the route they went to. */
   dbHedgedReads: Counter<'path'>;
   missingSamples: Counter;
-  /** Streams that ended with an error, by gRPC status name. */
-  streamErrors: Counter<'code'>;
-  /**
-   * Calls answered with an error before their handler ran (an undecodable body, no or an
-   * unknown token, no grant), by method and gRPC status name.
-   */
-  callsRefused: Counter<'rpc' | 'code'>;
-  /**
-   * 1 while the tokens in force are not those of the tokens file on disk, because its last
-   * read failed (missing, unreadable or invalid: the last good tokens stay in force); 0 when it
-   * was read, or without a tokens file.
-   */
-  authTokensFileStale: Gauge;
-  /** Reads of the tokens file that failed, each leaving the last good tokens in force. */
-  authTokensReloadFailures: Counter;
   /**
    * Time one sample's transform ran on the thread pool (its slot wait excluded), by output and
    * by the decoder that served it (`native`, `sharp`; `none` for an undecodable sample).
@@ -82,10 +69,18 @@ export interface LoaderMetrics {
   cacheWritesDropped: Counter;
 }
 
-/** Creates the loader's metrics, with the process metrics, on a fresh registry. */
-export function createLoaderMetrics(): LoaderMetrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+/** Optional parts of {@link createLoaderMetrics}. */
+export interface LoaderMetricsOptions {
+  /** The registry to add them to (default: a fresh one, with the process metrics). */
+  registry?: Registry;
+  /** How help texts name the settings they mention (default: their fields). */
+  settingNames?: SettingNames;
+}
+
+/** Creates the core's metrics, on `registry` or a fresh one with the process metrics. */
+export function createLoaderMetrics(options: LoaderMetricsOptions = {}): LoaderMetrics {
+  const registry = options.registry ?? new Registry();
+  if (!options.registry) collectDefaultMetrics({ register: registry });
   const latencyBuckets = [
     0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10,
   ];
@@ -127,11 +122,6 @@ export function createLoaderMetrics(): LoaderMetrics {
       buckets: latencyBuckets,
       registers: [registry],
     }),
-    clientBlockedSeconds: new Counter({
-      name: 'scylla_loader_client_blocked_seconds_total',
-      help: 'Time streams waited for slow clients to read (backpressure).',
-      registers: [registry],
-    }),
     dbRequestsInFlight: new Gauge({
       name: 'scylla_loader_db_requests_in_flight',
       help: 'Sample reads currently in flight to the database.',
@@ -139,12 +129,9 @@ export function createLoaderMetrics(): LoaderMetrics {
     }),
     heldBytes: new Gauge({
       name: 'scylla_loader_held_bytes',
-      help: 'Bytes of samples the streams hold (arrived or being transformed, not yet sent), against --max-held-bytes.',
-      registers: [registry],
-    }),
-    activeStreams: new Gauge({
-      name: 'scylla_loader_active_streams',
-      help: 'StreamBatches and IngestSamples calls currently open.',
+      help:
+        'Bytes of samples the streams hold (arrived or being transformed, not yet sent), ' +
+        `against ${settingName(options.settingNames, 'maxHeldBytes')}.`,
       registers: [registry],
     }),
     dbRetries: new Counter({
@@ -162,35 +149,6 @@ export function createLoaderMetrics(): LoaderMetrics {
     missingSamples: new Counter({
       name: 'scylla_loader_missing_samples_total',
       help: 'Sample ids without a row, skipped at the request of the client.',
-      registers: [registry],
-    }),
-    streamErrors: new Counter({
-      name: 'scylla_loader_stream_errors_total',
-      help: 'Streams ended with an error, by gRPC status code name.',
-      labelNames: ['code'],
-      registers: [registry],
-    }),
-    callsRefused: new Counter({
-      name: 'scylla_loader_calls_refused_total',
-      help:
-        'Calls answered before their handler ran, by method and gRPC status code name: ' +
-        'INVALID_ARGUMENT (a request body that does not decode), UNAUTHENTICATED (no or an ' +
-        'unknown token), PERMISSION_DENIED (a token without the grant).',
-      labelNames: ['rpc', 'code'],
-      registers: [registry],
-    }),
-    authTokensFileStale: new Gauge({
-      name: 'scylla_loader_auth_tokens_file_stale',
-      help:
-        'Whether the tokens in force are not those of the tokens file, because its last read ' +
-        'failed (missing, unreadable or invalid); the last good tokens stay in force.',
-      // One stale worker is enough: its calls are authorized by an old file.
-      aggregator: 'max',
-      registers: [registry],
-    }),
-    authTokensReloadFailures: new Counter({
-      name: 'scylla_loader_auth_tokens_reload_failures_total',
-      help: 'Reads of the tokens file that failed, each leaving the last good tokens in force.',
       registers: [registry],
     }),
     transformSeconds: new Histogram({

@@ -1,3 +1,4 @@
+import { type SettingNames, settingName } from '../config/settingNames.js';
 import { createHash } from 'node:crypto';
 import { invalidArgument } from '../errors/LoaderError.js';
 import type { PermutationArgs, PermutationCache } from '../sampling/createPermutationCache.js';
@@ -38,7 +39,8 @@ export interface MixedOrder {
  * Plans a mixture from its sources' splits (in the request's order): the quotas
  * ({@link mixQuotas}, which refuses what cannot be mixed), and the epoch sequences, computed
  * once per process and epoch in the permutation cache (the ranks of a job share them). An
- * epoch longer than `limits.maxMixedEpoch` is INVALID_ARGUMENT.
+ * epoch longer than `limits.maxMixedEpoch` is INVALID_ARGUMENT, naming that setting as `names`
+ * does.
  */
 export function planMixture(
   mix: { sources: readonly MixSource[]; samplesPerEpoch: number },
@@ -47,6 +49,7 @@ export function planMixture(
   shuffle: 'uniform' | 'none',
   permutations: PermutationCache,
   limits: { maxMixedEpoch: number },
+  names?: SettingNames,
 ): MixturePlan {
   const stored = splits.reduce((a, s) => a + s.count, 0);
   if (stored > MAX_PERMUTATION_SIZE) {
@@ -63,7 +66,7 @@ export function planMixture(
   if (length > limits.maxMixedEpoch) {
     throw invalidArgument(
       `a mixed epoch of ${length} positions is over the server's limit of ` +
-        `${limits.maxMixedEpoch} (SCYLLA_LOADER_MAX_MIXED_EPOCH); set a smaller ` +
+        `${limits.maxMixedEpoch}, set by ${settingName(names, 'maxMixedEpoch')}; set a smaller ` +
         'samples_per_epoch' +
         (mix.samplesPerEpoch === 0 ? ' than the default (the sources are large)' : ''),
     );

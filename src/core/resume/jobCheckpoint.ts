@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { SettingNames } from '../config/settingNames.js';
 import { invalidArgument } from '../errors/LoaderError.js';
 import {
   type DeliveredPositions,
@@ -58,6 +59,8 @@ export interface CheckpointContext {
   /** Samples in the split. */
   n: number;
   rules: LayerRules;
+  /** How messages name the resume key's setting. */
+  settingNames?: SettingNames;
 }
 
 /** Largest world a checkpoint may describe: bounds the work a request can ask for. */
@@ -111,7 +114,7 @@ export function resolveJobCheckpoint(
       return { epoch: entry.epoch, progress: { low: 0, deliveredAbove: [] }, base: undefined };
     }
     const what = `${where}'s resume token of rank ${entry.rank}`;
-    const read = readResumeToken(ctx.key, entry.resumeToken);
+    const read = readResumeToken(ctx.key, entry.resumeToken, ctx.settingNames);
     const owner = { rank: entry.rank, worldSize: w };
     checkTokenBinding(read, { job: ctx.job, legacy: ctx.legacyFor(owner), ...owner }, what);
     const { epoch, low, deliveredAbove } = read.state;

@@ -1,3 +1,4 @@
+import { type SettingNames, settingName } from '../config/settingNames.js';
 import { invalidArgument } from '../errors/LoaderError.js';
 
 /** Shortest resume-token key accepted: the HMAC-SHA256 key should be as long as its output. */
@@ -10,9 +11,10 @@ const BASE64 = /^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/;
  * Decodes the configured resume-token key: hex (64 or more digits) or base64 (standard or
  * URL-safe) of at least 32 bytes. Anything else is an INVALID_ARGUMENT error that says how to
  * make one, never a silently short or mis-decoded key: every replica must derive the very
- * same bytes, or tokens made by one are refused by the others.
+ * same bytes, or tokens made by one are refused by the others. The message names the setting as
+ * `names` does (default: `resumeKey`).
  */
-export function parseResumeKey(text: string): Buffer {
+export function parseResumeKey(text: string, names?: SettingNames): Buffer {
   const s = text.trim();
   // Text of hex digits only is hex, even when too short: read as base64 it would decode to
   // other bytes than its author meant (a random base64 key is all hex digits with negligible
@@ -24,7 +26,7 @@ export function parseResumeKey(text: string): Buffer {
     if (key.length >= MIN_RESUME_KEY_BYTES) return key;
   }
   throw invalidArgument(
-    `SCYLLA_LOADER_RESUME_KEY must be at least ${MIN_RESUME_KEY_BYTES} bytes as hex ` +
+    `${settingName(names, 'resumeKey')} must be at least ${MIN_RESUME_KEY_BYTES} bytes as hex ` +
       `(${MIN_RESUME_KEY_BYTES * 2}+ hex digits) or base64; make one with ` +
       '`openssl rand -hex 32` and give every replica the same one',
   );

@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { type SettingNames, settingName } from '../config/settingNames.js';
 import { invalidArgument } from '../errors/LoaderError.js';
 import type { ResumeKeys } from './parseResumeKeys.js';
 
@@ -177,9 +178,13 @@ export function encodeResumeToken(
 /**
  * Checks a token's HMAC and format and returns what it says, without checking it against a
  * request (see {@link decodeResumeToken} for that). A token signed with any of several keys
- * is authentic. Anything else is INVALID_ARGUMENT.
+ * is authentic. Anything else is INVALID_ARGUMENT; the key's setting is named as `names` does.
  */
-export function readResumeToken(key: ResumeKeyring, token: Buffer): ReadToken {
+export function readResumeToken(
+  key: ResumeKeyring,
+  token: Buffer,
+  names?: SettingNames,
+): ReadToken {
   if (token.length < V1_HEADER + MAC_BYTES) {
     throw invalidArgument('resume token is truncated; pass the resume_token of a batch unchanged');
   }
@@ -188,8 +193,8 @@ export function readResumeToken(key: ResumeKeyring, token: Buffer): ReadToken {
   if (!signedByAny(key, body, mac)) {
     throw invalidArgument(
       'resume token is not authentic: it was altered, or issued by a loader with another ' +
-        'resume key (every replica must share SCYLLA_LOADER_RESUME_KEY, and keep a rotated ' +
-        'key after the new one while its tokens are in use)',
+        `resume key (every replica must share ${settingName(names, 'resumeKey')}, and keep a ` +
+        'rotated key after the new one while its tokens are in use)',
     );
   }
   const version = body.readUInt8(0);
@@ -272,8 +277,9 @@ export function decodeResumeToken(
   key: ResumeKeyring,
   binding: TokenBinding,
   token: Buffer,
+  names?: SettingNames,
 ): ReadToken {
-  const read = readResumeToken(key, token);
+  const read = readResumeToken(key, token, names);
   checkTokenBinding(read, binding);
   return read;
 }

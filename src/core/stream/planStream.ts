@@ -1,20 +1,14 @@
 import { cacheScope } from '../cache/cacheKey.js';
 import type { SampleCache } from '../cache/SampleCache.js';
+import type { SettingNames } from '../config/settingNames.js';
 import type { StreamLimits } from '../config/streamLimits.js';
 import { LoaderError } from '../errors/LoaderError.js';
 import { adaptiveWindowMax } from '../fetch/adaptiveWindowMax.js';
 import { groupReadSize } from '../fetch/groupReadSize.js';
 import { describeSource } from '../mixing/MixSource.js';
 import { planMixture } from '../mixing/planMixture.js';
-import { resolveJobCheckpoint } from '../resume/jobCheckpoint.js';
-import {
-  NO_BASE,
-  type ResumeKeyring,
-  type ResumeState,
-  encodeResumeToken,
-  jobFingerprint,
-  requestFingerprint,
-} from '../resume/resumeToken.js';
+import { resolveStart } from '../resume/resolveStart.js';
+import type { ResumeKeyring } from '../resume/resumeToken.js';
 import type { PermutationCache } from '../sampling/createPermutationCache.js';
 import type { RemainderCache } from '../sampling/createRemainderCache.js';
 import { epochShard } from '../sampling/epochShard.js';
@@ -22,9 +16,7 @@ import { trimmedShard } from '../sampling/trimmedShard.js';
 import type { SplitIds } from '../splits/SplitIds.js';
 import type { StreamTransformer } from '../transform/StreamTransformer.js';
 import { type TransformSpec, rawSampleShape } from '../transform/TransformSpec.js';
-import { checkCheckpointEpoch } from './checkCheckpointEpoch.js';
 import { epochOrders } from './epochOrders.js';
-import { startingPoint } from './startingPoint.js';
 import { permutationKey, remainderKey } from './streamCacheKeys.js';
 import type { PlannedSource, StreamPlan } from './StreamPlan.js';
 import type { StreamRequest } from './StreamRequest.js';
@@ -74,6 +66,8 @@ export interface StreamPlanDeps {
   >;
   /** Keys of the resume tokens' HMAC: the first signs, any verifies (key rotation). */
   resumeKey: ResumeKeyring;
+  /** How refusals name the settings a person may change (default: their fields). */
+  settingNames?: SettingNames;
   /** The stream's transformer (its slots, its seed, its cancellation). */
   transformer(spec: TransformSpec, seed: bigint): StreamTransformer;
   /** Told once a job checkpoint is resolved, before the plan reads anything further. */
@@ -113,44 +107,34 @@ export async function planStream(
     ),
   );
   const mixture = req.mix
-    ? planMixture(req.mix, splits, req.seed, req.shuffle, deps.permutations, deps.limits)
+    ? planMixture(
+        req.mix,
+        splits,
+        req.seed,
+        req.shuffle,
+        deps.permutations,
+        deps.limits,
+        deps.settingNames,
+      )
     : undefined;
   const single = splits[0]!;
   /** Positions per epoch, and what tokens and cached orders are bound to. */
   const n = mixture ? mixture.length : single.count;
   const contentHash = mixture ? mixture.contentHash : single.contentHash;
-  const job = jobFingerprint({ ...req, splitContentHash: contentHash });
-  const legacyFor = (owner: { rank: number; worldSize: number }): Buffer =>
-    requestFingerprint({ ...req, splitContentHash: contentHash, ...owner });
   const transformer = req.transform ? deps.transformer(req.transform, req.seed) : undefined;
   const tensor = req.transform ? rawSampleShape(req.transform) : undefined;
-  const elastic = req.jobCheckpoint
-    ? resolveJobCheckpoint(req.jobCheckpoint, {
-        key: deps.resumeKey,
-        job,
-        legacyFor,
-        n,
-        rules: req,
-      })
-    : undefined;
-  if (elastic) checkCheckpointEpoch(elastic, req.firstEpoch, req.epochs);
-  const resume = startingPoint(
-    deps.resumeKey,
-    { job, legacy: legacyFor(req), rank: req.rank, worldSize: req.worldSize },
-    req.resumeToken,
-    elastic,
-  );
+  const start = resolveStart(deps.resumeKey, req, { positions: n, contentHash }, deps.settingNames);
+  const { job, checkpoint: elastic, resume, resharded } = start;
   // The positions the checkpoint's world left of its epoch: computed once, used by that
   // epoch's shard only (later epochs shard the whole split at this world size).
   const remainder =
-    elastic && elastic.layers.length > 0
+    elastic && resharded(elastic.epoch)
       ? await deps.remainders.lookup(
           remainderKey(contentHash, elastic.digest),
           { n, layers: elastic.layers, rules: req },
           { signal },
         )
       : undefined;
-  const resharded = (epoch: number): boolean => remainder !== undefined && epoch === elastic!.epoch;
   if (elastic) {
     deps.onCheckpoint?.({
       epoch: elastic.epoch,
@@ -185,9 +169,9 @@ export async function planStream(
   });
   // The first epoch's order before the engine starts it; and the next one's when the first
   // has no positions for this rank (a re-sharded epoch's remainder can be that small).
-  const start = resume?.epoch ?? req.firstEpoch;
-  await orders.ready(start);
-  if (!orders.needed(start)) await orders.ready(start + 1);
+  const first = resume?.epoch ?? req.firstEpoch;
+  await orders.ready(first);
+  if (!orders.needed(first)) await orders.ready(first + 1);
   const datasets = [...new Set(named.map((s) => s.dataset))];
   const { limits } = deps;
   // The mean sizes the byte bound's estimate of reads in flight, and grouping under auto.
@@ -249,17 +233,7 @@ export async function planStream(
       ...(cache ? { cache } : {}),
     },
     readyAhead: orders.readyAhead,
-    resumeToken: (state: ResumeState) =>
-      encodeResumeToken(
-        deps.resumeKey,
-        {
-          job,
-          rank: req.rank,
-          worldSize: req.worldSize,
-          base: resharded(state.epoch) ? elastic!.digest : NO_BASE,
-        },
-        state,
-      ),
+    resumeToken: start.resumeToken,
   };
 }
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { type LoaderMetrics, LoaderError } from '../../core/index.js';
+import { LoaderError } from '../../core/index.js';
+import type { RpcMetrics } from '../metrics/serverMetrics.js';
 import { describeFileError } from '../describeFileError.js';
 import { parseTokensFile } from './parseTokensFile.js';
 import type { TokenGrant } from './TokenGrant.js';
@@ -14,7 +15,7 @@ export interface TokenStoreOptions {
   reloadIntervalMs: number;
   logger: Logger;
   /** Where a failed read shows (absent: in the log only). */
-  metrics?: Pick<LoaderMetrics, 'authTokensFileStale' | 'authTokensReloadFailures'>;
+  metrics?: Pick<RpcMetrics, 'authTokensFileStale' | 'authTokensReloadFailures'>;
 }
 
 /**

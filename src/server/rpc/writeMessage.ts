@@ -20,3 +20,37 @@ export function writeMessage(
     });
   });
 }
+
+/** Writes that keep at most one message waiting in a call (see {@link oneWriteAhead}). */
+export interface PacedWrites {
+  /** Starts writing `message`; call {@link PacedWrites.settle} before the next one. */
+  write(message: unknown): void;
+  /** Waits until the last message was handed to HTTP/2; rejects as its write did. */
+  settle(): Promise<void>;
+}
+
+/**
+ * Backpressure for a server stream: at most one message waits in the call while the next is
+ * made. The call's own buffer (an object-mode stream: 16 messages before write() says false)
+ * would otherwise let a slow client hold 16 messages. `onBlocked` is told the seconds each
+ * settle waited for the client.
+ */
+export function oneWriteAhead(
+  stream: Writable,
+  signal: AbortSignal,
+  onBlocked: (seconds: number) => void,
+): PacedWrites {
+  let previous: Promise<void> | undefined;
+  return {
+    write(message) {
+      previous = writeMessage(stream, message, signal);
+      previous.catch(() => undefined); // awaited by settle(); never an unhandled rejection
+    },
+    async settle() {
+      if (!previous) return;
+      const t0 = performance.now();
+      await previous;
+      onBlocked((performance.now() - t0) / 1000);
+    },
+  };
+}

@@ -7,8 +7,11 @@ import {
   encodeResumeToken,
   NO_BASE,
 } from '../../src/core/resume/resumeToken.js';
-import { checkCheckpointEpoch } from '../../src/core/stream/checkCheckpointEpoch.js';
-import { startingPoint } from '../../src/core/stream/startingPoint.js';
+import {
+  checkCheckpointEpoch,
+  resolveStart,
+  startingPoint,
+} from '../../src/core/resume/resolveStart.js';
 
 const key = randomBytes(32);
 // A binding is opaque to the resume rules: the fingerprints only have to match or not.
@@ -152,5 +155,95 @@ describe('checkCheckpointEpoch', () => {
         `job checkpoint is in epoch ${epoch}, outside the request's epochs 2 to 4`,
       );
     }
+  });
+});
+
+describe('resolveStart', () => {
+  const request = {
+    dataset: 'ds',
+    split: 'train',
+    batchSize: 2,
+    seed: 7n,
+    firstEpoch: 0,
+    epochs: 3,
+    shardRule: 'uneven' as const,
+    shuffle: 'uniform',
+    dropLast: false,
+    rank: 0,
+    worldSize: 2,
+    resumeToken: Buffer.alloc(0),
+  };
+  const split = { positions: 20, contentHash: 'abc' };
+  const at = (epoch: number, low: number): ResumeState => ({
+    epoch,
+    low,
+    deliveredAbove: [],
+    nextBatchIndex: low / 2,
+  });
+
+  it('starts at first_epoch and continues from the tokens it signs', () => {
+    const start = resolveStart(key, request, split);
+    expect(start.resume).toBeUndefined();
+    expect(start.checkpoint).toBeUndefined();
+    expect(start.resharded(0)).toBe(false);
+    const again = resolveStart(key, { ...request, resumeToken: start.resumeToken(at(1, 4)) }, split);
+    expect(again.resume).toEqual(at(1, 4));
+    expect(again.job).toEqual(start.job);
+  });
+
+  it("binds tokens to the job's split, rank and world", () => {
+    const token = resolveStart(key, request, split).resumeToken(at(1, 4));
+    refused(
+      () => resolveStart(key, { ...request, resumeToken: token }, { ...split, contentHash: 'x' }),
+      /^resume token belongs to another request/,
+    );
+    refused(
+      () => resolveStart(key, { ...request, rank: 1, resumeToken: token }, split),
+      /^resume token was issued to rank 0 of world size 2, not rank 1/,
+    );
+  });
+
+  it('names the resume key as the caller does', () => {
+    const forged = resolveStart(randomBytes(32), request, split).resumeToken(at(0, 2));
+    const withToken = { ...request, resumeToken: forged };
+    refused(() => resolveStart(key, withToken, split), /every replica must share resumeKey,/);
+    refused(
+      () => resolveStart(key, withToken, split, { resumeKey: 'SCYLLA_LOADER_RESUME_KEY' }),
+      /every replica must share SCYLLA_LOADER_RESUME_KEY,/,
+    );
+  });
+
+  it("continues a job checkpoint's epoch at another world size, its tokens carrying the checkpoint", () => {
+    // Rank 0 of world 2 delivered 4 positions of epoch 1; rank 1 none.
+    const old = resolveStart(key, request, split);
+    const jobCheckpoint = {
+      worldSize: 2,
+      ranks: [
+        { rank: 0, epoch: 1, resumeToken: old.resumeToken(at(1, 4)) },
+        { rank: 1, epoch: 1, resumeToken: Buffer.alloc(0) },
+      ],
+    };
+    const wider = { ...request, worldSize: 3, jobCheckpoint };
+    const start = resolveStart(key, wider, split);
+    expect(start.checkpoint?.epoch).toBe(1);
+    expect(start.resume).toEqual(at(1, 0));
+    expect([0, 1, 2].map((e) => start.resharded(e))).toEqual([false, true, false]);
+    const token = start.resumeToken(at(1, 2));
+    expect(resolveStart(key, { ...wider, resumeToken: token }, split).resume).toEqual(at(1, 2));
+    refused(
+      () => resolveStart(key, { ...request, worldSize: 3, resumeToken: token }, split),
+      /^resume token continues an epoch re-sharded from a job checkpoint/,
+    );
+    const past = {
+      worldSize: 2,
+      ranks: [
+        { rank: 0, epoch: 4, resumeToken: old.resumeToken(at(4, 4)) },
+        { rank: 1, epoch: 4, resumeToken: Buffer.alloc(0) },
+      ],
+    };
+    refused(
+      () => resolveStart(key, { ...wider, jobCheckpoint: past }, split),
+      "job checkpoint is in epoch 4, outside the request's epochs 0 to 2",
+    );
   });
 });

@@ -3,7 +3,7 @@ import { BatchFetcher } from '../fetch/BatchFetcher.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import { epochShard } from '../sampling/epochShard.js';
 import type { SplitIds } from '../splits/SplitIds.js';
-import type { SampleCache } from './SampleCache.js';
+import type { SampleCache } from '../cache/SampleCache.js';
 
 /** Disk writes queued past which warming waits for them to be committed. */
 const WARM_BACKLOG_BYTES = 8 * 1024 * 1024;

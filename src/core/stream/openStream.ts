@@ -1,0 +1,239 @@
+import type { SampleCache } from '../cache/SampleCache.js';
+import type { SettingNames } from '../config/settingNames.js';
+import type { DbPath } from '../db/DbPath.js';
+import type { AssembledBatch } from '../fetch/AssembledBatch.js';
+import { BatchFetcher } from '../fetch/BatchFetcher.js';
+import type { ByteBudget } from '../fetch/ByteBudget.js';
+import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
+import type { ResumeKeyring } from '../resume/resumeToken.js';
+import { createPermutationCache } from '../sampling/createPermutationCache.js';
+import { createRemainderCache } from '../sampling/createRemainderCache.js';
+import { meanSampleBytes } from '../schema/meanSampleBytes.js';
+import { readDatasetGeneration } from '../schema/datasetInfo.js';
+import { createSplitIdsCache } from '../splits/createSplitIdsCache.js';
+import { resolveSplit } from '../splits/resolveSplit.js';
+import type { StreamTransformer } from '../transform/StreamTransformer.js';
+import type { TransformPool } from '../transform/TransformPool.js';
+import { createMeanSizeCache } from './createMeanSizeCache.js';
+import { type CheckpointSummary, type StreamPlanDeps, planStream } from './planStream.js';
+import type { StreamPlan } from './StreamPlan.js';
+import type { StreamRequest } from './StreamRequest.js';
+
+/** What a process's streams are opened with (see {@link createStreamDeps}). */
+export interface StreamDepsOptions {
+  /** The database routes, the primary first: splits, sizes and generations are read over it. */
+  paths: readonly DbPath[];
+  /** The limits every stream is held to. */
+  limits: StreamPlanDeps['limits'];
+  /** Bytes each of the process's caches of split ids, epoch orders and remainders may hold. */
+  idCacheBytes: number;
+  /** Keys of the resume tokens' HMAC: the first signs, any verifies (key rotation). */
+  resumeKey: ResumeKeyring;
+  /** How refusals name the settings a person may change (default: their fields). */
+  settingNames?: SettingNames;
+  /** The process's sample cache (absent: none). */
+  sampleCache?: SampleCache | undefined;
+  metrics: LoaderMetrics;
+  /** The bytes the process's streams hold together. */
+  heldBytes: ByteBudget;
+  /** The process's transform slots, shared by its streams. */
+  transforms: TransformPool;
+}
+
+/**
+ * What every stream of a process shares: the caches in front of the database (split ids, mean
+ * sizes, epoch orders, remainders), the routes, the metrics, the held-bytes budget and the
+ * transform pool. Made once per process by {@link createStreamDeps}.
+ */
+export interface StreamDeps {
+  plan: Omit<StreamPlanDeps, 'transformer' | 'onCheckpoint'>;
+  paths: readonly DbPath[];
+  metrics: LoaderMetrics;
+  heldBytes: ByteBudget;
+  transforms: TransformPool;
+}
+
+/** Makes the {@link StreamDeps} of a process: its caches, each bounded, and its routes. */
+export function createStreamDeps(options: StreamDepsOptions): StreamDeps {
+  const primary = options.paths[0];
+  if (primary === undefined) throw new Error('a stream needs at least one database path');
+  const splits = createSplitIdsCache(options.idCacheBytes);
+  return {
+    plan: {
+      splitIds: (dataset, split, signal) =>
+        resolveSplit(primary.client, splits, dataset, split, signal),
+      meanSampleBytes: createMeanSizeCache((dataset) => meanSampleBytes(primary.client, dataset)),
+      ...(options.sampleCache ? { sampleCache: options.sampleCache } : {}),
+      datasetGeneration: (dataset) => readDatasetGeneration(primary.client, dataset),
+      permutations: createPermutationCache(options.idCacheBytes),
+      remainders: createRemainderCache(options.idCacheBytes),
+      limits: options.limits,
+      resumeKey: options.resumeKey,
+      ...(options.settingNames ? { settingNames: options.settingNames } : {}),
+    },
+    paths: options.paths,
+    metrics: options.metrics,
+    heldBytes: options.heldBytes,
+    transforms: options.transforms,
+  };
+}
+
+/** What a stream's caller hears of it while it is planned. */
+export interface StreamHooks {
+  /** Told once a job checkpoint is resolved (see {@link CheckpointSummary}). */
+  onCheckpoint?(summary: CheckpointSummary): void;
+}
+
+/** A batch with the resume token that continues the stream right after it: ready to encode. */
+export interface ReadyBatch {
+  batch: AssembledBatch;
+  resumeToken: Buffer;
+}
+
+/**
+ * What a stream has delivered: the batches and samples its caller took, the positions left
+ * out, the transforms' thread time, the fetch window, the read grouping, the sample cache's
+ * look ups (with a cache) and each source's samples (a mixture's).
+ */
+export interface StreamFigures {
+  batches: number;
+  samples: number;
+  skippedMissing: number;
+  skippedUndecodable: number;
+  /** Seconds this stream's transforms ran on the thread pool (one thread each: CPU time). */
+  transformSeconds: number;
+  /** The fetch window in positions at the last batch (an adaptive one may have grown). */
+  windowPositions: number;
+  /** Samples per read query (1: single-row reads). */
+  groupReads: number;
+  cacheHits?: number;
+  /** Samples read from the database. */
+  cacheMisses?: number;
+  /** Samples taken from another stream's read. */
+  cacheSharedReads?: number;
+  /** Hits over look ups (0 without any). */
+  cacheHitRatio?: number;
+  /** Samples delivered from each source of a mixture, in the request's order. */
+  sources?: { dataset: string; split: string; samples: number }[];
+}
+
+/** The figures of a stream that delivered nothing (one refused before it was opened). */
+export function emptyStreamFigures(): StreamFigures {
+  return {
+    batches: 0,
+    samples: 0,
+    skippedMissing: 0,
+    skippedUndecodable: 0,
+    transformSeconds: 0,
+    windowPositions: 0,
+    groupReads: 1,
+  };
+}
+
+/** An open stream (see {@link openStream}). */
+export interface OpenedStream {
+  plan: StreamPlan;
+  /**
+   * The stream's batches, each with its resume token. A batch counts as delivered (in the
+   * figures and in `scylla_loader_source_samples_sent_total`) once the caller asks for the
+   * next one, or ends the iteration having taken them all: one the caller drops by leaving
+   * the loop is not counted.
+   */
+  batches: AsyncIterable<ReadyBatch>;
+  /** The stream's figures so far. */
+  figures(): StreamFigures;
+}
+
+/**
+ * The core's entry for a stream, end to end: plans `request` (see {@link planStream}), starts
+ * the fetch engine over the process's routes, and hands out the batches ready to encode, while
+ * keeping the stream's figures and each source's count. Rejects as `planStream` does; once
+ * `signal` fires the engine issues no further reads and the batches reject with its reason.
+ */
+export async function openStream(
+  request: StreamRequest,
+  deps: StreamDeps,
+  signal: AbortSignal,
+  hooks: StreamHooks = {},
+): Promise<OpenedStream> {
+  let transformer: StreamTransformer | undefined;
+  const plan = await planStream(
+    {
+      ...deps.plan,
+      transformer: (spec, seed) => {
+        transformer = deps.transforms.forStream(spec, seed, signal);
+        return transformer;
+      },
+      ...(hooks.onCheckpoint ? { onCheckpoint: hooks.onCheckpoint } : {}),
+    },
+    request,
+    signal,
+  );
+  const fetcher = new BatchFetcher({
+    ...plan.fetch,
+    budget: deps.heldBytes,
+    paths: deps.paths,
+    metrics: deps.metrics,
+    signal,
+  });
+  const figures = { ...emptyStreamFigures(), groupReads: plan.fetch.groupReads };
+  const sent = plan.sources.map(() => 0);
+  const counters = plan.sources.map((s) =>
+    deps.metrics.sourceSamplesSent.labels({ dataset: s.dataset, split: s.split }),
+  );
+  const delivered = (batch: AssembledBatch): void => {
+    figures.batches++;
+    figures.samples += batch.samples.length;
+    figures.skippedMissing += batch.skippedMissing;
+    figures.skippedUndecodable += batch.skippedUndecodable;
+    figures.windowPositions = fetcher.windowPositions;
+    const counts = new Array<number>(sent.length).fill(0);
+    if (plan.mixed) for (const s of batch.samples) counts[s.source]!++;
+    else counts[0] = batch.samples.length;
+    counts.forEach((c, i) => {
+      if (c === 0) return;
+      sent[i]! += c;
+      counters[i]!.inc(c);
+    });
+  };
+  async function* batches(): AsyncGenerator<ReadyBatch> {
+    // Each next epoch's order is made off the event loop before the engine starts the epoch.
+    for await (const batch of plan.readyAhead(fetcher.batches())) {
+      yield { batch, resumeToken: plan.resumeToken(batch.resume) };
+      delivered(batch);
+    }
+  }
+  return {
+    plan,
+    batches: batches(),
+    figures: () => ({
+      ...figures,
+      ...(transformer ? { transformSeconds: Number(transformer.threadSeconds.toFixed(3)) } : {}),
+      ...(plan.fetch.cache ? cacheFigures(fetcher.cacheFigures) : {}),
+      ...(plan.mixed
+        ? {
+            sources: plan.sources.map((s, i) => ({
+              dataset: s.dataset,
+              split: s.split,
+              samples: sent[i]!,
+            })),
+          }
+        : {}),
+    }),
+  };
+}
+
+/** The cache's figures: hits, misses, shared reads and the hit ratio of the look ups. */
+function cacheFigures(cache: {
+  hits: number;
+  misses: number;
+  shared: number;
+}): Pick<StreamFigures, 'cacheHits' | 'cacheMisses' | 'cacheSharedReads' | 'cacheHitRatio'> {
+  const lookups = cache.hits + cache.misses + cache.shared;
+  return {
+    cacheHits: cache.hits,
+    cacheMisses: cache.misses,
+    cacheSharedReads: cache.shared,
+    cacheHitRatio: lookups > 0 ? Number((cache.hits / lookups).toFixed(4)) : 0,
+  };
+}
