@@ -71,6 +71,19 @@ export { readImageFolder } from './ingest/readImageFolder.js';
 export { readManifest } from './ingest/readManifest.js';
 export { type ParquetOptions, readParquet } from './ingest/readParquet.js';
 export { type WebDatasetOptions, readWebDataset } from './ingest/readWebDataset.js';
+export { type NameOption, ownOptionName } from './ingest/nameOption.js';
+export {
+  type IngestFormat,
+  type IngestFormatContext,
+  type IngestFormatOption,
+  takesSeveral,
+} from './ingest/formats/IngestFormat.js';
+export {
+  INGEST_FORMATS,
+  type OpenIngestFormatOptions,
+  ingestFormat,
+  openIngestFormat,
+} from './ingest/formats/ingestFormats.js';
 export { type LoaderMetrics, createLoaderMetrics } from './metrics/loaderMetrics.js';
 export { parseResumeKey } from './resume/parseResumeKey.js';
 export { type ResumeKeys, parseResumeKeys } from './resume/parseResumeKeys.js';
