@@ -192,6 +192,16 @@ export {
   type TransformSpec,
   rawSampleShape,
 } from './transform/TransformSpec.js';
+export {
+  TRANSFORM_STEPS,
+  type TransformField,
+  type TransformRequest,
+  type TransformRequestLimits,
+  type TransformStep,
+  enumTable,
+  transformFields,
+  validateTransformRequest,
+} from './transform/steps.js';
 export { TransformPool, type TransformPoolOptions } from './transform/TransformPool.js';
 export { StreamTransformer } from './transform/StreamTransformer.js';
 export { type Decoder, transformImage, type TransformedImage } from './transform/transformImage.js';
