@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from importlib.resources import files
+from typing import Any, Literal
 
 from .v1 import loader_pb2
 
@@ -19,21 +21,38 @@ BadImagePolicy = Literal["fail", "skip"]
 """``fail``: a sample that cannot be decoded ends the stream with DATA_LOSS naming it;
 ``skip``: it is left out and counted in ``Batch.skipped_undecodable``."""
 
-_INTERPOLATION: Mapping[str, str] = {
-    "bilinear": "INTERPOLATION_BILINEAR",
-    "bicubic": "INTERPOLATION_BICUBIC",
-    "lanczos3": "INTERPOLATION_LANCZOS3",
-    "nearest": "INTERPOLATION_NEAREST",
+
+
+def _load_steps() -> dict[str, Any]:
+    """The transform's description, ``transform_steps.json``: its steps and their fields, as
+    the server describes them (written from its ``steps.ts``; a test of the server fails when
+    it is stale, and ``tests/unit/test_transform_steps.py`` checks this module against it)."""
+    text = files("scylla_loader").joinpath("transform_steps.json").read_text(encoding="utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+TRANSFORM_STEPS: dict[str, Any] = _load_steps()
+""":meta private:"""
+_FIELDS: Mapping[str, Mapping[str, Any]] = {
+    field["python"]: field for step in TRANSFORM_STEPS["steps"] for field in step["fields"]
 }
-_OUTPUT: Mapping[str, str] = {
-    "raw": "TRANSFORM_OUTPUT_RAW",
-    "jpeg": "TRANSFORM_OUTPUT_JPEG",
-    "webp": "TRANSFORM_OUTPUT_WEBP",
-}
-_BAD_IMAGE: Mapping[str, str] = {
-    "fail": "BAD_IMAGE_POLICY_FAIL",
-    "skip": "BAD_IMAGE_POLICY_SKIP",
-}
+
+
+def _enum_table(python_name: str) -> Mapping[str, str]:
+    """A described enum field's names to its proto value names (``bilinear`` ->
+    ``INTERPOLATION_BILINEAR``)."""
+    kind = _FIELDS[python_name]["type"]
+    return {value: f"{kind['prefix']}{value.upper()}" for value in kind["values"]}
+
+
+def _unspecified(python_name: str) -> str:
+    return f"{_FIELDS[python_name]['type']['prefix']}UNSPECIFIED"
+
+
+_INTERPOLATION = _enum_table("interpolation")
+_OUTPUT = _enum_table("output")
+_BAD_IMAGE = _enum_table("bad_image")
 
 _UINT32_MAX = 2**32 - 1
 
@@ -212,14 +231,14 @@ class Transform:
             resize=self.resize,
             horizontal_flip=float(self.horizontal_flip),
             interpolation=(
-                "INTERPOLATION_UNSPECIFIED"
+                _unspecified("interpolation")
                 if self.interpolation is None
                 else _INTERPOLATION[self.interpolation]
             ),
             output=_OUTPUT[self.output],
             quality=self.quality,
             bad_image_policy=(
-                "BAD_IMAGE_POLICY_UNSPECIFIED"
+                _unspecified("bad_image")
                 if self.bad_image is None
                 else _BAD_IMAGE[self.bad_image]
             ),
