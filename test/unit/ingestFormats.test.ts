@@ -2,6 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { parquetWriteFile } from 'hyparquet-writer';
 import { describe, expect, it } from 'vitest';
 import { registerIngestCommand, openIngestSource } from '../../src/cli/commands/ingest.js';
 import type { IngestFlags } from '../../src/cli/commands/ingestFlags.js';
@@ -46,6 +47,29 @@ async function manifest(n: number): Promise<string> {
   const file = path.join(dir, 'm.csv');
   const rows = Array.from({ length: n }, (_, i) => `img${i}.png,${i % 3},${i * 10}`);
   await writeFile(file, `path,label,x\n${rows.join('\n')}\n`);
+  return file;
+}
+
+/** A Parquet file of `n` rows (two binary columns, so the image column must be named), 2 per row group. */
+async function parquet(n: number): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'sl-formats-'));
+  const file = path.join(dir, 'p.parquet');
+  const bytes = Array.from({ length: n }, (_, i) => new Uint8Array([i + 1]));
+  parquetWriteFile({
+    filename: file,
+    columnData: [
+      { name: 'left', data: bytes as never },
+      { name: 'right', data: bytes as never },
+      { name: 'label', data: Array.from({ length: n }, (_, i) => i % 2) as never },
+    ],
+    schema: [
+      { name: 'root', num_children: 3 },
+      { name: 'left', type: 'BYTE_ARRAY', repetition_type: 'OPTIONAL' },
+      { name: 'right', type: 'BYTE_ARRAY', repetition_type: 'OPTIONAL' },
+      { name: 'label', type: 'INT32', repetition_type: 'OPTIONAL' },
+    ] as never,
+    rowGroupSize: 2,
+  });
   return file;
 }
 
@@ -178,5 +202,30 @@ describe('ingest formats registry', () => {
     expect(await userError(openIngestSource(flags))).toMatch(/^--shard 3\/3: use i\/n/);
     const { parseShard } = await import('../../src/core/index.js');
     expect(() => parseShard('3/3')).toThrow(/^shard 3\/3: use i\/n/);
+  });
+
+  it('passes a format its own options and shard, and its messages name them as the caller does', async () => {
+    const file = await parquet(5);
+    // Two binary columns: the format asks for the image column, by flag under the CLI.
+    const flags = { parquet: [file], column: [] } as unknown as IngestFlags;
+    expect(await userError(openIngestSource(flags))).toMatch(
+      /\(left, right\); pass --image-column <name>$/,
+    );
+    expect(await userError(openIngestFormat('parquet', file))).toMatch(
+      /\(left, right\); pass imageColumn <name>$/,
+    );
+    // Row groups of 2 rows: shard 0 of 2 has groups 0 and 2 (rows 0, 1, 4), shard 1 group 1.
+    const keys = async (shard: string): Promise<string[]> =>
+      (
+        await entriesOf(
+          await openIngestSource({ ...flags, imageColumn: 'right', shard } as IngestFlags),
+        )
+      ).map((e) => e.sourceKey);
+    expect(await keys('0/2')).toEqual(['p.parquet:0', 'p.parquet:1', 'p.parquet:4']);
+    expect(await keys('1/2')).toEqual(['p.parquet:2', 'p.parquet:3']);
+    const right = await entriesOf(
+      await openIngestFormat('parquet', [file], { options: { imageColumn: 'right' } }),
+    );
+    expect(right.map((e) => e.data![0])).toEqual([1, 2, 3, 4, 5]);
   });
 });
