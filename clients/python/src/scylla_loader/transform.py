@@ -225,36 +225,32 @@ class Transform:
         return (self.random_resized_crop.height, self.random_resized_crop.width, self.channels)
 
     def to_proto(self) -> loader_pb2.Transform:
-        """The proto message; every value explicit except the enums left as ``None``."""
-        message = loader_pb2.Transform(
-            channels=self.channels,
-            resize=self.resize,
-            horizontal_flip=float(self.horizontal_flip),
-            interpolation=(
-                _unspecified("interpolation")
-                if self.interpolation is None
-                else _INTERPOLATION[self.interpolation]
-            ),
-            output=_OUTPUT[self.output],
-            quality=self.quality,
-            bad_image_policy=(
-                _unspecified("bad_image")
-                if self.bad_image is None
-                else _BAD_IMAGE[self.bad_image]
-            ),
-        )
-        if self.center_crop is not None:
-            message.center_crop.height, message.center_crop.width = self.center_crop
-        elif self.random_resized_crop is not None:
-            crop = self.random_resized_crop
-            message.random_resized_crop.CopyFrom(
-                loader_pb2.RandomResizedCrop(
-                    height=crop.height,
-                    width=crop.width,
-                    scale_min=crop.scale[0],
-                    scale_max=crop.scale[1],
-                    ratio_min=crop.ratio[0],
-                    ratio_max=crop.ratio[1],
-                )
-            )
+        """The proto message, field by field as ``transform_steps.json`` describes them; every
+        value explicit except the enums left as ``None``."""
+        message = loader_pb2.Transform()
+        for field in _FIELDS.values():
+            _set_field(message, field, getattr(self, field["python"]))
         return message
+
+
+def _set_field(message: loader_pb2.Transform, field: Mapping[str, Any], value: Any) -> None:
+    """Sets one described field of ``message`` from a validated attribute's value."""
+    kind = field["type"]
+    name = field["proto"]
+    if kind["kind"] == "enum":
+        table = _enum_table(field["python"])
+        setattr(message, name, _unspecified(field["python"]) if value is None else table[value])
+    elif kind["kind"] == "double":
+        setattr(message, name, float(value))
+    elif kind["kind"] == "uint32":
+        setattr(message, name, value)
+    elif value is not None:  # a nested message: a tuple of its fields, or a dataclass
+        nested = getattr(message, name)
+        nested.SetInParent()
+        for i, sub in enumerate(kind["fields"]):
+            part = value[i] if kind["python"] == "tuple" else getattr(value, sub["python"])
+            if sub["type"] == "range":
+                for proto_name, bound in zip(sub["proto"], part):
+                    setattr(nested, proto_name, bound)
+            else:
+                setattr(nested, sub["proto"][0], part)
