@@ -7,10 +7,9 @@ import {
   ingestDataset,
   type IngestSource,
   type ListedSource,
+  openIngestFormat,
   sampleId,
 } from '../../src/core/index.js';
-import { readParquet } from '../../src/core/ingest/readParquet.js';
-import { readWebDataset } from '../../src/core/ingest/readWebDataset.js';
 import { cliMainArgs, packageRoot } from '../stream/benchScripts.js';
 import type { IngestFormats, PayloadRow } from './prepareIngestFormats.js';
 
@@ -73,9 +72,9 @@ export async function runIngestWay(
     case 'folder':
       return viaIngest(payload.listed, ctx);
     case 'webdataset':
-      return viaIngest(await readWebDataset(formats(payload).webdataset), ctx);
     case 'parquet':
-      return viaIngest(await readParquet(formats(payload).parquet), ctx);
+      // The way's name is the format's in the registry, as `ingest` opens it.
+      return viaIngest(await openIngestFormat(way, formats(payload)[way]), ctx);
     case 'rpc':
       return viaRpc(payload.rows, ctx);
     case 'workers':

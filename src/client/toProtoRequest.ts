@@ -1,13 +1,15 @@
-import type { BadImagePolicy__Output } from '../generated/scylla_loader/v1/BadImagePolicy.js';
-import type { Interpolation__Output } from '../generated/scylla_loader/v1/Interpolation.js';
-import type { TransformOutput__Output } from '../generated/scylla_loader/v1/TransformOutput.js';
 import type { MissingSamplePolicy__Output } from '../generated/scylla_loader/v1/MissingSamplePolicy.js';
 import type { Ordering__Output } from '../generated/scylla_loader/v1/Ordering.js';
 import type { ShardRule__Output } from '../generated/scylla_loader/v1/ShardRule.js';
 import type { ShuffleMode__Output } from '../generated/scylla_loader/v1/ShuffleMode.js';
 import type { StreamBatchesRequest } from '../generated/scylla_loader/v1/StreamBatchesRequest.js';
 import type { Transform } from '../generated/scylla_loader/v1/Transform.js';
-import { LoaderError, SOURCES_WITH_DATASET, validateMix } from '../core/requests.js';
+import {
+  LoaderError,
+  SOURCES_WITH_DATASET,
+  transformFields,
+  validateMix,
+} from '../core/requests.js';
 import type {
   MissingSamplePolicyName,
   OrderingName,
@@ -15,12 +17,7 @@ import type {
   ShuffleModeName,
   StreamBatchesOptions,
 } from './StreamBatchesOptions.js';
-import type {
-  BadImagePolicyName,
-  InterpolationName,
-  TransformOptions,
-  TransformOutputName,
-} from './TransformOptions.js';
+import type { TransformOptions } from './TransformOptions.js';
 
 const SHARD_RULES: Record<ShardRuleName, ShardRule__Output> = {
   uneven: 'SHARD_RULE_UNEVEN',
@@ -38,22 +35,6 @@ const ORDERINGS: Record<OrderingName, Ordering__Output> = {
 const MISSING_SAMPLE_POLICIES: Record<MissingSamplePolicyName, MissingSamplePolicy__Output> = {
   fail: 'MISSING_SAMPLE_POLICY_FAIL',
   skip: 'MISSING_SAMPLE_POLICY_SKIP',
-};
-
-const INTERPOLATIONS: Record<InterpolationName, Interpolation__Output> = {
-  bilinear: 'INTERPOLATION_BILINEAR',
-  bicubic: 'INTERPOLATION_BICUBIC',
-  lanczos3: 'INTERPOLATION_LANCZOS3',
-  nearest: 'INTERPOLATION_NEAREST',
-};
-const TRANSFORM_OUTPUTS: Record<TransformOutputName, TransformOutput__Output> = {
-  raw: 'TRANSFORM_OUTPUT_RAW',
-  jpeg: 'TRANSFORM_OUTPUT_JPEG',
-  webp: 'TRANSFORM_OUTPUT_WEBP',
-};
-const BAD_IMAGE_POLICIES: Record<BadImagePolicyName, BadImagePolicy__Output> = {
-  fail: 'BAD_IMAGE_POLICY_FAIL',
-  skip: 'BAD_IMAGE_POLICY_SKIP',
 };
 
 const UINT64_MAX = 2n ** 64n - 1n;
@@ -188,57 +169,67 @@ function sourcesOf(
 }
 
 /**
- * The SDK's transform as the proto's: enum names to values, ranges to their two fields. Only
- * what protobuf would wrap is refused here (a RangeError); the server checks the rest and
- * answers INVALID_ARGUMENT naming the field. @internal
+ * The SDK's transform as the proto's, field by field from the transform's description
+ * (`TRANSFORM_STEPS`): enum names to values, ranges to their two fields. Only what protobuf
+ * would wrap is refused here (a RangeError), and two fields of one oneof; the server checks
+ * the rest and answers INVALID_ARGUMENT naming the field. @internal
  */
 export function toProtoTransform(t: TransformOptions): Transform {
-  if (t.centerCrop && t.randomResizedCrop) {
-    throw new RangeError('transform takes centerCrop or randomResizedCrop, not both');
+  const given = t as unknown as Readonly<Record<string, unknown>>;
+  const fields = transformFields();
+  const oneofs = new Map<string, string[]>();
+  for (const f of fields) {
+    if (f.type.kind !== 'message' || f.type.oneof === undefined) continue;
+    const names = oneofs.get(f.type.oneof) ?? [];
+    names.push(f.sdk);
+    oneofs.set(f.type.oneof, names);
   }
-  const rrc = t.randomResizedCrop;
-  return {
-    channels: uint32('transform.channels', t.channels),
-    resize: uint32('transform.resize', t.resize),
-    ...(t.centerCrop
-      ? {
-          centerCrop: {
-            height: uint32('transform.centerCrop.height', t.centerCrop.height),
-            width: uint32('transform.centerCrop.width', t.centerCrop.width),
-          },
+  for (const names of oneofs.values()) {
+    if (names.filter((n) => given[n] !== undefined).length > 1) {
+      throw new RangeError(`transform takes ${names.join(' or ')}, not both`);
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const f of fields) {
+    const value = given[f.sdk];
+    const where = `transform.${f.sdk}`;
+    const key = camelCase(f.proto);
+    switch (f.type.kind) {
+      case 'uint32':
+        out[key] = uint32(where, value as number | undefined);
+        break;
+      case 'double':
+        out[key] = (value as number | undefined) ?? 0;
+        break;
+      case 'enum': {
+        const { prefix, values } = f.type;
+        const table = Object.fromEntries(values.map((v) => [v, `${prefix}${v.toUpperCase()}`]));
+        out[key] = enumValue(table, where, value as string | undefined, `${prefix}UNSPECIFIED`);
+        break;
+      }
+      case 'message': {
+        if (value === undefined) break;
+        const fieldsOf = value as Readonly<Record<string, unknown>>;
+        const message: Record<string, unknown> = {};
+        for (const sub of f.type.fields) {
+          const v = fieldsOf[sub.sdk];
+          if (sub.type === 'uint32') {
+            message[camelCase(sub.proto[0]!)] = uint32(`${where}.${sub.sdk}`, v as number);
+          } else {
+            const range = v as readonly [number, number] | undefined;
+            message[camelCase(sub.proto[0]!)] = range?.[0] ?? 0;
+            message[camelCase(sub.proto[1]!)] = range?.[1] ?? 0;
+          }
         }
-      : {}),
-    ...(rrc
-      ? {
-          randomResizedCrop: {
-            height: uint32('transform.randomResizedCrop.height', rrc.height),
-            width: uint32('transform.randomResizedCrop.width', rrc.width),
-            scaleMin: rrc.scale?.[0] ?? 0,
-            scaleMax: rrc.scale?.[1] ?? 0,
-            ratioMin: rrc.ratio?.[0] ?? 0,
-            ratioMax: rrc.ratio?.[1] ?? 0,
-          },
-        }
-      : {}),
-    horizontalFlip: t.horizontalFlip ?? 0,
-    interpolation: enumValue(
-      INTERPOLATIONS,
-      'transform.interpolation',
-      t.interpolation,
-      'INTERPOLATION_UNSPECIFIED',
-    ),
-    output: enumValue(
-      TRANSFORM_OUTPUTS,
-      'transform.output',
-      t.output,
-      'TRANSFORM_OUTPUT_UNSPECIFIED',
-    ),
-    quality: uint32('transform.quality', t.quality),
-    badImagePolicy: enumValue(
-      BAD_IMAGE_POLICIES,
-      'transform.badImagePolicy',
-      t.badImagePolicy,
-      'BAD_IMAGE_POLICY_UNSPECIFIED',
-    ),
-  };
+        out[key] = message;
+        break;
+      }
+    }
+  }
+  return out as Transform;
+}
+
+/** A proto field's name as the generated types spell it: `scale_min` -> `scaleMin`. */
+function camelCase(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }

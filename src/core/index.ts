@@ -71,6 +71,19 @@ export { readImageFolder } from './ingest/readImageFolder.js';
 export { readManifest } from './ingest/readManifest.js';
 export { type ParquetOptions, readParquet } from './ingest/readParquet.js';
 export { type WebDatasetOptions, readWebDataset } from './ingest/readWebDataset.js';
+export { type NameOption, ownOptionName } from './ingest/nameOption.js';
+export {
+  type IngestFormat,
+  type IngestFormatContext,
+  type IngestFormatOption,
+  takesSeveral,
+} from './ingest/formats/IngestFormat.js';
+export {
+  INGEST_FORMATS,
+  type OpenIngestFormatOptions,
+  ingestFormat,
+  openIngestFormat,
+} from './ingest/formats/ingestFormats.js';
 export {
   type LoaderMetrics,
   type LoaderMetricsOptions,
@@ -199,6 +212,16 @@ export {
   type TransformSpec,
   rawSampleShape,
 } from './transform/TransformSpec.js';
+export {
+  TRANSFORM_STEPS,
+  type TransformField,
+  type TransformRequest,
+  type TransformRequestLimits,
+  type TransformStep,
+  enumTable,
+  transformFields,
+  validateTransformRequest,
+} from './transform/steps.js';
 export { TransformPool, type TransformPoolOptions } from './transform/TransformPool.js';
 export { StreamTransformer } from './transform/StreamTransformer.js';
 export { type Decoder, transformImage, type TransformedImage } from './transform/transformImage.js';

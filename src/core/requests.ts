@@ -18,3 +18,10 @@ export {
 } from './mixing/validateMix.js';
 export { MAX_MIX_SOURCES } from './mixing/MixSource.js';
 export { LoaderError } from './errors/LoaderError.js';
+export {
+  TRANSFORM_STEPS,
+  type TransformField,
+  type TransformSubField,
+  enumTable,
+  transformFields,
+} from './transform/steps.js';

@@ -11,6 +11,7 @@ import { LoaderError } from '../../src/core/errors/LoaderError.js';
 import type { IngestEntry } from '../../src/core/ingest/IngestEntry.js';
 import type { IngestSource } from '../../src/core/ingest/IngestSource.js';
 import { readParquet } from '../../src/core/ingest/readParquet.js';
+import { ingestFlagOf } from '../../src/cli/commands/ingestFormatOptions.js';
 
 /** A schema element as hyparquet-writer takes it. */
 interface Element {
@@ -274,10 +275,15 @@ describe('readParquet', () => {
       readParquet([file], { declaredTypes: { nope: 'int' } }),
     );
     expect(declaredMissing).toBe(
-      `--column nope:int: ${file} has no metadata column nope; its metadata columns: big, ` +
+      `declaredTypes nope:int: ${file} has no metadata column nope; its metadata columns: big, ` +
         'patient, ratio, score, slide, small, stained',
     );
     expect(await invalidArgument(readParquet([file], { declaredTypes: { tags: 'int' } }))).toBe(
+      `declaredTypes tags:int: tags is not a metadata column of ${file} (a list)`,
+    );
+    // The CLI names its flag instead, through nameOption.
+    const asFlags = { declaredTypes: { tags: 'int' as const }, nameOption: ingestFlagOf };
+    expect(await invalidArgument(readParquet([file], asFlags))).toBe(
       `--column tags:int: tags is not a metadata column of ${file} (a list)`,
     );
   });
@@ -314,7 +320,7 @@ describe('readParquet', () => {
     ]);
     // A declared type names the metadata column, not the Parquet column.
     expect(await invalidArgument(readParquet([file], { declaredTypes: { NSFW: 'boolean' } }))).toBe(
-      `--column NSFW:boolean: column NSFW of ${file} is metadata column nsfw; declare nsfw`,
+      `declaredTypes NSFW:boolean: column NSFW of ${file} is metadata column nsfw; declare nsfw`,
     );
 
     const clash = writeParquet(path.join(dir, 'clash.parquet'), {
@@ -502,7 +508,7 @@ describe('readParquet', () => {
     }
   });
 
-  it('asks for --image-column or --label-column when it cannot tell', async () => {
+  it('asks for the image or label column when it cannot tell, by the name the caller gives', async () => {
     const dir = await tmp();
     const two = writeParquet(path.join(dir, 'two.parquet'), {
       left: { data: [image(0)], schema: binary('left') },
@@ -510,7 +516,9 @@ describe('readParquet', () => {
       label: { data: [0], schema: int32('label') },
     });
     const msg = await invalidArgument(readParquet([two]));
-    expect(msg).toMatch(/left, right.*--image-column/);
+    expect(msg).toMatch(/left, right\); pass imageColumn <name>$/);
+    const cli = await invalidArgument(readParquet([two], { nameOption: ingestFlagOf }));
+    expect(cli).toMatch(/left, right\); pass --image-column <name>$/);
     const right = await collect(await readParquet([two], { imageColumn: 'right' }));
     expect(right[0]!.data!.equals(Buffer.from(image(1)))).toBe(true);
 
@@ -518,7 +526,12 @@ describe('readParquet', () => {
       image: { data: [image(0)], schema: binary('image') },
       category: { data: ['x'], schema: string('category') },
     });
-    expect(await invalidArgument(readParquet([unlabelled]))).toMatch(/--label-column/);
+    expect(await invalidArgument(readParquet([unlabelled]))).toMatch(
+      /pass labelColumn <name> \(or labelBlobColumn <name>\)/,
+    );
+    expect(await invalidArgument(readParquet([unlabelled], { nameOption: ingestFlagOf }))).toMatch(
+      /pass --label-column <name> \(or --label-blob-column <name>\)/,
+    );
     const byName = await readParquet([unlabelled], { labelColumn: 'category' });
     expect(byName.labelNames).toEqual(['x']);
   });

@@ -7,13 +7,8 @@ import {
   type IngestSummary,
   type IngestSource,
   type PreprocessOptions,
-  readImageFolder,
-  readManifest,
-  readParquet,
-  readWebDataset,
+  openIngestFormat,
   parseShard,
-  refuseRepeatedKeys,
-  shardEntries,
   isColumnType,
   type ColumnType,
   validateIdentifier,
@@ -26,6 +21,14 @@ import type { IngestFlags } from './ingestFlags.js';
 import { createProgress } from '../progress.js';
 import { runAction } from '../runAction.js';
 import { reportToParent, runIngestWorkers, toWire, workerChildFlags } from './ingestWorkers.js';
+import {
+  addFormatInputOptions,
+  addFormatOptions,
+  formatOptionValues,
+  formatTitles,
+  givenFormat,
+  ingestFlagOf,
+} from './ingestFormatOptions.js';
 
 const positiveInt = (what: string, max: number) =>
   z.coerce
@@ -39,32 +42,19 @@ export function registerIngestCommand(program: Command): void {
   const cmd = program
     .command('ingest')
     .description(
-      'write an ImageFolder tree, a CSV/JSONL manifest, WebDataset tar shards or Parquet files ' +
-        'into a dataset (re-running resumes; several processes may split one source)',
+      `write ${formatTitles()} into a dataset ` +
+        '(re-running resumes; several processes may split one source)',
     )
-    .argument('<dataset>', 'dataset (keyspace) name: lower-case letters, digits, underscores')
-    .option('--image-folder <root>', 'ImageFolder tree: <root>/<class>/<file>')
-    .option('--manifest <file>', 'CSV or JSONL manifest with path, label and metadata columns')
-    .option(
-      '--webdataset <tar...>',
-      'WebDataset tar shards (.tar, .tar.gz), or brace patterns like shard-{000..099}.tar',
-    )
-    .option('--parquet <file...>', 'Parquet files (e.g. a Hugging Face dataset export)')
-    .option('--root <dir>', "folder the manifest's paths are relative to (default: its folder)")
-    .option(
-      '--column <name:type>',
-      'declare a metadata column type (text, int, bigint, double, boolean); repeatable',
-      (v: string, acc: string[]) => [...acc, v],
-      [] as string[],
-    )
-    .option('--label-field <name>', 'WebDataset: JSON field with the label (default: label)')
-    .option('--image-column <name>', 'Parquet: image column (binary, or a {bytes, path} struct)')
-    .option(
-      '--label-column <name>',
-      'Parquet: label column (default: the first of label, labels, class, target)',
-    )
-    .option('--key-column <name>', 'Parquet: unique key column (default: file name and row)')
-    .option('--label-blob-column <name>', 'Parquet: binary column stored as the label blob')
+    .argument('<dataset>', 'dataset (keyspace) name: lower-case letters, digits, underscores');
+  addFormatInputOptions(cmd);
+  cmd.option(
+    '--column <name:type>',
+    'declare a metadata column type (text, int, bigint, double, boolean); repeatable',
+    (v: string, acc: string[]) => [...acc, v],
+    [] as string[],
+  );
+  addFormatOptions(cmd);
+  cmd
     .option('--resize <px>', 'preprocess: resize the shorter side to this many pixels')
     .option('--crop <WxH>', 'preprocess: center crop, e.g. 224x224 (or 224)')
     .option('--quality <q>', 'preprocess: JPEG quality', '90')
@@ -103,46 +93,17 @@ export function registerIngestCommand(program: Command): void {
   );
 }
 
-/** Reads the source the flags name (the `--shard` part of it). */
+/** Reads the source the flags name (the `--shard` part of it), through the formats' registry. */
 export async function openIngestSource(flags: IngestFlags): Promise<IngestSource> {
-  const given = [flags.imageFolder, flags.manifest, flags.webdataset, flags.parquet].filter(
-    (v) => v !== undefined,
-  );
-  if (given.length !== 1) {
-    throw invalidArgument(
-      'give exactly one source: --image-folder <root>, --manifest <file>, ' +
-        '--webdataset <tar...> or --parquet <file...>',
-    );
-  }
-  const shard = flags.shard !== undefined ? parseShard(flags.shard) : undefined;
+  const { format, input } = givenFormat(flags);
+  const shard = flags.shard !== undefined ? parseShard(flags.shard, '--shard') : undefined;
   const declaredTypes = parseColumns(flags.column);
-  if (flags.webdataset) {
-    return readWebDataset(flags.webdataset, {
-      ...(shard ? { shard } : {}),
-      ...(flags.labelField ? { labelField: flags.labelField } : {}),
-      declaredTypes,
-    });
-  }
-  if (flags.parquet) {
-    return readParquet(flags.parquet, {
-      ...(shard ? { shard } : {}),
-      ...(flags.imageColumn ? { imageColumn: flags.imageColumn } : {}),
-      ...(flags.labelColumn ? { labelColumn: flags.labelColumn } : {}),
-      ...(flags.keyColumn ? { keyColumn: flags.keyColumn } : {}),
-      ...(flags.labelBlobColumn ? { labelBlobColumn: flags.labelBlobColumn } : {}),
-      declaredTypes,
-    });
-  }
-  const listed = flags.imageFolder
-    ? await readImageFolder(flags.imageFolder)
-    : await readManifest(flags.manifest!, {
-        ...(flags.root ? { root: flags.root } : {}),
-        declaredTypes,
-      });
-  // Checked over the whole source: a key listed twice could otherwise land in two shards.
-  refuseRepeatedKeys(listed.entries);
-  listed.entries = shardEntries(listed.entries, shard);
-  return listed;
+  return openIngestFormat(format, input, {
+    options: formatOptionValues(format, flags),
+    declaredTypes,
+    ...(shard ? { shard } : {}),
+    nameOption: ingestFlagOf,
+  });
 }
 
 /** Runs an ingest with a progress display; `ingest` and `demo` both use it. */
@@ -184,6 +145,7 @@ export async function runIngest(dataset: string, flags: IngestFlags): Promise<In
       ...(groupBytes !== undefined ? { groupBytes } : {}),
       concurrency,
       strict: flags.strict,
+      nameOption: ingestFlagOf,
       caps,
       consistency: {
         levels: {

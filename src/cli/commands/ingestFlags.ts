@@ -1,18 +1,13 @@
 import type { DbFlags } from '../dbOptions.js';
 
-/** Flags of `ingest`. */
+/**
+ * Flags of `ingest`. Those of the formats (each format's input, `--parquet`, and its own
+ * options, `--image-column`...) are made from the formats' registry (`INGEST_FORMATS`) and
+ * read by their option names, so they are not listed here.
+ */
 export interface IngestFlags extends DbFlags {
-  imageFolder?: string;
-  manifest?: string;
-  webdataset?: string[];
-  parquet?: string[];
-  root?: string;
+  [formatOption: string]: unknown;
   column: string[];
-  labelField?: string;
-  imageColumn?: string;
-  labelColumn?: string;
-  keyColumn?: string;
-  labelBlobColumn?: string;
   resize?: string;
   crop?: string;
   quality: string;

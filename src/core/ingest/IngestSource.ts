@@ -51,14 +51,17 @@ export function shardEntries<T>(entries: T[], shard: IngestShard | undefined): T
   return entries.filter((_, i) => i % shard.count === shard.index);
 }
 
-/** Parses `--shard i/n` (0 <= i < n <= 1024). */
-export function parseShard(spec: string): IngestShard {
+/**
+ * Parses a shard given as `i/n` (0 <= i < n <= 1024); `name` is what a message calls the
+ * setting (the CLI passes its flag).
+ */
+export function parseShard(spec: string, name = 'shard'): IngestShard {
   const m = /^(\d+)\/(\d+)$/.exec(spec.trim());
   const index = Number(m?.[1]);
   const count = Number(m?.[2]);
   if (!m || count < 1 || count > 1024 || index >= count) {
     throw invalidArgument(
-      `--shard ${spec}: use i/n with 0 <= i < n <= 1024 (e.g. 0/4 for the first of four processes)`,
+      `${name} ${spec}: use i/n with 0 <= i < n <= 1024 (e.g. 0/4 for the first of four processes)`,
     );
   }
   return { index, count };

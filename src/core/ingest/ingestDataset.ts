@@ -19,6 +19,7 @@ import { SampleWriter } from './SampleWriter.js';
 import { MAX_SAMPLE_BYTES, sampleProblem } from './sampleProblem.js';
 import { SourceFileReader } from './readSourceFile.js';
 import { preprocessImage, type PreprocessOptions } from './preprocessImage.js';
+import { type NameOption, ownOptionName } from './nameOption.js';
 
 /** Options of {@link ingestDataset}. */
 export interface IngestOptions {
@@ -47,6 +48,8 @@ export interface IngestOptions {
     levels: Record<ConsistencySetting, string>;
     settingNames: Record<ConsistencySetting, string>;
   };
+  /** How messages name these options (default: as named here; the CLI gives its flags). */
+  nameOption?: NameOption;
   onProgress?: (progress: IngestProgress) => void;
   /** Called once per skipped sample, as it happens. */
   onSkip?: (skip: IngestSkip) => void;
@@ -161,7 +164,8 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
   const skip = (entry: IngestEntry, reason: string): void => {
     const where = entry.filePath ?? entry.sourceKey;
     if (options.strict) {
-      throw invalidArgument(`${where}: ${reason} (--strict stops at the first bad sample)`);
+      const strict = (options.nameOption ?? ownOptionName)('strict');
+      throw invalidArgument(`${where}: ${reason} (${strict} stops at the first bad sample)`);
     }
     const skip = { origin: entry.origin, path: where, reason };
     progress.failed++;

@@ -17,6 +17,7 @@ import { convertValue } from './convertValue.js';
 import type { IngestEntry, MetadataValue } from './IngestEntry.js';
 import type { IngestShard, IngestSource } from './IngestSource.js';
 import { metadataColumnNames } from './metadataColumnName.js';
+import { type NameOption, ownOptionName } from './nameOption.js';
 
 /** Options of {@link readParquet}. */
 export interface ParquetOptions {
@@ -45,6 +46,8 @@ export interface ParquetOptions {
    * name (the name a Parquet column maps to, e.g. `nsfw` for `NSFW`).
    */
   declaredTypes?: Record<string, ColumnType>;
+  /** How messages name these options (default: as named here; the CLI gives its flags). */
+  nameOption?: NameOption;
 }
 
 /** Column names tried, in order, when no label column is given. */
@@ -85,7 +88,9 @@ export async function readParquet(
   for (const file of files) parquetFiles.push(await readFooter(file));
   const first = parquetFiles[0]!;
   for (const other of parquetFiles.slice(1)) checkSameSchema(first, other);
-  if (options.keyColumn === undefined) refuseRepeatedNames(parquetFiles);
+  if (options.keyColumn === undefined) {
+    refuseRepeatedNames(parquetFiles, options.nameOption ?? ownOptionName);
+  }
 
   const layout = planColumns(first, options);
   const groups = rowGroups(parquetFiles, options.shard);
@@ -245,14 +250,15 @@ function describeTree(tree: SchemaTree): string {
   return `${own}{${tree.children.map((c) => `${c.element.name}:${describeTree(c)}`).join(',')}}`;
 }
 
-function refuseRepeatedNames(files: ParquetFile[]): void {
+function refuseRepeatedNames(files: ParquetFile[], name: NameOption): void {
   const seen = new Map<string, string>();
   for (const f of files) {
     const prev = seen.get(f.name);
     if (prev !== undefined) {
       throw invalidArgument(
         `Parquet files ${prev} and ${f.path} have the same name, so their samples would get the ` +
-          'same keys (<file name>:<row>); rename one, or pass --key-column with a unique column',
+          `same keys (<file name>:<row>); rename one, or pass ${name('keyColumn')} with a unique ` +
+          'column',
       );
     }
     seen.set(f.name, f.path);
@@ -318,13 +324,14 @@ function scalarType(e: SchemaElement): ColumnType | 'binary' | undefined {
 
 function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout {
   const kinds = new Map(first.schema.children.map((c) => [c.element.name, classify(c)]));
+  const optionName = options.nameOption ?? ownOptionName;
   const listing = (): string =>
     [...kinds].map(([name, k]) => `${name} (${describeKind(k)})`).join(', ') || 'none';
-  const need = (name: string, flag: string): ColumnKind => {
+  const need = (name: string, option: string): ColumnKind => {
     const kind = kinds.get(name);
     if (!kind) {
       throw invalidArgument(
-        `${flag} ${name}: ${first.path} has no such column; its columns: ${listing()}`,
+        `${option} ${name}: ${first.path} has no such column; its columns: ${listing()}`,
       );
     }
     return kind;
@@ -334,9 +341,9 @@ function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout 
   let labelBlobColumn: string | undefined;
   if (options.labelBlobColumn !== undefined) {
     labelBlobColumn = options.labelBlobColumn;
-    if (need(labelBlobColumn, '--label-blob-column').kind !== 'binary') {
+    if (need(labelBlobColumn, optionName('labelBlobColumn')).kind !== 'binary') {
       throw invalidArgument(
-        `--label-blob-column ${labelBlobColumn} is ${describeKind(kinds.get(labelBlobColumn)!)}; ` +
+        `${optionName('labelBlobColumn')} ${labelBlobColumn} is ${describeKind(kinds.get(labelBlobColumn)!)}; ` +
           'a label blob column holds bytes (a Parquet binary column)',
       );
     }
@@ -344,10 +351,10 @@ function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout 
 
   let image: ColumnLayout['image'];
   if (options.imageColumn !== undefined) {
-    const kind = need(options.imageColumn, '--image-column');
+    const kind = need(options.imageColumn, optionName('imageColumn'));
     if (kind.kind !== 'binary' && kind.kind !== 'image-struct') {
       throw invalidArgument(
-        `--image-column ${options.imageColumn} is ${describeKind(kind)}; the image column must ` +
+        `${optionName('imageColumn')} ${options.imageColumn} is ${describeKind(kind)}; the image column must ` +
           'be binary, or a struct with a binary "bytes" field (such as Hugging Face’s Image)',
       );
     }
@@ -367,7 +374,7 @@ function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout 
           ? `${first.path} has no binary column (nor a struct with a binary "bytes" field) to ` +
               `take images from; its columns: ${listing()}`
           : `${first.path} has several columns that could hold the images ` +
-              `(${chosen.join(', ')}); pass --image-column <name>`,
+              `(${chosen.join(', ')}); pass ${optionName('imageColumn')} <name>`,
       );
     }
     image = { name: chosen[0]!, struct: kinds.get(chosen[0]!)!.kind === 'image-struct' };
@@ -376,19 +383,20 @@ function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout 
   let label: ColumnLayout['label'];
   const labelName = options.labelColumn ?? DEFAULT_LABEL_COLUMNS.find((name) => kinds.has(name));
   if (labelName !== undefined) {
-    const kind = need(labelName, '--label-column');
+    const kind = need(labelName, optionName('labelColumn'));
     const type = kind.kind === 'scalar' ? kind.type : undefined;
     if (type !== 'int' && type !== 'bigint' && type !== 'text') {
       throw invalidArgument(
         `label column ${labelName} is ${describeKind(kind)}; a label column holds integers or ` +
-          'class names (strings); pass --label-column <name> to use another column',
+          `class names (strings); pass ${optionName('labelColumn')} <name> to use another column`,
       );
     }
     label = { name: labelName, kind: type === 'text' ? 'text' : 'int' };
   } else if (labelBlobColumn === undefined) {
     throw invalidArgument(
       `${first.path} has no label column (looked for ${DEFAULT_LABEL_COLUMNS.join(', ')}); pass ` +
-        `--label-column <name> (or --label-blob-column <name>); its columns: ${listing()}`,
+        `${optionName('labelColumn')} <name> (or ${optionName('labelBlobColumn')} <name>); its columns: ` +
+        listing(),
     );
   }
   const classLabel = label && features?.[label.name]?.['names'];
@@ -401,10 +409,10 @@ function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout 
 
   const keyColumn = options.keyColumn;
   if (keyColumn !== undefined) {
-    const kind = need(keyColumn, '--key-column');
+    const kind = need(keyColumn, optionName('keyColumn'));
     if (kind.kind !== 'scalar' || !['text', 'int', 'bigint'].includes(kind.type)) {
       throw invalidArgument(
-        `--key-column ${keyColumn} is ${describeKind(kind)}; a key column holds strings or integers`,
+        `${optionName('keyColumn')} ${keyColumn} is ${describeKind(kind)}; a key column holds strings or integers`,
       );
     }
   }
@@ -423,7 +431,7 @@ function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout 
       c.name === c.source ? c.name : `${c.name} (from ${c.source})`,
     );
     throw invalidArgument(
-      `--column ${name}:${type}: ` +
+      `${optionName('declaredTypes')} ${name}:${type}: ` +
         (mapped !== undefined
           ? `column ${name} of ${first.path} is metadata column ${mapped}; declare ${mapped}`
           : kind === undefined

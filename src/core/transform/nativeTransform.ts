@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { TransformPlan } from './planTransform.js';
+import type { TransformPlan } from './geometry.js';
 import type { Interpolation } from './TransformSpec.js';
 
 /** What the native module reads of an image's header (no pixel is decoded). */

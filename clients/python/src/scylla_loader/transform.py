@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from importlib.resources import files
+from typing import Any, Literal
 
 from .v1 import loader_pb2
 
@@ -19,21 +21,38 @@ BadImagePolicy = Literal["fail", "skip"]
 """``fail``: a sample that cannot be decoded ends the stream with DATA_LOSS naming it;
 ``skip``: it is left out and counted in ``Batch.skipped_undecodable``."""
 
-_INTERPOLATION: Mapping[str, str] = {
-    "bilinear": "INTERPOLATION_BILINEAR",
-    "bicubic": "INTERPOLATION_BICUBIC",
-    "lanczos3": "INTERPOLATION_LANCZOS3",
-    "nearest": "INTERPOLATION_NEAREST",
+
+
+def _load_steps() -> dict[str, Any]:
+    """The transform's description, ``transform_steps.json``: its steps and their fields, as
+    the server describes them (written from its ``steps.ts``; a test of the server fails when
+    it is stale, and ``tests/unit/test_transform_steps.py`` checks this module against it)."""
+    text = files("scylla_loader").joinpath("transform_steps.json").read_text(encoding="utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+TRANSFORM_STEPS: dict[str, Any] = _load_steps()
+""":meta private:"""
+_FIELDS: Mapping[str, Mapping[str, Any]] = {
+    field["python"]: field for step in TRANSFORM_STEPS["steps"] for field in step["fields"]
 }
-_OUTPUT: Mapping[str, str] = {
-    "raw": "TRANSFORM_OUTPUT_RAW",
-    "jpeg": "TRANSFORM_OUTPUT_JPEG",
-    "webp": "TRANSFORM_OUTPUT_WEBP",
-}
-_BAD_IMAGE: Mapping[str, str] = {
-    "fail": "BAD_IMAGE_POLICY_FAIL",
-    "skip": "BAD_IMAGE_POLICY_SKIP",
-}
+
+
+def _enum_table(python_name: str) -> Mapping[str, str]:
+    """A described enum field's names to its proto value names (``bilinear`` ->
+    ``INTERPOLATION_BILINEAR``)."""
+    kind = _FIELDS[python_name]["type"]
+    return {value: f"{kind['prefix']}{value.upper()}" for value in kind["values"]}
+
+
+def _unspecified(python_name: str) -> str:
+    return f"{_FIELDS[python_name]['type']['prefix']}UNSPECIFIED"
+
+
+_INTERPOLATION = _enum_table("interpolation")
+_OUTPUT = _enum_table("output")
+_BAD_IMAGE = _enum_table("bad_image")
 
 _UINT32_MAX = 2**32 - 1
 
@@ -206,36 +225,32 @@ class Transform:
         return (self.random_resized_crop.height, self.random_resized_crop.width, self.channels)
 
     def to_proto(self) -> loader_pb2.Transform:
-        """The proto message; every value explicit except the enums left as ``None``."""
-        message = loader_pb2.Transform(
-            channels=self.channels,
-            resize=self.resize,
-            horizontal_flip=float(self.horizontal_flip),
-            interpolation=(
-                "INTERPOLATION_UNSPECIFIED"
-                if self.interpolation is None
-                else _INTERPOLATION[self.interpolation]
-            ),
-            output=_OUTPUT[self.output],
-            quality=self.quality,
-            bad_image_policy=(
-                "BAD_IMAGE_POLICY_UNSPECIFIED"
-                if self.bad_image is None
-                else _BAD_IMAGE[self.bad_image]
-            ),
-        )
-        if self.center_crop is not None:
-            message.center_crop.height, message.center_crop.width = self.center_crop
-        elif self.random_resized_crop is not None:
-            crop = self.random_resized_crop
-            message.random_resized_crop.CopyFrom(
-                loader_pb2.RandomResizedCrop(
-                    height=crop.height,
-                    width=crop.width,
-                    scale_min=crop.scale[0],
-                    scale_max=crop.scale[1],
-                    ratio_min=crop.ratio[0],
-                    ratio_max=crop.ratio[1],
-                )
-            )
+        """The proto message, field by field as ``transform_steps.json`` describes them; every
+        value explicit except the enums left as ``None``."""
+        message = loader_pb2.Transform()
+        for field in _FIELDS.values():
+            _set_field(message, field, getattr(self, field["python"]))
         return message
+
+
+def _set_field(message: loader_pb2.Transform, field: Mapping[str, Any], value: Any) -> None:
+    """Sets one described field of ``message`` from a validated attribute's value."""
+    kind = field["type"]
+    name = field["proto"]
+    if kind["kind"] == "enum":
+        table = _enum_table(field["python"])
+        setattr(message, name, _unspecified(field["python"]) if value is None else table[value])
+    elif kind["kind"] == "double":
+        setattr(message, name, float(value))
+    elif kind["kind"] == "uint32":
+        setattr(message, name, value)
+    elif value is not None:  # a nested message: a tuple of its fields, or a dataclass
+        nested = getattr(message, name)
+        nested.SetInParent()
+        for i, sub in enumerate(kind["fields"]):
+            part = value[i] if kind["python"] == "tuple" else getattr(value, sub["python"])
+            if sub["type"] == "range":
+                for proto_name, bound in zip(sub["proto"], part):
+                    setattr(nested, proto_name, bound)
+            else:
+                setattr(nested, sub["proto"][0], part)

@@ -1,0 +1,17 @@
+import { readImageFolder } from '../readImageFolder.js';
+import type { IngestFormat } from './IngestFormat.js';
+
+/** An ImageFolder tree, `root/<class>/<file>`: classes are the sorted folder names. */
+export const imageFolderFormat: IngestFormat = {
+  name: 'imagefolder',
+  title: 'an ImageFolder tree',
+  input: {
+    name: 'imageFolder',
+    value: '<root>',
+    description: 'ImageFolder tree: <root>/<class>/<file>',
+  },
+  options: [],
+  declaresTypes: false,
+  sharding: 'entries',
+  open: (input) => readImageFolder(String(input)),
+};
