@@ -23,13 +23,12 @@ import {
   type SplitIds,
 } from '../../src/core/index.js';
 import { datasetNamespace, sampleId } from '../../src/core/schema/sampleId.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer } from '../../src/server/createLoaderServer.js';
 import { collectBatches, engineOptions, metricValue } from '../support/engineOptions.js';
 import { type ExpectedSample, ingestMixedLabelDataset } from '../support/manifestDataset.js';
 import { runCli } from '../support/runCli.js';
 import { runCommand } from '../support/runCommand.js';
 import { metric, pidsOf, scrape, startServeCli } from '../support/serveCli.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 /**
@@ -326,18 +325,11 @@ describe('the sample cache in the fetch engine', () => {
 describe('a loader with a sample cache', () => {
   it('streams the new bytes of a dataset dropped and ingested again under its name', async () => {
     const remade = uniqueKeyspace();
-    const server = await createLoaderServer(
-      serverConfigSchema.parse({
-        db: testDbConfig(),
-        host: '127.0.0.1',
-        port: 0,
-        metricsPort: 0,
-        resumeKey: randomBytes(32).toString('hex'),
-        cacheMemoryBytes: 64 << 20,
-        cacheDir: tempDir(),
-      }),
-      { logger: pino({ level: 'silent' }) },
-    );
+    const server = await startTestServer({
+      resumeKey: randomBytes(32).toString('hex'),
+      cacheMemoryBytes: 64 << 20,
+      cacheDir: tempDir(),
+    });
     const client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
     const streamAll = async (): Promise<Map<string, Buffer>> => {
       const got = new Map<string, Buffer>();
@@ -454,17 +446,13 @@ describe('a loader with a sample cache', () => {
       { level: 'info' },
       { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
     );
-    const server = await createLoaderServer(
-      serverConfigSchema.parse({
-        db: testDbConfig(),
-        host: '127.0.0.1',
-        port: 0,
-        metricsPort: 0,
+    const server = await startTestServer(
+      {
         resumeKey: randomBytes(32).toString('hex'),
         cacheMemoryBytes: 0,
         cacheDir: mount,
         cacheDiskBytes: 64 << 20,
-      }),
+      },
       { logger },
     );
     const client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });

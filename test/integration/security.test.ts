@@ -7,21 +7,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
 import type cassandra from 'cassandra-driver';
 import { service as healthService } from 'grpc-health-check';
-import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClientError, LoaderClient, type LoaderClientOptions } from '../../src/client/index.js';
 import { createDbClient } from '../../src/core/index.js';
 import { hashToken } from '../../src/server/auth/hashToken.js';
 import { newToken } from '../../src/server/auth/newToken.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { makeTestCa, type TestCa, type TestCert } from '../support/testCerts.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
+import { startTestServer } from '../support/loaderServer.js';
 
-const silent = pino({ level: 'silent' });
 const N = 240;
 let db: cassandra.Client;
 let dataset: string;
@@ -58,16 +56,9 @@ afterAll(async () => {
   await db?.shutdown();
 });
 
+/** A loader of test/support that drops its streams at once on shutdown, closed after the test. */
 async function startServer(overrides: Record<string, unknown>): Promise<LoaderServer> {
-  const config = serverConfigSchema.parse({
-    db: testDbConfig(),
-    host: '127.0.0.1',
-    port: 0,
-    metricsPort: 0,
-    shutdownGraceMs: 0,
-    ...overrides,
-  });
-  const server = await createLoaderServer(config, { logger: silent });
+  const server = await startTestServer({ shutdownGraceMs: 0, ...overrides });
   servers.push(server);
   return server;
 }

@@ -4,7 +4,6 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
-import pino from 'pino';
 import sharp from 'sharp';
 import { parse as uuidParse } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,12 +21,12 @@ import {
   sampleId,
 } from '../../src/core/index.js';
 import { randomResizedRegion } from '../../src/core/transform/planTransform.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
 import { type ImageFixture, ingestImageDataset, patternPixels } from '../support/imageDataset.js';
 import { metric } from '../support/serveCli.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 const GOOD = 40;
@@ -220,19 +219,12 @@ afterAll(async () => {
 /** A loader over the test's dataset, decoding with the native module (`auto`) or sharp alone. */
 function useLoader(mode: 'auto' | 'off'): void {
   beforeAll(async () => {
-    server = await createLoaderServer(
-      serverConfigSchema.parse({
-        db: testDbConfig(),
-        host: '127.0.0.1',
-        port: 0,
-        metricsPort: 0,
-        resumeKey,
-        maxImagePixels: 4_000_000,
-        transformConcurrency: 2,
-        nativeTransforms: mode,
-      }),
-      { logger: pino({ level: 'silent' }) },
-    );
+    server = await startTestServer({
+      resumeKey,
+      maxImagePixels: 4_000_000,
+      transformConcurrency: 2,
+      nativeTransforms: mode,
+    });
     client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
   });
   afterAll(async () => {
