@@ -156,7 +156,6 @@ if [ -n "${SCYLLA_LOADER_SETUP_STEP:-}" ]; then
   "${SCYLLA_LOADER_SETUP_STEP}_step"
   exit
 fi
-run() { env SCYLLA_LOADER_SETUP_STEP="$1" bash "$self" "${@:2}"; }
 args=()
 $demo_only && args=(--demo)
 
@@ -184,9 +183,11 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # `step NAME COMMAND...`: runs COMMAND in the background, its output into $logs/NAME.log.
+# `step NAME own` runs this script's NAME_step.
 step() {
   local name=$1
   shift
+  if [ "$*" = own ]; then set -- env SCYLLA_LOADER_SETUP_STEP="$name" bash "$self" "${args[@]}"; fi
   echo "setup: $name: started"
   if command -v setsid >/dev/null 2>&1; then
     setsid "$@" >"$logs/$name.log" 2>&1 </dev/null &
@@ -228,9 +229,9 @@ await() {
   done
 }
 
-step npm run npm "${args[@]}"
+step npm own
 if command -v cargo >/dev/null 2>&1; then
-  step native run native "${args[@]}"
+  step native own
 elif $demo_only; then
   echo "cargo not found: the native transform module is not built (Rust: https://rustup.rs)" >&2
 else
@@ -244,12 +245,12 @@ if ! $demo_only; then
   # it failed on a fresh machine). The venv's download (about 2.2 GB on a fresh machine) waits
   # on the network while the builds use the CPU.
   step python scripts/python-env.sh
-  command -v promtool >/dev/null 2>&1 || step promtool run promtool
-  step tools run tools
+  command -v promtool >/dev/null 2>&1 || step promtool own
+  step tools own
 fi
 
 await npm
-step db run db "${args[@]}"
+step db own
 if $demo_only; then
   # The demo runs on sharp without the native module (slower, with a warning).
   optional=" native "
