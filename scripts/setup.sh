@@ -12,8 +12,8 @@
 #   at once      npm ci then the proto types | system packages (apt: nasm, cmake) then the
 #                native module (cargo) | without --demo: the Python test venv
 #                (scripts/python-env.sh), the checking tools (scripts/tools/*.sh), promtool (apt)
-#   after npm    --demo: the local node (its jars on first use, then the JVM start);
-#                without: the node's jars only, the source photographs
+#   after npm    the local node (its jars on first use, then the JVM start); without --demo
+#                also the source photographs
 #
 # A line says when each step starts and ends (with its time), and the output of each is shown
 # when it ends. When one fails, its output is shown, the others are stopped (with everything
@@ -139,13 +139,13 @@ tools_step() {
   done
 }
 
-# The local node's jars (Maven Central), unless the tests run against a cluster of the user's;
-# for the demo the node itself is started too (it reuses a running one), while cargo builds.
+# The local node (its jars from Maven Central on first use, then the JVM's start, half a minute
+# or more), unless the tests run against a cluster of the user's: started here, while cargo
+# builds, rather than by the demo's first step or the integration tests' global setup, which
+# would then wait for it. It stays up (the demo and the tests reuse a running node).
 db_step() {
-  if $demo_only; then
+  if $demo_only || [ -z "${SCYLLA_LOADER_CONTACT_POINTS:-}" ]; then
     npx tsx src/cli/main.ts db start
-  elif [ -z "${SCYLLA_LOADER_CONTACT_POINTS:-}" ]; then
-    npx tsx src/cli/main.ts db fetch
   fi
 }
 
