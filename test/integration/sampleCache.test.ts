@@ -23,6 +23,7 @@ import {
   type SplitIds,
 } from '../../src/core/index.js';
 import { datasetNamespace, sampleId } from '../../src/core/schema/sampleId.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { collectBatches, engineOptions, metricValue } from '../support/engineOptions.js';
 import { type ExpectedSample, ingestMixedLabelDataset } from '../support/manifestDataset.js';
 import { runCli } from '../support/runCli.js';
@@ -493,9 +494,7 @@ describe('a loader with a sample cache', () => {
     const dir = tempDir();
     const db = testDbConfig();
     const env = {
-      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(db.port),
-      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+      ...dbEnv(db),
     };
     const missing = await runCli(['cache', 'warm', ks, 'all'], env);
     expect(missing.code).toBe(1);

@@ -13,6 +13,8 @@ import { createDbClient } from '../../src/core/index.js';
 import { hashToken } from '../../src/server/auth/hashToken.js';
 import { newToken } from '../../src/server/auth/newToken.js';
 import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import { dbEnv } from '../support/dbEnv.js';
+import { SERVE_ON_FREE_PORTS } from '../support/serveCli.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { makeTestCa, type TestCa, type TestCert } from '../support/testCerts.js';
@@ -469,9 +471,7 @@ describe('serve (CLI) with every secret set', () => {
     const password = `pw-${randomBytes(12).toString('hex')}`;
     const cfg = testDbConfig();
     const env = {
-      SCYLLA_LOADER_CONTACT_POINTS: cfg.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(cfg.port),
-      SCYLLA_LOADER_LOCAL_DC: cfg.localDataCenter,
+      ...dbEnv(cfg),
       SCYLLA_LOADER_RESUME_KEY: resumeKey,
       SCYLLA_LOADER_DB_USERNAME: 'loader',
       SCYLLA_LOADER_DB_PASSWORD: password,
@@ -488,10 +488,10 @@ describe('serve (CLI) with every secret set', () => {
     const secrets = [reader, admin, wrong, resumeKey, password, ...keyLines];
 
     const readyFile = newReadyFile();
-    const child = spawnCli(
-      ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
-      { ...env, SCYLLA_LOADER_READY_FILE: readyFile },
-    );
+    const child = spawnCli([...SERVE_ON_FREE_PORTS], {
+      ...env,
+      SCYLLA_LOADER_READY_FILE: readyFile,
+    });
     const done = collect(child);
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

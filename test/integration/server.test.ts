@@ -20,6 +20,7 @@ import type {
   StreamBatchesResponse__Output,
 } from '../../src/generated/scylla_loader/v1/StreamBatchesResponse.js';
 import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 import {
   LOADER_SERVICE_NAME,
@@ -393,9 +394,7 @@ describe('serve (CLI)', () => {
   const cliEnv = (): NodeJS.ProcessEnv => {
     const cfg = testDbConfig();
     return {
-      SCYLLA_LOADER_CONTACT_POINTS: cfg.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(cfg.port),
-      SCYLLA_LOADER_LOCAL_DC: cfg.localDataCenter,
+      ...dbEnv(cfg),
     };
   };
 

@@ -26,6 +26,7 @@ import {
 } from '../../src/core/index.js';
 import { createCreateSplitsHandler } from '../../src/server/rpc/createSplits.js';
 import type { ServerContext } from '../../src/server/ServerContext.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { runCli } from '../support/runCli.js';
 import { syntheticPathology, type Tile } from '../support/syntheticPathology.js';
 import { startTestServer } from '../support/loaderServer.js';
@@ -77,9 +78,7 @@ async function ingestPathology(dataset: string): Promise<Map<string, Tile>> {
 function cliEnv(): NodeJS.ProcessEnv {
   const cfg = testDbConfig();
   return {
-    SCYLLA_LOADER_CONTACT_POINTS: cfg.contactPoints.join(','),
-    SCYLLA_LOADER_CQL_PORT: String(cfg.port),
-    SCYLLA_LOADER_LOCAL_DC: cfg.localDataCenter,
+    ...dbEnv(cfg),
   };
 }
 

@@ -20,6 +20,7 @@ import {
   sampleId,
   loadSplitIds,
 } from '../../src/core/index.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
@@ -230,9 +231,7 @@ describe('StreamBatches through the SDK', () => {
   it('the loader killed with SIGKILL mid-epoch and restarted: the SDK resumes, exactly once', async () => {
     const db = testDbConfig();
     const env = {
-      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(db.port),
-      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+      ...dbEnv(db),
       SCYLLA_LOADER_RESUME_KEY: resumeKey,
       SCYLLA_LOADER_LOG_LEVEL: 'warn',
     };

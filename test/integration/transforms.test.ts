@@ -22,8 +22,9 @@ import {
 } from '../../src/core/index.js';
 import { randomResizedRegion } from '../../src/core/transform/planTransform.js';
 import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { type ImageFixture, ingestImageDataset, patternPixels } from '../support/imageDataset.js';
-import { metric } from '../support/serveCli.js';
+import { metric, SERVE_ON_FREE_PORTS } from '../support/serveCli.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 import { startTestServer } from '../support/loaderServer.js';
@@ -392,24 +393,19 @@ describe.each([
   it('a second loader process, with a sample cache, gives byte-identical pixels, cold and warm', async () => {
     const db = testDbConfig();
     const readyFile = newReadyFile();
-    const loader = spawnCli(
-      ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
-      {
-        SCYLLA_LOADER_READY_FILE: readyFile,
-        SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-        SCYLLA_LOADER_CQL_PORT: String(db.port),
-        SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
-        SCYLLA_LOADER_RESUME_KEY: resumeKey,
-        SCYLLA_LOADER_LOG_LEVEL: 'warn',
-        SCYLLA_LOADER_MAX_IMAGE_PIXELS: '4000000',
-        SCYLLA_LOADER_NATIVE_TRANSFORMS: mode,
-        // The cache keeps what the database returned; the transform runs on every delivery.
-        // The disk tier is the one the loader's workers share (the two streams below may go to
-        // different workers, each with a memory tier of its own).
-        SCYLLA_LOADER_CACHE_MEMORY_BYTES: String(64 << 20),
-        SCYLLA_LOADER_CACHE_DIR: mkdtempSync(path.join(os.tmpdir(), 'sl-transform-cache-')),
-      },
-    );
+    const loader = spawnCli([...SERVE_ON_FREE_PORTS], {
+      SCYLLA_LOADER_READY_FILE: readyFile,
+      ...dbEnv(db),
+      SCYLLA_LOADER_RESUME_KEY: resumeKey,
+      SCYLLA_LOADER_LOG_LEVEL: 'warn',
+      SCYLLA_LOADER_MAX_IMAGE_PIXELS: '4000000',
+      SCYLLA_LOADER_NATIVE_TRANSFORMS: mode,
+      // The cache keeps what the database returned; the transform runs on every delivery.
+      // The disk tier is the one the loader's workers share (the two streams below may go to
+      // different workers, each with a memory tier of its own).
+      SCYLLA_LOADER_CACHE_MEMORY_BYTES: String(64 << 20),
+      SCYLLA_LOADER_CACHE_DIR: mkdtempSync(path.join(os.tmpdir(), 'sl-transform-cache-')),
+    });
     const done = collect(loader);
     // Waited for by its ready file: a cold, loaded machine took over 15 s to start it, longer
     // than a client's reconnects to a port nobody listened on yet.
