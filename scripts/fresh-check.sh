@@ -4,9 +4,12 @@
 # point at a new folder, so npm's, pip's, Maven's, Go's and cargo's caches, the project's own
 # cache and the local node all start from nothing), and prints the time of each.
 #
-#   scripts/fresh-check.sh [--warm] [--keep] [--dir <folder>]
+#   scripts/fresh-check.sh [--warm] [--no-nasm] [--keep] [--dir <folder>]
 #
 #   --warm    then run both commands once more in the same clone (the warm times)
+#   --no-nasm as on a machine without nasm (a fresh Debian has none): the commands see no nasm
+#             (nor yasm) until the set-up has installed it with apt-get, which then really
+#             downloads and unpacks it again (see no_nasm_shim below)
 #   --keep    keep the folder afterwards (it is kept anyway when a command failed)
 #   --dir     where to make the folder (default: a new one under ${TMPDIR:-/tmp})
 #
@@ -16,18 +19,20 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 warm=false
+no_nasm=false
 keep=false
 base="${TMPDIR:-/tmp}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --warm) warm=true ;;
+    --no-nasm) no_nasm=true ;;
     --keep) keep=true ;;
     --dir)
       base="${2:?--dir needs a folder}"
       shift
       ;;
     *)
-      echo "usage: scripts/fresh-check.sh [--warm] [--keep] [--dir <folder>]" >&2
+      echo "usage: scripts/fresh-check.sh [--warm] [--no-nasm] [--keep] [--dir <folder>]" >&2
       exit 2
       ;;
   esac
@@ -67,11 +72,53 @@ if [ -d "${PYENV_ROOT:-$HOME/.pyenv}" ]; then
   toolchains+=(PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}")
 fi
 
+# --no-nasm: a folder put first on PATH whose nasm and yasm fail as a missing command would
+# (the set-up and native/build.sh run `nasm -v` to find one, and cmake runs what it finds), and
+# whose apt-get is the real one, except that installing nasm reinstalls it (the download and
+# unpacking a fresh machine pays; apt-get update runs as it would) and then lets the folder's
+# nasm run the real one. nasm cannot simply be left off PATH: it is in /usr/bin.
+no_nasm_shim() {
+  local shim=$1 real_nasm real_apt tool
+  real_nasm=$(command -v nasm || true)
+  real_apt=$(command -v apt-get || true)
+  mkdir -p "$shim"
+  for tool in nasm yasm; do
+    cat >"$shim/$tool" <<EOF
+#!/bin/sh
+# fresh-check --no-nasm: $tool is missing until apt-get has installed nasm.
+if [ "$tool" = nasm ] && [ -f "$shim/.installed" ] && [ -n "$real_nasm" ]; then
+  exec "$real_nasm" "\$@"
+fi
+echo "$tool: command not found (fresh-check --no-nasm)" >&2
+exit 127
+EOF
+  done
+  cat >"$shim/apt-get" <<EOF
+#!/usr/bin/env bash
+# fresh-check --no-nasm: the real apt-get; installing nasm reinstalls it, then makes it visible.
+args=("\$@")
+case " \$* " in
+  *" install "*" nasm "*) nasm=true args=(--reinstall "\${args[@]}") ;;
+  *) nasm=false ;;
+esac
+"$real_apt" "\${args[@]}" || exit
+if \$nasm; then touch "$shim/.installed"; fi
+EOF
+  chmod +x "$shim/nasm" "$shim/yasm" "$shim/apt-get"
+}
+path="$PATH"
+if $no_nasm; then
+  [ "$(id -u)" -eq 0 ] || { echo "fresh-check: --no-nasm needs root (its apt-get is real)" >&2; exit 2; }
+  no_nasm_shim "$work/no-nasm"
+  path="$work/no-nasm:$PATH"
+fi
+
 fresh() {
   env -u SCYLLA_LOADER_CACHE_DIR -u SCYLLA_LOADER_PYTHON -u SCYLLA_LOADER_BENCH_PYTHON \
     -u SCYLLA_LOADER_CONTACT_POINTS -u PIP_CACHE_DIR -u GOPATH -u GOMODCACHE -u GOCACHE \
     -u CARGO_HOME -u MAVEN_OPTS \
     HOME="$fresh_home" XDG_CACHE_HOME="$fresh_home/.cache" npm_config_cache="$fresh_home/.npm" \
+    PATH="$path" \
     "${toolchains[@]}" "$@"
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Quick start, command 2: every check the project has (see README). CI runs exactly this.
 #
-# 1. scripts/setup.sh makes every environment a test needs (npm packages, checking tools, the
-#    local node's jars, the source photographs, the Python venv) before any test runs.
+# 1. scripts/setup.sh makes every environment a test needs (npm packages, the native module,
+#    checking tools, the source photographs, the Python venv) and starts the local node, before
+#    any test runs; its steps run side by side (see there).
 # 2. The checks that need no database, two at a time (this project's machine has 2 cores):
 #    types, build and the TypeScript unit tests beside format, lint, import cycles, proto lint
 #    and the Python client's mypy and unit tests.

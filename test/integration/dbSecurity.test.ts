@@ -9,6 +9,8 @@ import { LoaderClient } from '../../src/client/LoaderClient.js';
 import { findJava } from '../../src/devdb/findJava.js';
 import { type LocalCluster, startLocalCluster } from '../../src/devdb/localCluster.js';
 import { stopLocalCluster } from '../../src/devdb/stopLocalCluster.js';
+import { dbEnv } from '../support/dbEnv.js';
+import { SERVE_ON_FREE_PORTS } from '../support/serveCli.js';
 import { collect, runCli, spawnCli, type CliResult } from '../support/runCli.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 import { makeTestCa, type TestCa } from '../support/testCerts.js';
@@ -53,9 +55,7 @@ beforeAll(async () => {
   otherCa = makeTestCa('db-other');
   password = (await readFile(cluster.auth.passwordFile, 'utf8')).trim();
   baseEnv = {
-    SCYLLA_LOADER_CONTACT_POINTS: cluster.contactPoints.join(','),
-    SCYLLA_LOADER_CQL_PORT: String(cluster.port),
-    SCYLLA_LOADER_LOCAL_DC: cluster.localDataCenter,
+    ...dbEnv(cluster),
     SCYLLA_LOADER_DB_USERNAME: cluster.auth.username,
     SCYLLA_LOADER_DB_TLS_CA: cluster.tls.caFile,
     SCYLLA_LOADER_DB_TLS_CERT: cluster.tls.clientCertFile,
@@ -219,10 +219,12 @@ describe('the database with password authentication, TLS only and client certifi
 /** Serves with `env` and streams one epoch of the dataset: the ids received, serve's output. */
 async function streamOnce(env: NodeJS.ProcessEnv): Promise<{ ids: string[]; result: CliResult }> {
   const readyFile = newReadyFile();
-  const serve = spawnCli(
-    ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
-    { ...baseEnv, SCYLLA_LOADER_LOG_LEVEL: 'info', SCYLLA_LOADER_READY_FILE: readyFile, ...env },
-  );
+  const serve = spawnCli([...SERVE_ON_FREE_PORTS], {
+    ...baseEnv,
+    SCYLLA_LOADER_LOG_LEVEL: 'info',
+    SCYLLA_LOADER_READY_FILE: readyFile,
+    ...env,
+  });
   const output = collect(serve);
   const ids: string[] = [];
   try {
@@ -249,10 +251,11 @@ async function streamOnce(env: NodeJS.ProcessEnv): Promise<{ ids: string[]; resu
 
 /** Runs `serve` expecting it to stop on its own at start; kills it if it serves instead. */
 async function serveOnce(env: NodeJS.ProcessEnv): Promise<CliResult> {
-  const child = spawnCli(
-    ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
-    { ...baseEnv, SCYLLA_LOADER_LOG_LEVEL: 'info', ...env },
-  );
+  const child = spawnCli([...SERVE_ON_FREE_PORTS], {
+    ...baseEnv,
+    SCYLLA_LOADER_LOG_LEVEL: 'info',
+    ...env,
+  });
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   try {
     return await collect(child);

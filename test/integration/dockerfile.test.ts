@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { dbEnv } from '../support/dbEnv.js';
 import { toolPath } from '../support/toolPath.js';
 import { testDbConfig } from './dbHelpers.js';
 import { runCommand as run } from '../support/runCommand.js';
@@ -293,9 +294,7 @@ describe('Dockerfile', () => {
           ...runtimeEnv(),
           SCYLLA_LOADER_GRPC_PORT: String(grpcPort),
           SCYLLA_LOADER_METRICS_PORT: String(metricsPort),
-          SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-          SCYLLA_LOADER_CQL_PORT: String(db.port),
-          SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+          ...dbEnv(db),
           SCYLLA_LOADER_RESUME_KEY: randomBytes(32).toString('hex'),
           ...(db.username ? { SCYLLA_LOADER_DB_USERNAME: db.username } : {}),
           ...(db.password ? { SCYLLA_LOADER_DB_PASSWORD: db.password } : {}),
@@ -400,9 +399,7 @@ describe('the image health check with gRPC TLS', () => {
       SCYLLA_LOADER_GRPC_PORT: '0',
       SCYLLA_LOADER_METRICS_PORT: '0',
       SCYLLA_LOADER_READY_FILE: readyFile,
-      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(db.port),
-      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+      ...dbEnv(db),
       SCYLLA_LOADER_WORKERS: '1',
       ...env,
     };

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientError } from '../../src/client/ClientError.js';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
@@ -8,9 +7,9 @@ import { mergeResumeTokens } from '../../src/client/mergeResumeTokens.js';
 import type { StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
 import { createDbClient, datasetNamespace, sampleId } from '../../src/core/index.js';
 import { encodeJobCheckpoint } from '../../src/proto/jobCheckpointCodec.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 const N = 1000;
@@ -81,16 +80,7 @@ beforeAll(async () => {
   const expected = await ingestSmallDataset(db, ks, N);
   const ns = datasetNamespace(ks);
   allIds = sorted([...expected.keys()].map((k) => sampleId(k, ns)));
-  server = await createLoaderServer(
-    serverConfigSchema.parse({
-      db: testDbConfig(),
-      host: '127.0.0.1',
-      port: 0,
-      metricsPort: 0,
-      resumeKey: randomBytes(32).toString('hex'),
-    }),
-    { logger: pino({ level: 'silent' }) },
-  );
+  server = await startTestServer({ resumeKey: randomBytes(32).toString('hex') });
   client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
 });
 

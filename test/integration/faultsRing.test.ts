@@ -16,8 +16,7 @@ import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
 import { stopLocalCluster } from '../../src/devdb/stopLocalCluster.js';
 import { stopLocalNode } from '../../src/devdb/stopLocalNode.js';
 import { ClientError, LoaderClient } from '../../src/client/index.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer } from '../../src/server/createLoaderServer.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 // A ring of its own next to the shared node: own addresses and cluster name (see ring.test.ts).
@@ -114,14 +113,8 @@ describe('database node faults on a 3-node ring (replication 3), checked by the 
 
 describe('durability at the default consistency on the ring (replication 3)', () => {
   it('ingests and streams with a node down, keeps what it acknowledged through the loss of another, and refuses writes two nodes short naming the setting', async () => {
-    const server = await createLoaderServer(
-      serverConfigSchema.parse({
-        host: '127.0.0.1',
-        port: 0,
-        metricsPort: 0,
-        replication: 'simple:3',
-        db: bed.db,
-      }),
+    const server = await startTestServer(
+      { replication: 'simple:3', db: bed.db },
       { logger: pino({ level: 'error' }) },
     );
     const loaderClient = new LoaderClient(`127.0.0.1:${server.port}`, {
@@ -152,15 +145,9 @@ describe('durability at the default consistency on the ring (replication 3)', ()
       // It missed the keyspace made while it was down: wait until gossip has brought it over.
       await waitForSchemaAgreement();
       expect(await stopLocalNode(stateDir, 1, { signal: 'SIGKILL' })).toEqual({ stopped: true });
-      const quorumReader = await createLoaderServer(
-        serverConfigSchema.parse({
-          host: '127.0.0.1',
-          port: 0,
-          metricsPort: 0,
-          db: { ...bed.db, sampleReadConsistency: 'LOCAL_QUORUM' },
-        }),
-        { logger: pino({ level: 'silent' }) },
-      );
+      const quorumReader = await startTestServer({
+        db: { ...bed.db, sampleReadConsistency: 'LOCAL_QUORUM' },
+      });
       // Until the ring marks node 1 down (seconds), a quorum read may wait on it and time out
       // (UNAVAILABLE): the SDK retries, as a trainer's would.
       const reader = new LoaderClient(`127.0.0.1:${quorumReader.port}`, {

@@ -4,15 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type cassandra from 'cassandra-driver';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
 import { createDbClient } from '../../src/core/index.js';
 import { ingestImageDataset } from '../support/imageDataset.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { toolPath } from '../support/toolPath.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 /**
@@ -168,17 +167,10 @@ beforeAll(async () => {
   await ingestSmallDataset(db, ks, 200);
   imagesKs = uniqueKeyspace();
   await ingestImageDataset(db, imagesKs, 12, true);
-  server = await createLoaderServer(
-    serverConfigSchema.parse({
-      db: testDbConfig(),
-      host: '127.0.0.1',
-      port: 0,
-      metricsPort: 0,
-      // The image dataset's 2,500 x 2,500 PNG is then refused unread (reason pixel_limit).
-      maxImagePixels: 4_000_000,
-    }),
-    { logger: pino({ level: 'silent' }) },
-  );
+  server = await startTestServer({
+    // The image dataset's 2,500 x 2,500 PNG is then refused unread (reason pixel_limit).
+    maxImagePixels: 4_000_000,
+  });
   client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
 });
 

@@ -1,14 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import cassandra from 'cassandra-driver';
-import pino from 'pino';
 import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientError } from '../../src/client/ClientError.js';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
 import type { DecodedBatch } from '../../src/client/DecodedBatch.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
 import {
   type AssembledBatch,
   BatchFetcher,
@@ -21,6 +19,7 @@ import {
 } from '../../src/core/index.js';
 import { collectBatches, engineOptions } from '../support/engineOptions.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 /**
@@ -214,19 +213,12 @@ describe('grouped reads through a served stream', () => {
   let client: LoaderClient;
 
   beforeAll(async () => {
-    server = await createLoaderServer(
-      serverConfigSchema.parse({
-        db: testDbConfig(),
-        host: '127.0.0.1',
-        port: 0,
-        metricsPort: 0,
-        resumeKey: randomBytes(32).toString('hex'),
-        groupReads: 'auto',
-        groupReadsMaxBytes: 1000,
-        groupReadsSize: 16,
-      }),
-      { logger: pino({ level: 'silent' }) },
-    );
+    server = await startTestServer({
+      resumeKey: randomBytes(32).toString('hex'),
+      groupReads: 'auto',
+      groupReadsMaxBytes: 1000,
+      groupReadsSize: 16,
+    });
     client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
   });
 

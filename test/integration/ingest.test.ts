@@ -21,6 +21,7 @@ import {
   MAX_SAMPLE_BYTES,
 } from '../../src/core/index.js';
 import { toGrpcStatus } from '../../src/server/errors/toGrpcStatus.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { writeCorruptJpeg, writeJpegs } from '../support/fixtures.js';
 import { collect, runCli, spawnCli } from '../support/runCli.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace, selectAll } from './dbHelpers.js';
@@ -40,9 +41,7 @@ function newDataset(): string {
 function cliEnv(): NodeJS.ProcessEnv {
   const db = testDbConfig();
   return {
-    SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-    SCYLLA_LOADER_CQL_PORT: String(db.port),
-    SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+    ...dbEnv(db),
   };
 }
 

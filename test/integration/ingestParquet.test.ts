@@ -14,6 +14,7 @@ import {
   type IngestSource,
 } from '../../src/core/index.js';
 import { encodeGreyPng } from '../../src/datasets/encodeGreyPng.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { runCli } from '../support/runCli.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace, selectAll } from './dbHelpers.js';
 
@@ -30,9 +31,7 @@ let images: Array<{ png: Buffer; label: number; name: string }>;
 function cliEnv(): NodeJS.ProcessEnv {
   const db = testDbConfig();
   return {
-    SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-    SCYLLA_LOADER_CQL_PORT: String(db.port),
-    SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+    ...dbEnv(db),
   };
 }
 

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
 import cassandra from 'cassandra-driver';
-import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   ClientError,
@@ -25,12 +24,11 @@ import {
 import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
 import { hashToken } from '../../src/server/auth/hashToken.js';
 import { newToken } from '../../src/server/auth/newToken.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
 import { FLOW_CONTROL_WINDOW_BYTES } from '../../src/server/grpcServerOptions.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
-const silent = pino({ level: 'silent' });
 const COLUMNS = { who: 'text', n: 'int', big: 'bigint', x: 'double', ok: 'boolean' } as const;
 const LABELS = ['cat', 'dog', 'fox'];
 
@@ -59,18 +57,9 @@ afterAll(async () => {
   await db?.shutdown();
 });
 
-async function startServer(overrides: Record<string, unknown> = {}): Promise<LoaderServer> {
-  return createLoaderServer(
-    serverConfigSchema.parse({
-      db: testDbConfig(),
-      host: '127.0.0.1',
-      port: 0,
-      metricsPort: 0,
-      shutdownGraceMs: 0,
-      ...overrides,
-    }),
-    { logger: silent },
-  );
+/** A loader of test/support that drops its streams at once on shutdown. */
+function startServer(overrides: Record<string, unknown> = {}): Promise<LoaderServer> {
+  return startTestServer({ shutdownGraceMs: 0, ...overrides });
 }
 
 function newClient(port: number, options: LoaderClientOptions = {}): LoaderClient {

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientError } from '../../src/client/ClientError.js';
 import type { DecodedBatch } from '../../src/client/DecodedBatch.js';
@@ -17,10 +16,10 @@ import {
   resolveSplit,
   sampleId,
 } from '../../src/core/index.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
 import { startServeCli } from '../support/serveCli.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 /**
@@ -68,16 +67,7 @@ beforeAll(async () => {
   ks.a = uniqueKeyspace();
   ks.b = uniqueKeyspace();
   ks.c = uniqueKeyspace();
-  server = await createLoaderServer(
-    serverConfigSchema.parse({
-      db: testDbConfig(),
-      host: '127.0.0.1',
-      port: 0,
-      metricsPort: 0,
-      resumeKey: randomBytes(32).toString('hex'),
-    }),
-    { logger: pino({ level: 'silent' }) },
-  );
+  server = await startTestServer({ resumeKey: randomBytes(32).toString('hex') });
   client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
   for (const [dataset, n] of [
     [ks.a, 600],

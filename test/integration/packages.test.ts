@@ -4,13 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type cassandra from 'cassandra-driver';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDbClient } from '../../src/core/index.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
 import { runCommand as run } from '../support/runCommand.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 /**
@@ -49,10 +48,7 @@ beforeAll(async () => {
   db = await createDbClient(testDbConfig());
   ks = uniqueKeyspace();
   await ingestSmallDataset(db, ks, N);
-  server = await createLoaderServer(
-    serverConfigSchema.parse({ db: testDbConfig(), host: '127.0.0.1', port: 0, metricsPort: 0 }),
-    { logger: pino({ level: 'silent' }) },
-  );
+  server = await startTestServer();
 }, 300_000);
 
 afterAll(async () => {

@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDbClient } from '../../src/core/index.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 import { runCommand as run } from '../support/runCommand.js';
 import { pruneAsImage } from '../support/runtimeLayout.js';
@@ -195,9 +196,7 @@ describe('a production-only install (as the runtime image has it)', () => {
         ],
         work,
         imageEnv({
-          SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-          SCYLLA_LOADER_CQL_PORT: String(db.port),
-          SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+          ...dbEnv(db),
         }),
         false,
       );

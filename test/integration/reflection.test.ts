@@ -3,13 +3,12 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
 import { createDbClient } from '../../src/core/index.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { toolPath } from '../support/toolPath.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 // grpcurl (scripts/tools/grpcurl.sh) is a client that knows nothing of this project: it is run
@@ -67,10 +66,7 @@ beforeAll(async () => {
   db = await createDbClient(testDbConfig());
   ks = uniqueKeyspace();
   await ingestSmallDataset(db, ks, N, CLASSES);
-  server = await createLoaderServer(
-    serverConfigSchema.parse({ db: testDbConfig(), host: '127.0.0.1', port: 0, metricsPort: 0 }),
-    { logger: pino({ level: 'silent' }) },
-  );
+  server = await startTestServer();
 });
 
 afterAll(async () => {

@@ -23,13 +23,13 @@ import {
   type SplitIds,
 } from '../../src/core/index.js';
 import { datasetNamespace, sampleId } from '../../src/core/schema/sampleId.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer } from '../../src/server/createLoaderServer.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { collectBatches, engineOptions, metricValue } from '../support/engineOptions.js';
 import { type ExpectedSample, ingestMixedLabelDataset } from '../support/manifestDataset.js';
 import { runCli } from '../support/runCli.js';
 import { runCommand } from '../support/runCommand.js';
 import { metric, pidsOf, scrape, startServeCli } from '../support/serveCli.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 /**
@@ -326,18 +326,11 @@ describe('the sample cache in the fetch engine', () => {
 describe('a loader with a sample cache', () => {
   it('streams the new bytes of a dataset dropped and ingested again under its name', async () => {
     const remade = uniqueKeyspace();
-    const server = await createLoaderServer(
-      serverConfigSchema.parse({
-        db: testDbConfig(),
-        host: '127.0.0.1',
-        port: 0,
-        metricsPort: 0,
-        resumeKey: randomBytes(32).toString('hex'),
-        cacheMemoryBytes: 64 << 20,
-        cacheDir: tempDir(),
-      }),
-      { logger: pino({ level: 'silent' }) },
-    );
+    const server = await startTestServer({
+      resumeKey: randomBytes(32).toString('hex'),
+      cacheMemoryBytes: 64 << 20,
+      cacheDir: tempDir(),
+    });
     const client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
     const streamAll = async (): Promise<Map<string, Buffer>> => {
       const got = new Map<string, Buffer>();
@@ -454,17 +447,13 @@ describe('a loader with a sample cache', () => {
       { level: 'info' },
       { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
     );
-    const server = await createLoaderServer(
-      serverConfigSchema.parse({
-        db: testDbConfig(),
-        host: '127.0.0.1',
-        port: 0,
-        metricsPort: 0,
+    const server = await startTestServer(
+      {
         resumeKey: randomBytes(32).toString('hex'),
         cacheMemoryBytes: 0,
         cacheDir: mount,
         cacheDiskBytes: 64 << 20,
-      }),
+      },
       { logger },
     );
     const client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
@@ -505,9 +494,7 @@ describe('a loader with a sample cache', () => {
     const dir = tempDir();
     const db = testDbConfig();
     const env = {
-      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(db.port),
-      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+      ...dbEnv(db),
     };
     const missing = await runCli(['cache', 'warm', ks, 'all'], env);
     expect(missing.code).toBe(1);

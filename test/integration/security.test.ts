@@ -7,21 +7,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
 import type cassandra from 'cassandra-driver';
 import { service as healthService } from 'grpc-health-check';
-import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClientError, LoaderClient, type LoaderClientOptions } from '../../src/client/index.js';
 import { createDbClient } from '../../src/core/index.js';
 import { hashToken } from '../../src/server/auth/hashToken.js';
 import { newToken } from '../../src/server/auth/newToken.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import { dbEnv } from '../support/dbEnv.js';
+import { SERVE_ON_FREE_PORTS } from '../support/serveCli.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { makeTestCa, type TestCa, type TestCert } from '../support/testCerts.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
+import { startTestServer } from '../support/loaderServer.js';
 
-const silent = pino({ level: 'silent' });
 const N = 240;
 let db: cassandra.Client;
 let dataset: string;
@@ -58,16 +58,9 @@ afterAll(async () => {
   await db?.shutdown();
 });
 
+/** A loader of test/support that drops its streams at once on shutdown, closed after the test. */
 async function startServer(overrides: Record<string, unknown>): Promise<LoaderServer> {
-  const config = serverConfigSchema.parse({
-    db: testDbConfig(),
-    host: '127.0.0.1',
-    port: 0,
-    metricsPort: 0,
-    shutdownGraceMs: 0,
-    ...overrides,
-  });
-  const server = await createLoaderServer(config, { logger: silent });
+  const server = await startTestServer({ shutdownGraceMs: 0, ...overrides });
   servers.push(server);
   return server;
 }
@@ -478,9 +471,7 @@ describe('serve (CLI) with every secret set', () => {
     const password = `pw-${randomBytes(12).toString('hex')}`;
     const cfg = testDbConfig();
     const env = {
-      SCYLLA_LOADER_CONTACT_POINTS: cfg.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(cfg.port),
-      SCYLLA_LOADER_LOCAL_DC: cfg.localDataCenter,
+      ...dbEnv(cfg),
       SCYLLA_LOADER_RESUME_KEY: resumeKey,
       SCYLLA_LOADER_DB_USERNAME: 'loader',
       SCYLLA_LOADER_DB_PASSWORD: password,
@@ -497,10 +488,10 @@ describe('serve (CLI) with every secret set', () => {
     const secrets = [reader, admin, wrong, resumeKey, password, ...keyLines];
 
     const readyFile = newReadyFile();
-    const child = spawnCli(
-      ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
-      { ...env, SCYLLA_LOADER_READY_FILE: readyFile },
-    );
+    const child = spawnCli([...SERVE_ON_FREE_PORTS], {
+      ...env,
+      SCYLLA_LOADER_READY_FILE: readyFile,
+    });
     const done = collect(child);
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

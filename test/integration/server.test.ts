@@ -10,7 +10,6 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type cassandra from 'cassandra-driver';
 import { service as healthService } from 'grpc-health-check';
-import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type {
   StreamBatchesRequest,
@@ -21,10 +20,9 @@ import type {
   StreamBatchesResponse__Output,
 } from '../../src/generated/scylla_loader/v1/StreamBatchesResponse.js';
 import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
 import {
-  createLoaderServer,
   LOADER_SERVICE_NAME,
   type LoaderServer,
   type LoaderServerOptions,
@@ -32,12 +30,12 @@ import {
 import { createDbClient, ingestDataset, readImageFolder } from '../../src/core/index.js';
 import { writeJpegs } from '../support/fixtures.js';
 import { collect, spawnCli } from '../support/runCli.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 type Held = grpc.ServerWritableStream<StreamBatchesRequest__Output, StreamBatchesResponse>;
 type BatchStream = grpc.ClientReadableStream<StreamBatchesResponse__Output>;
 
-const silent = pino({ level: 'silent' });
 let db: cassandra.Client;
 let dataset: string;
 let datasetBytes: number;
@@ -70,19 +68,12 @@ afterAll(async () => {
   await db?.shutdown();
 });
 
-/** A loader on free ports of 127.0.0.1, against the test database. */
+/** A loader of test/support (free ports, the test database), shut down after the test. */
 async function startServer(
   overrides: Record<string, unknown> = {},
   opts: LoaderServerOptions = {},
 ): Promise<LoaderServer> {
-  const config = serverConfigSchema.parse({
-    db: testDbConfig(),
-    host: '127.0.0.1',
-    port: 0,
-    metricsPort: 0,
-    ...overrides,
-  });
-  const server = await createLoaderServer(config, { logger: silent, ...opts });
+  const server = await startTestServer(overrides, opts);
   servers.push(server);
   return server;
 }
@@ -403,9 +394,7 @@ describe('serve (CLI)', () => {
   const cliEnv = (): NodeJS.ProcessEnv => {
     const cfg = testDbConfig();
     return {
-      SCYLLA_LOADER_CONTACT_POINTS: cfg.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(cfg.port),
-      SCYLLA_LOADER_LOCAL_DC: cfg.localDataCenter,
+      ...dbEnv(cfg),
     };
   };
 

@@ -4,7 +4,6 @@ import os from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type cassandra from 'cassandra-driver';
-import pino from 'pino';
 import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientError } from '../../src/client/ClientError.js';
@@ -14,8 +13,7 @@ import type { SplitSet } from '../../src/client/SplitSet.js';
 import type { CreateSplitsRequest__Output } from '../../src/generated/scylla_loader/v1/CreateSplitsRequest.js';
 import type { CreateSplitsResponse } from '../../src/generated/scylla_loader/v1/CreateSplitsResponse.js';
 import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
 import {
   createDbClient,
   ingestDataset,
@@ -28,8 +26,10 @@ import {
 } from '../../src/core/index.js';
 import { createCreateSplitsHandler } from '../../src/server/rpc/createSplits.js';
 import type { ServerContext } from '../../src/server/ServerContext.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { runCli } from '../support/runCli.js';
 import { syntheticPathology, type Tile } from '../support/syntheticPathology.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 const PATIENTS = 12;
@@ -78,9 +78,7 @@ async function ingestPathology(dataset: string): Promise<Map<string, Tile>> {
 function cliEnv(): NodeJS.ProcessEnv {
   const cfg = testDbConfig();
   return {
-    SCYLLA_LOADER_CONTACT_POINTS: cfg.contactPoints.join(','),
-    SCYLLA_LOADER_CQL_PORT: String(cfg.port),
-    SCYLLA_LOADER_LOCAL_DC: cfg.localDataCenter,
+    ...dbEnv(cfg),
   };
 }
 
@@ -116,15 +114,7 @@ beforeAll(async () => {
   db = await createDbClient(testDbConfig());
   ks = uniqueKeyspace();
   tileOf = await ingestPathology(ks);
-  server = await createLoaderServer(
-    serverConfigSchema.parse({
-      db: testDbConfig(),
-      host: '127.0.0.1',
-      port: 0,
-      metricsPort: 0,
-    }),
-    { logger: pino({ level: 'silent' }) },
-  );
+  server = await startTestServer();
   client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
 });
 

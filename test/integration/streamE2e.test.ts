@@ -6,15 +6,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type cassandra from 'cassandra-driver';
-import pino from 'pino';
 import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientError } from '../../src/client/ClientError.js';
 import { LoaderClient } from '../../src/client/LoaderClient.js';
 import type { DecodedBatch } from '../../src/client/DecodedBatch.js';
 import type { StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
 import {
   createDbClient,
   epochShard,
@@ -22,9 +20,11 @@ import {
   sampleId,
   loadSplitIds,
 } from '../../src/core/index.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 const N = 1500;
@@ -73,17 +73,7 @@ beforeAll(async () => {
   bigKs = uniqueKeyspace();
   expected = await ingestSmallDataset(db, ks, N);
   await ingestSmallDataset(db, bigKs, 1200, 10, 16 * 1024);
-  server = await createLoaderServer(
-    serverConfigSchema.parse({
-      db: testDbConfig(),
-      host: '127.0.0.1',
-      port: 0,
-      metricsPort: 0,
-      resumeKey,
-      maxInFlightPerStream: 32,
-    }),
-    { logger: pino({ level: 'silent' }) },
-  );
+  server = await startTestServer({ resumeKey, maxInFlightPerStream: 32 });
   client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
 });
 
@@ -241,9 +231,7 @@ describe('StreamBatches through the SDK', () => {
   it('the loader killed with SIGKILL mid-epoch and restarted: the SDK resumes, exactly once', async () => {
     const db = testDbConfig();
     const env = {
-      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(db.port),
-      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+      ...dbEnv(db),
       SCYLLA_LOADER_RESUME_KEY: resumeKey,
       SCYLLA_LOADER_LOG_LEVEL: 'warn',
     };

@@ -4,7 +4,6 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
-import pino from 'pino';
 import sharp from 'sharp';
 import { parse as uuidParse } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,12 +21,13 @@ import {
   sampleId,
 } from '../../src/core/index.js';
 import { randomResizedRegion } from '../../src/core/transform/planTransform.js';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
-import { createLoaderServer, type LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import { dbEnv } from '../support/dbEnv.js';
 import { type ImageFixture, ingestImageDataset, patternPixels } from '../support/imageDataset.js';
-import { metric } from '../support/serveCli.js';
+import { metric, SERVE_ON_FREE_PORTS } from '../support/serveCli.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
+import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 
 const GOOD = 40;
@@ -220,19 +220,12 @@ afterAll(async () => {
 /** A loader over the test's dataset, decoding with the native module (`auto`) or sharp alone. */
 function useLoader(mode: 'auto' | 'off'): void {
   beforeAll(async () => {
-    server = await createLoaderServer(
-      serverConfigSchema.parse({
-        db: testDbConfig(),
-        host: '127.0.0.1',
-        port: 0,
-        metricsPort: 0,
-        resumeKey,
-        maxImagePixels: 4_000_000,
-        transformConcurrency: 2,
-        nativeTransforms: mode,
-      }),
-      { logger: pino({ level: 'silent' }) },
-    );
+    server = await startTestServer({
+      resumeKey,
+      maxImagePixels: 4_000_000,
+      transformConcurrency: 2,
+      nativeTransforms: mode,
+    });
     client = new LoaderClient(`127.0.0.1:${server.port}`, { reconnect: { attempts: 0 } });
   });
   afterAll(async () => {
@@ -400,24 +393,19 @@ describe.each([
   it('a second loader process, with a sample cache, gives byte-identical pixels, cold and warm', async () => {
     const db = testDbConfig();
     const readyFile = newReadyFile();
-    const loader = spawnCli(
-      ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0'],
-      {
-        SCYLLA_LOADER_READY_FILE: readyFile,
-        SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-        SCYLLA_LOADER_CQL_PORT: String(db.port),
-        SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
-        SCYLLA_LOADER_RESUME_KEY: resumeKey,
-        SCYLLA_LOADER_LOG_LEVEL: 'warn',
-        SCYLLA_LOADER_MAX_IMAGE_PIXELS: '4000000',
-        SCYLLA_LOADER_NATIVE_TRANSFORMS: mode,
-        // The cache keeps what the database returned; the transform runs on every delivery.
-        // The disk tier is the one the loader's workers share (the two streams below may go to
-        // different workers, each with a memory tier of its own).
-        SCYLLA_LOADER_CACHE_MEMORY_BYTES: String(64 << 20),
-        SCYLLA_LOADER_CACHE_DIR: mkdtempSync(path.join(os.tmpdir(), 'sl-transform-cache-')),
-      },
-    );
+    const loader = spawnCli([...SERVE_ON_FREE_PORTS], {
+      SCYLLA_LOADER_READY_FILE: readyFile,
+      ...dbEnv(db),
+      SCYLLA_LOADER_RESUME_KEY: resumeKey,
+      SCYLLA_LOADER_LOG_LEVEL: 'warn',
+      SCYLLA_LOADER_MAX_IMAGE_PIXELS: '4000000',
+      SCYLLA_LOADER_NATIVE_TRANSFORMS: mode,
+      // The cache keeps what the database returned; the transform runs on every delivery.
+      // The disk tier is the one the loader's workers share (the two streams below may go to
+      // different workers, each with a memory tier of its own).
+      SCYLLA_LOADER_CACHE_MEMORY_BYTES: String(64 << 20),
+      SCYLLA_LOADER_CACHE_DIR: mkdtempSync(path.join(os.tmpdir(), 'sl-transform-cache-')),
+    });
     const done = collect(loader);
     // Waited for by its ready file: a cold, loaded machine took over 15 s to start it, longer
     // than a client's reconnects to a port nobody listened on yet.

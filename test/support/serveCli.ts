@@ -1,8 +1,20 @@
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'vitest';
 import { testDbConfig } from '../integration/dbHelpers.js';
+import { dbEnv } from './dbEnv.js';
 import { newReadyFile, waitForReadyFile } from './readyFile.js';
 import { collect, spawnCli, type CliResult } from './runCli.js';
+
+/** The `serve` command line of a test's loader process: gRPC and /metrics on free ports of 127.0.0.1. */
+export const SERVE_ON_FREE_PORTS: readonly string[] = [
+  'serve',
+  '--host',
+  '127.0.0.1',
+  '--grpc-port',
+  '0',
+  '--metrics-port',
+  '0',
+];
 
 /** A `serve` child whose JSON log lines are kept as they arrive. */
 export interface ServedLoader {
@@ -24,19 +36,14 @@ export async function startServeCli(
 ): Promise<ServedLoader> {
   const db = testDbConfig();
   const readyFile = newReadyFile();
-  const child = spawnCli(
-    ['serve', '--host', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0', ...args],
-    {
-      SCYLLA_LOADER_READY_FILE: readyFile,
-      SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-      SCYLLA_LOADER_CQL_PORT: String(db.port),
-      SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
-      SCYLLA_LOADER_RESUME_KEY: '',
-      SCYLLA_LOADER_WORKERS: String(workers),
-      SCYLLA_LOADER_LOG_LEVEL: 'info',
-      ...env,
-    },
-  );
+  const child = spawnCli([...SERVE_ON_FREE_PORTS, ...args], {
+    SCYLLA_LOADER_READY_FILE: readyFile,
+    ...dbEnv(db),
+    SCYLLA_LOADER_RESUME_KEY: '',
+    SCYLLA_LOADER_WORKERS: String(workers),
+    SCYLLA_LOADER_LOG_LEVEL: 'info',
+    ...env,
+  });
   const lines: Record<string, unknown>[] = [];
   let partial = '';
   child.stdout!.on('data', (d: Buffer) => {

@@ -70,7 +70,7 @@ export function registerDbCommand(program: Command): void {
     .option('--state-dir <dir>', 'folder of the cluster (default: <repo>/.state/db)')
     .action(userErrors(status));
 
-  // The test command's set-up calls this so that no test waits on a download (issue 23).
+  // Downloads without starting anything (the set-up's `db start` downloads on first use too).
   db.command('fetch')
     .description(
       "download the local node's jars (Apache Cassandra, from Maven Central) into the cache " +

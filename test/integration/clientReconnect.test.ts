@@ -1,7 +1,8 @@
 /**
  * The SDK's stream logic (resumption, cancellation, deadline, backpressure, decoding) against
  * small scripted gRPC servers on port 0 that implement LoaderService from the same proto. No
- * database: the scripts stand in for the loader.
+ * database: the scripts stand in for the loader. An integration test all the same: it starts
+ * servers, one of them a child process that it SIGKILLs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http2 from 'node:http2';
@@ -46,10 +47,10 @@ const clients: LoaderClient[] = [];
 const children: ChildProcess[] = [];
 const PATH = '/scylla_loader.v1.LoaderService/StreamBatches';
 const fast = { attempts: 10, initialBackoffMs: 10, maxBackoffMs: 50 };
-/** How long a server may take to see a call end: the unit tests share 2 cores with others. */
+/** How long a server may take to see a call end: the tests share 2 cores with others. */
 const WAIT = { timeout: 5000 };
 
-async function startServer(script: Script, port = 0): Promise<TestServer> {
+async function startScriptedServer(script: Script, port = 0): Promise<TestServer> {
   const proto = loadLoaderProto();
   const server = new grpc.Server();
   const calls: CallRecord[] = [];
@@ -183,7 +184,7 @@ async function expectNoOpenCalls(calls: CallRecord[]) {
 
 describe('LoaderClient.streamBatches: resumption', () => {
   it('resumes after UNAVAILABLE with the last token, every batch once', async () => {
-    const { address, calls } = await startServer(async (call, record) => {
+    const { address, calls } = await startScriptedServer(async (call, record) => {
       if (record.token === '') {
         for (let i = 0; i < 3; i++) await write(call, record, batch(i, `t${i + 1}`));
         call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'shutting down' });
@@ -220,7 +221,7 @@ describe('LoaderClient.streamBatches: resumption', () => {
 
   it("starts from the request's own token and reuses it until a batch arrives", async () => {
     let failures = 0;
-    const { address, calls } = await startServer(async (call, record) => {
+    const { address, calls } = await startScriptedServer(async (call, record) => {
       if (failures++ < 2) {
         call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'database unreachable' });
         return;
@@ -241,7 +242,7 @@ describe('LoaderClient.streamBatches: resumption', () => {
 
   it('resumes when the server is shut down and restarted on the same port', async () => {
     const script: Script = (call, record) => endless(call, record, resumeFrom(record.token), 5);
-    const first = await startServer(script);
+    const first = await startScriptedServer(script);
     let second: Promise<TestServer> | undefined;
     const reconnects: ReconnectInfo[] = [];
     const indices: number[] = [];
@@ -254,7 +255,7 @@ describe('LoaderClient.streamBatches: resumption', () => {
       if (b.index === 4) {
         first.server.forceShutdown();
         // Down for 300 ms, while the client keeps trying.
-        second = sleep(300).then(() => startServer(script, first.port));
+        second = sleep(300).then(() => startScriptedServer(script, first.port));
       }
       if (b.index === 12) break;
     }
@@ -295,7 +296,7 @@ describe('LoaderClient.streamBatches: resumption', () => {
   }, 20_000);
 
   it('gives up after `attempts` failures in a row without a batch', async () => {
-    const { address, calls } = await startServer((call) => {
+    const { address, calls } = await startScriptedServer((call) => {
       call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'still down' });
     });
     const c = client(address, { reconnect: { ...fast, attempts: 3 } });
@@ -319,7 +320,7 @@ describe('LoaderClient.streamBatches: resumption', () => {
   });
 
   it('counts failures only in a row: a received batch resets them', async () => {
-    const { address, calls } = await startServer(async (call, record) => {
+    const { address, calls } = await startScriptedServer(async (call, record) => {
       const from = resumeFrom(record.token);
       await write(call, record, batch(from, `t${from + 1}`));
       if (from === 7) {
@@ -345,7 +346,7 @@ describe('LoaderClient.streamBatches: resumption', () => {
       await write(call, record, batch(0, 't1'));
       call.end();
     };
-    const { address } = await startServer(script);
+    const { address } = await startScriptedServer(script);
     const request = { dataset: 'd', split: 'all', batchSize: 1 };
     expect(await collect(client(address).streamBatches(request))).toEqual([0]);
     rejections = 0;
@@ -360,7 +361,7 @@ describe('LoaderClient.streamBatches: resumption', () => {
     [grpc.status.DATA_LOSS, 'sample 1234 has no row'],
     [grpc.status.INTERNAL, 'internal error'],
   ])('throws status %i as a ClientError without retrying', async (code, details) => {
-    const { address, calls } = await startServer(async (call, record) => {
+    const { address, calls } = await startScriptedServer(async (call, record) => {
       await write(call, record, batch(0, 't1'));
       call.emit('error', { code, details });
     });
@@ -384,7 +385,7 @@ describe('LoaderClient.streamBatches: resumption', () => {
   });
 
   it('rejects a batch whose sizes do not add up with DATA_LOSS and cancels the call', async () => {
-    const { address, calls } = await startServer(async (call, record) => {
+    const { address, calls } = await startScriptedServer(async (call, record) => {
       const bad = batch(0, 't1');
       bad.batch!.dataSizes = [3, 4];
       await write(call, record, bad);
@@ -402,7 +403,9 @@ describe('LoaderClient.streamBatches: resumption', () => {
 
 describe('LoaderClient.streamBatches: cancellation and deadline', () => {
   it('ends with the signal reason on abort, and the server sees the cancel', async () => {
-    const { address, calls } = await startServer((call, record) => endless(call, record, 0, 5));
+    const { address, calls } = await startScriptedServer((call, record) =>
+      endless(call, record, 0, 5),
+    );
     const controller = new AbortController();
     const seen: number[] = [];
     const error = await caught(
@@ -427,7 +430,7 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
   });
 
   it('aborts a stream waiting for a batch, with a custom reason', async () => {
-    const { address, calls } = await startServer(() => undefined);
+    const { address, calls } = await startScriptedServer(() => undefined);
     const reason = new Error('trainer stopped');
     const signal = AbortSignal.timeout(100);
     const controller = new AbortController();
@@ -447,7 +450,7 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
   });
 
   it('aborts during the backoff between attempts', async () => {
-    const { address } = await startServer((call) => {
+    const { address } = await startScriptedServer((call) => {
       call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'down' });
     });
     const c = client(address, {
@@ -472,7 +475,7 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
   });
 
   it('does not start a call when the signal has already aborted', async () => {
-    const { address, calls } = await startServer(() => undefined);
+    const { address, calls } = await startScriptedServer(() => undefined);
     const error = await caught(
       collect(
         client(address).streamBatches(
@@ -486,7 +489,9 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
   });
 
   it('cancels the call when the consumer leaves the loop early', async () => {
-    const { address, calls } = await startServer((call, record) => endless(call, record, 0, 5));
+    const { address, calls } = await startScriptedServer((call, record) =>
+      endless(call, record, 0, 5),
+    );
     const batches = client(address).streamBatches({ dataset: 'd', split: 'all', batchSize: 2 });
     expect(await collect(batches, 3)).toEqual([0, 1, 2]);
     await vi.waitFor(() => expect(calls[0]?.cancelled).toBe(true), WAIT);
@@ -494,7 +499,9 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
   });
 
   it('cancels the call when the consumer throws', async () => {
-    const { address, calls } = await startServer((call, record) => endless(call, record, 0, 5));
+    const { address, calls } = await startScriptedServer((call, record) =>
+      endless(call, record, 0, 5),
+    );
     const error = await caught(
       (async () => {
         for await (const b of client(address).streamBatches({
@@ -511,7 +518,7 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
   });
 
   it('fails with DEADLINE_EXCEEDED when the deadline passes', async () => {
-    const { address, calls } = await startServer(async (call, record) => {
+    const { address, calls } = await startScriptedServer(async (call, record) => {
       await write(call, record, batch(0, 't1'));
     });
     const seen: number[] = [];
@@ -534,7 +541,7 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
   });
 
   it('applies the deadline to the whole stream, not to each attempt', async () => {
-    const { address, calls } = await startServer(async (call, record) => {
+    const { address, calls } = await startScriptedServer(async (call, record) => {
       const from = resumeFrom(record.token);
       await write(call, record, batch(from, `t${from + 1}`));
       await sleep(50);
@@ -565,7 +572,7 @@ describe('LoaderClient.streamBatches: cancellation and deadline', () => {
 describe('LoaderClient.streamBatches: backpressure and flow control', () => {
   async function writtenAhead(maxBufferedBatches: number): Promise<number> {
     const size = 256 * 1024;
-    const { address, calls } = await startServer(async (call, record) => {
+    const { address, calls } = await startScriptedServer(async (call, record) => {
       for (let i = 0; i < 64 && !call.cancelled; i++) {
         await write(call, record, batch(i, `t${i + 1}`, 1, size));
       }
@@ -641,7 +648,7 @@ describe('LoaderClient.streamBatches: backpressure and flow control', () => {
 
 describe('LoaderClient.describeDataset', () => {
   it('returns a plain object with numbers', async () => {
-    const { address } = await startServer(() => undefined);
+    const { address } = await startScriptedServer(() => undefined);
     expect(await client(address).describeDataset('mnist')).toEqual({
       dataset: 'mnist',
       sampleCount: 70000,
@@ -654,7 +661,7 @@ describe('LoaderClient.describeDataset', () => {
   });
 
   it('throws a ClientError with the method path', async () => {
-    const { address } = await startServer(() => undefined);
+    const { address } = await startScriptedServer(() => undefined);
     const error = await caught(client(address).describeDataset('nope'));
     expect(error).toBeInstanceOf(ClientError);
     expect((error as ClientError).message).toBe(
