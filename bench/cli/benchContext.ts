@@ -1,10 +1,7 @@
 import path from 'node:path';
 import type { DbConfig } from '../../src/core/index.js';
-import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
-import { startLocalCluster } from '../../src/devdb/localCluster.js';
-import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
-import { dbConfigFromFlags, type DbFlags } from '../../src/cli/dbOptions.js';
-import { createProgress } from '../../src/cli/progress.js';
+import { defaultStateDir, localClusterStatus, startLocalCluster } from '../../src/devdb/index.js';
+import { createProgress, dbConfigFromFlags, type DbFlags } from '../../src/cli/index.js';
 import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';
 
 /** What a `bench` command works with. */

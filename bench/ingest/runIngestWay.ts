@@ -1,16 +1,16 @@
 import { spawn } from 'node:child_process';
 import type cassandra from 'cassandra-driver';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
+import { LoaderClient } from '../../src/client/index.js';
 import {
   datasetNamespace,
   type DbConfig,
   ingestDataset,
   type IngestSource,
   type ListedSource,
+  readParquet,
+  readWebDataset,
   sampleId,
 } from '../../src/core/index.js';
-import { readParquet } from '../../src/core/ingest/readParquet.js';
-import { readWebDataset } from '../../src/core/ingest/readWebDataset.js';
 import { cliMainArgs, packageRoot } from '../stream/benchScripts.js';
 import type { IngestFormats, PayloadRow } from './prepareIngestFormats.js';
 

@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
+import { LoaderError } from '../../src/core/index.js';
 import { replaceMarkedBlock } from '../../scripts/docs/markedBlock.js';
 
 /** The names of the tables the performance page takes from the benchmarks. */
@@ -61,11 +63,38 @@ export function measuredHere(command = benchCommandLine()): Measured {
   };
 }
 
-/** `npx tsx src/cli/main.ts bench ...` as this process was started. */
+/** `npm run bench -- ...` as this process was started. */
 export function benchCommandLine(): string {
-  const at = process.argv.indexOf('bench');
-  const args = at < 0 ? process.argv.slice(2) : process.argv.slice(at);
-  return ['npx tsx src/cli/main.ts', ...args].join(' ');
+  return ['npm run bench --', ...process.argv.slice(2)].join(' ');
+}
+
+/** The changed tracked files of the checkout at `cwd`, `except` those (paths from its root). */
+export function dirtyFiles(cwd: string, except: readonly string[] = []): string[] {
+  const root = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd, encoding: 'utf8' });
+  const skip = new Set(except.map((f) => path.relative(root.trim(), path.resolve(cwd, f))));
+  const status = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+    cwd,
+    encoding: 'utf8',
+  });
+  return status
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => line.slice(3).split(' -> ').at(-1)!)
+    .filter((file) => !skip.has(file));
+}
+
+/**
+ * Refuses `--docs` in a checkout with uncommitted changes: a table in the docs must come from
+ * a committed state, named by its commit. The docs file itself may differ (an earlier
+ * `--docs` run wrote it); anything else changed is FAILED_PRECONDITION naming the files.
+ */
+export function assertCommittedTree(docsFile: string, cwd = process.cwd()): void {
+  const dirty = dirtyFiles(cwd, [docsFile]);
+  if (dirty.length === 0) return;
+  throw new LoaderError(
+    'FAILED_PRECONDITION',
+    `--docs writes tables only from a committed tree; commit or stash these first: ${dirty.join(', ')}`,
+  );
 }
 
 /** The measured line and the table, as they go between the markers. */

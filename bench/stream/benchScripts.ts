@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
+import { defaultStateDir } from '../../src/devdb/index.js';
 
 const self = fileURLToPath(import.meta.url);
 const here = path.dirname(self);
