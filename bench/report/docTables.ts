@@ -68,28 +68,23 @@ export function benchCommandLine(): string {
   return ['npm run bench --', ...process.argv.slice(2)].join(' ');
 }
 
-/** The changed tracked files of the checkout at `cwd`, `except` those (paths from its root). */
-export function dirtyFiles(cwd: string, except: readonly string[] = []): string[] {
-  const root = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd, encoding: 'utf8' });
-  const skip = new Set(except.map((f) => path.relative(root.trim(), path.resolve(cwd, f))));
-  const status = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
-    cwd,
-    encoding: 'utf8',
-  });
-  return status
+/**
+ * Refuses `--docs` into a file of the checkout while the checkout has uncommitted changes: a
+ * table in the docs must come from a committed state, named by its commit. The docs file itself
+ * may differ (an earlier `--docs` run wrote it), and untracked files do not count; anything else
+ * changed is FAILED_PRECONDITION naming the files. A file outside the checkout (a scratch
+ * page) is not the docs: no check.
+ */
+export function assertCommittedTree(docsFile: string, cwd = process.cwd()): void {
+  const git = (...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8' });
+  const root = git('rev-parse', '--show-toplevel').trim();
+  const docs = path.relative(root, path.resolve(cwd, docsFile));
+  if (docs.startsWith('..') || path.isAbsolute(docs)) return;
+  const dirty = git('status', '--porcelain', '--untracked-files=no')
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => line.slice(3).split(' -> ').at(-1)!)
-    .filter((file) => !skip.has(file));
-}
-
-/**
- * Refuses `--docs` in a checkout with uncommitted changes: a table in the docs must come from
- * a committed state, named by its commit. The docs file itself may differ (an earlier
- * `--docs` run wrote it); anything else changed is FAILED_PRECONDITION naming the files.
- */
-export function assertCommittedTree(docsFile: string, cwd = process.cwd()): void {
-  const dirty = dirtyFiles(cwd, [docsFile]);
+    .filter((file) => file !== docs);
   if (dirty.length === 0) return;
   throw new LoaderError(
     'FAILED_PRECONDITION',

@@ -131,6 +131,8 @@ describe('assertCommittedTree', () => {
       );
       git('add', 'code.ts');
       expect(() => assertCommittedTree('perf.md', repo)).toThrow(/code\.ts/);
+      // A page outside the checkout is not its docs.
+      expect(() => assertCommittedTree(path.join(os.tmpdir(), 'page.md'), repo)).not.toThrow();
     } finally {
       await rm(repo, { recursive: true, force: true });
     }
