@@ -1,31 +1,12 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CacheBenchReport } from '../../cache/runCacheBench.js';
-import { dropBenchDataset } from '../../dataset/benchDataset.js';
-import { isProcessAlive } from '../../../src/devdb/index.js';
-import { createDbClient } from '../../../src/core/index.js';
-import { runCli } from '../../../test/support/runCli.js';
-import { testDbConfig, uniqueKeyspace } from '../../../test/integration/dbHelpers.js';
+import { benchHarness, expectDocsWritten, expectNoChildLeft } from './benchHarness.js';
 
-const dataset = uniqueKeyspace();
+// The split twice the cache (32 MiB) is a second keyspace, `<dataset>_x2`; the harness drops both.
+const bench = benchHarness('cache');
 /** Samples of 20 kB: above `--group-reads-max-bytes`, so every database query reads one. */
 const SAMPLE_BYTES = 20_000;
 const N = 1000;
-let outDir: string | undefined;
-
-afterAll(async () => {
-  const client = await createDbClient(testDbConfig());
-  try {
-    // The split twice the cache (32 MiB) needs more samples than --quick's 1,000.
-    await dropBenchDataset(client, dataset);
-    await dropBenchDataset(client, `${dataset}_x2`);
-  } finally {
-    await client.shutdown();
-  }
-  if (outDir) await rm(outDir, { recursive: true, force: true });
-});
 
 describe('bench cache --quick', () => {
   // Figures only: speed is measured by the benchmark, never asserted here. What the loader
@@ -34,30 +15,15 @@ describe('bench cache --quick', () => {
     'measures cold and warm epochs, the sweep and a split twice the cache; no process left',
     { timeout: 240_000 },
     async () => {
-      outDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-cache-'));
-      const page = path.join(outDir, 'performance.md');
-      const before = '# Performance\n\n<!-- bench:cache:begin -->\nold\n';
-      const after = '<!-- bench:cache:end -->\n\nThe rest.\n';
-      await writeFile(page, before + after);
-      const result = await runCli([
-        'bench',
+      const result = await bench.run<CacheBenchReport>(
         'cache',
-        '--quick',
-        '--sample-bytes',
-        String(SAMPLE_BYTES),
-        '--dataset',
-        dataset,
-        '--out-dir',
-        outDir,
-        '--docs',
-        page,
-      ]);
-      expect(result.code, result.stderr).toBe(0);
-      expect(result.stdout).toMatch(/^\| cache \| RTT ms \| epoch \| samples\/s \|/m);
-      expect(result.stdout).toMatch(/^\| goal \| target \| measured \| result \|$/m);
-      const jsonPath = /^figures: (.+)$/m.exec(result.stdout)?.[1];
-      expect(jsonPath?.startsWith(outDir)).toBe(true);
-      const report = JSON.parse(await readFile(jsonPath!, 'utf8')) as CacheBenchReport;
+        ['--sample-bytes', String(SAMPLE_BYTES)],
+        { docs: 'cache' },
+      );
+      const { report, stdout } = result;
+      expect(stdout).toMatch(/^\| cache \| RTT ms \| epoch \| samples\/s \|/m);
+      expect(stdout).toMatch(/^\| goal \| target \| measured \| result \|$/m);
+      const dataset = bench.dataset;
 
       expect(report.dataset).toMatchObject({ name: dataset, samples: N, totalBytes: N * 20_000 });
       expect(report.settings).toMatchObject({ rttsMs: [0, 150], epochs: 3, jobs: 4 });
@@ -74,6 +40,7 @@ describe('bench cache --quick', () => {
           expect(e.exactlyOnce).toBe(true);
           expect(e.samples).toBe(N);
           expect(e.samplesPerSecond).toBeGreaterThan(0);
+          expect(Number.isFinite(e.samplesPerSecond)).toBe(true);
           // One stream per epoch, its end line logged; 20 kB samples are read one per query.
           expect(e.streamEnds).toHaveLength(1);
           expect(e.streamEnds[0]!.groupReads).toBe(1);
@@ -144,18 +111,12 @@ describe('bench cache --quick', () => {
       // Toxiproxy and seven loaders (the warm-up, four legs, the sweep, the split twice the
       // cache), all gone.
       expect(report.childPids).toContain(report.toxiproxyPid);
-      expect(report.childPids).toHaveLength(8);
-      expect(report.childPids.filter(isProcessAlive)).toEqual([]);
+      expectNoChildLeft(report.childPids, 8);
 
-      const written = await readFile(page, 'utf8');
-      expect(written.startsWith('# Performance\n\n<!-- bench:cache:begin -->\n')).toBe(true);
-      expect(written.endsWith(after)).toBe(true);
-      expect(written).not.toContain('\nold\n');
-      expect(written).toMatch(
-        /^Measured \d{4}-\d\d-\d\d by `npx tsx src\/cli\/main\.ts bench cache --quick /m,
-      );
-      expect(written).toMatch(/^\| cache \| RTT ms \| epoch \|/m);
-      expect(written).toMatch(/^\| goal \| target \| measured \| result \|$/m);
+      expectDocsWritten(result.page, 'cache', 'cache', [
+        /^\| cache \| RTT ms \| epoch \|/m,
+        /^\| goal \| target \| measured \| result \|$/m,
+      ]);
     },
   );
 });

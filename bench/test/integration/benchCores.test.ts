@@ -1,25 +1,8 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CoresBenchReport } from '../../cores/runCoresBench.js';
-import { dropBenchDataset } from '../../dataset/benchDataset.js';
-import { createDbClient } from '../../../src/core/index.js';
-import { runCli } from '../../../test/support/runCli.js';
-import { testDbConfig, uniqueKeyspace } from '../../../test/integration/dbHelpers.js';
+import { benchHarness } from './benchHarness.js';
 
-const dataset = uniqueKeyspace();
-let outDir: string | undefined;
-
-afterAll(async () => {
-  const client = await createDbClient(testDbConfig());
-  try {
-    await dropBenchDataset(client, dataset);
-  } finally {
-    await client.shutdown();
-  }
-  if (outDir) await rm(outDir, { recursive: true, force: true });
-});
+const bench = benchHarness('cores');
 
 describe('bench cores --quick', () => {
   // Figures only: speed is measured by the benchmark, never asserted here. The spread of the
@@ -28,23 +11,10 @@ describe('bench cores --quick', () => {
     'runs 1 and 2 workers under 4 ranks: both workers serve, every sample once, CPU of all processes',
     { timeout: 180_000 },
     async () => {
-      outDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-cores-'));
-      const result = await runCli([
-        'bench',
-        'cores',
-        '--quick',
-        '--dataset',
-        dataset,
-        '--out-dir',
-        outDir,
-      ]);
-      expect(result.code, result.stderr).toBe(0);
-      expect(result.stdout).toMatch(/^\| workers \| samples\/s \| MB\/s \|/m);
-      expect(result.stdout).toMatch(/^\| 1 \| .* \| yes \|$/m);
-      expect(result.stdout).toMatch(/^\| 2 \| .* \| yes \|$/m);
-      const jsonPath = /^figures: (.+)$/m.exec(result.stdout)?.[1];
-      expect(jsonPath?.startsWith(outDir)).toBe(true);
-      const report = JSON.parse(await readFile(jsonPath!, 'utf8')) as CoresBenchReport;
+      const { report, stdout } = await bench.run<CoresBenchReport>('cores');
+      expect(stdout).toMatch(/^\| workers \| samples\/s \| MB\/s \|/m);
+      expect(stdout).toMatch(/^\| 1 \| .* \| yes \|$/m);
+      expect(stdout).toMatch(/^\| 2 \| .* \| yes \|$/m);
       expect(report.summary.map((r) => r.workers)).toEqual([1, 2]);
       const [one, two] = [1, 2].map((w) => report.runs.find((r) => r.workers === w)!);
       expect(one!.workerRssBytes).toHaveLength(1);
@@ -63,6 +33,8 @@ describe('bench cores --quick', () => {
         expect(r.cpuSeconds.loader).toBeGreaterThan(0);
         for (const rss of r.workerRssBytes) expect(rss).toBeGreaterThan(0);
       }
+      // Scaling is against one worker.
+      expect(report.summary[0]!.scaling).toBeCloseTo(1, 6);
     },
   );
 });

@@ -1,22 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { resolveIngestBenchOptions } from '../../ingest/resolveIngestBenchOptions.js';
-import { runIngestBench, type IngestBenchReport } from '../../ingest/runIngestBench.js';
+import { describe, expect, it } from 'vitest';
+import type { IngestBenchReport } from '../../ingest/runIngestBench.js';
 import { INGEST_WAYS } from '../../ingest/runIngestWay.js';
-import { defaultStateDir } from '../../../src/devdb/index.js';
 import { createDbClient } from '../../../src/core/index.js';
 import { testDbConfig } from '../../../test/integration/dbHelpers.js';
+import { benchHarness, expectRatesAgree } from './benchHarness.js';
 
-// A prefix of its own, so a `bench ingest` run by hand at the same time keeps its keyspaces.
-const keyspacePrefix = `bench_t${randomBytes(4).toString('hex')}_`;
-let outDir: string | undefined;
-
-afterAll(async () => {
-  if (outDir) await rm(outDir, { recursive: true, force: true });
-});
+const bench = benchHarness('ingest');
 
 describe('bench ingest --quick', () => {
   // Figures only: speed is measured by the benchmark, never asserted here.
@@ -24,17 +13,12 @@ describe('bench ingest --quick', () => {
     'measures every way for both sources and drops its keyspaces',
     { timeout: 300_000 },
     async () => {
-      outDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-ingest-'));
-      const local = !process.env.SCYLLA_LOADER_CONTACT_POINTS;
-      const report: IngestBenchReport = await runIngestBench(
-        resolveIngestBenchOptions({
-          db: testDbConfig(),
-          localStateDir: local ? defaultStateDir() : undefined,
-          stateRoot: path.dirname(defaultStateDir()),
-          quick: true,
-          keyspacePrefix,
-          outDir,
-        }),
+      // A prefix of its own, so a `bench ingest` run by hand at the same time keeps its keyspaces.
+      const keyspacePrefix = `${bench.dataset}_`;
+      const { report } = await bench.run<IngestBenchReport>(
+        'ingest',
+        ['--keyspace-prefix', keyspacePrefix],
+        { dataset: false },
       );
 
       expect(report.sources.map((s) => [s.source, s.samples])).toEqual([
@@ -45,20 +29,23 @@ describe('bench ingest --quick', () => {
       expect(report.summary.map((r) => `${r.source} ${r.way}`)).toEqual(
         ['jpeg100k', 'mnist'].flatMap((s) => INGEST_WAYS.map((w) => `${s} ${w}`)),
       );
-      expect(report.runs.every((r) => r.samples === (r.source === 'mnist' ? 1000 : 200))).toBe(
-        true,
-      );
+      const samples = (source: string): number => (source === 'mnist' ? 1000 : 200);
+      for (const run of report.runs) {
+        expect(run.samples).toBe(samples(run.source));
+        // Each way wrote the same bytes of its source.
+        expect(run.bytes).toBe(report.sources.find((s) => s.source === run.source)!.bytes);
+      }
+      const local = !process.env.SCYLLA_LOADER_CONTACT_POINTS;
       for (const row of report.summary) {
-        expect(row.vsWriteLoop).not.toBeNull();
-        if (row.way === 'write-loop') expect(row.vsWriteLoop).toBe(1);
-        expect(row.samplesPerSecond).toBeGreaterThan(0);
-        expect(row.megabytesPerSecond).toBeGreaterThan(0);
+        const source = report.sources.find((s) => s.source === row.source)!;
+        expectRatesAgree(row, source.meanBytes);
+        // The write loop is the base each way is compared with.
+        const base = report.summary.find((r) => r.source === row.source && r.way === 'write-loop');
+        expect(row.vsWriteLoop).toBeCloseTo(row.samplesPerSecond / base!.samplesPerSecond, 6);
         expect(row.cpuSeconds.loader).toBeGreaterThan(0);
         if (local) expect(row.cpuSeconds.database).toBeGreaterThan(0);
       }
       expect(report.coldStart).toBeNull();
-      const written = JSON.parse(await readFile(report.jsonPath, 'utf8')) as IngestBenchReport;
-      expect(written.runs.length).toBe(report.runs.length);
 
       expect(report.keyspaces.every((k) => k.startsWith(keyspacePrefix))).toBe(true);
       const client = await createDbClient(testDbConfig());

@@ -1,28 +1,9 @@
-import { readFile, rm, mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { resolveLatencyBenchOptions } from '../../latency/LatencyBenchOptions.js';
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
 import type { LatencyBenchReport } from '../../latency/runLatencyBench.js';
-import { runLatencyBench } from '../../latency/runLatencyBench.js';
-import { toxiproxyBinary } from '../../latency/toxiproxyBinary.js';
-import { dropBenchDataset } from '../../dataset/benchDataset.js';
-import { defaultStateDir, isProcessAlive } from '../../../src/devdb/index.js';
-import { createDbClient } from '../../../src/core/index.js';
-import { testDbConfig, uniqueKeyspace } from '../../../test/integration/dbHelpers.js';
+import { benchHarness, expectNoChildLeft, expectRatesAgree } from './benchHarness.js';
 
-const dataset = uniqueKeyspace();
-let outDir: string | undefined;
-
-afterAll(async () => {
-  const client = await createDbClient(testDbConfig());
-  try {
-    await dropBenchDataset(client, dataset);
-  } finally {
-    await client.shutdown();
-  }
-  if (outDir) await rm(outDir, { recursive: true, force: true });
-});
+const bench = benchHarness('latency');
 
 describe('bench latency --quick', () => {
   // Figures only: speed is measured by the benchmark, never asserted here.
@@ -30,18 +11,7 @@ describe('bench latency --quick', () => {
     'measures B and C through toxiproxy and leaves no process behind',
     { timeout: 180_000 },
     async () => {
-      outDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-latency-'));
-      const report: LatencyBenchReport = await runLatencyBench(
-        resolveLatencyBenchOptions({
-          db: testDbConfig(),
-          dbPid: undefined,
-          toxiproxy: toxiproxyBinary(),
-          stateRoot: path.dirname(defaultStateDir()),
-          quick: true,
-          dataset,
-          outDir,
-        }),
-      );
+      const { report } = await bench.run<LatencyBenchReport>('latency');
 
       // B and C at 0 and 20 ms on the main route, and at 20 ms with the congested route.
       expect(
@@ -64,14 +34,15 @@ describe('bench latency --quick', () => {
         expect(run.stallFraction).toBeGreaterThanOrEqual(0);
         expect(run.stallFraction).toBeLessThan(1);
       }
+      for (const run of report.runs) expect(run.samples).toBe(report.dataset.samples);
       for (const row of report.summary) {
-        expect(row.samplesPerSecond).toBeGreaterThan(0);
-        expect(row.megabytesPerSecond).toBeGreaterThan(0);
+        expectRatesAgree(row, report.dataset.meanBytes);
         expect(row.waitMs.p50).toBeGreaterThan(0);
-        expect(row.waitMs.p99).toBeGreaterThan(0);
+        expect(row.waitMs.p50).toBeLessThanOrEqual(row.waitMs.p99);
         expect(row.loaderCpuSecondsPerGB).toBeGreaterThan(0);
         expect(row.loaderPeakRssBytes).toBeGreaterThan(0);
-        expect(row.trainer?.waitMs.p99).toBeGreaterThanOrEqual(0);
+        // Every row has its paced trainer's waits.
+        expect(row.trainer!.waitMs.p99).toBeGreaterThanOrEqual(0);
       }
       expect(report.ratios.unpinned?.cCongestedTrainerP99Ms).toBeGreaterThanOrEqual(0);
       const svg = await readFile(report.svgPath, 'utf8');
@@ -82,8 +53,7 @@ describe('bench latency --quick', () => {
       });
       // Toxiproxy, two loaders and twelve trainer children, all gone.
       expect(report.childPids).toContain(report.toxiproxyPid);
-      expect(report.childPids.length).toBe(15);
-      expect(report.childPids.filter(isProcessAlive)).toEqual([]);
+      expectNoChildLeft(report.childPids, 15);
     },
   );
 });

@@ -1,28 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { dropBenchDataset } from '../../dataset/benchDataset.js';
+import { describe, expect, it } from 'vitest';
 import { formatMixingReport } from '../../stream/formatMixingReport.js';
 import { resolveStreamBenchOptions } from '../../stream/resolveStreamBenchOptions.js';
-import { runStreamBench } from '../../stream/runStreamBench.js';
 import type { StreamBenchReport } from '../../stream/runStreamBench.js';
-import { defaultStateDir, isProcessAlive, localClusterStatus } from '../../../src/devdb/index.js';
-import { createDbClient } from '../../../src/core/index.js';
-import { testDbConfig, uniqueKeyspace } from '../../../test/integration/dbHelpers.js';
+import { testDbConfig } from '../../../test/integration/dbHelpers.js';
+import { benchHarness, expectNoChildLeft } from './benchHarness.js';
 
-const dataset = uniqueKeyspace();
-let outDir: string | undefined;
-
-afterAll(async () => {
-  const client = await createDbClient(testDbConfig());
-  try {
-    await dropBenchDataset(client, dataset);
-  } finally {
-    await client.shutdown();
-  }
-  if (outDir) await rm(outDir, { recursive: true, force: true });
-});
+const bench = benchHarness('mixing');
 
 describe('bench stream --sources', () => {
   it('takes 2 to 8 weights above 0', () => {
@@ -43,22 +27,7 @@ describe('bench stream --quick --sources 5,3,2', () => {
     'streams the mixture as many samples as the single source, run for run',
     { timeout: 240_000 },
     async () => {
-      outDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-mixing-'));
-      const local = process.env.SCYLLA_LOADER_CONTACT_POINTS
-        ? undefined
-        : (await localClusterStatus(defaultStateDir())).nodes;
-      const dbPid = local?.length === 1 ? (local[0]!.pid ?? undefined) : undefined;
-      const report: StreamBenchReport = await runStreamBench(
-        resolveStreamBenchOptions({
-          db: testDbConfig(),
-          dbPid,
-          stateRoot: path.dirname(defaultStateDir()),
-          quick: true,
-          dataset,
-          outDir,
-          sources: '5,3,2',
-        }),
-      );
+      const { report } = await bench.run<StreamBenchReport>('stream', ['--sources', '5,3,2']);
 
       const mix = report.settings.mix!;
       expect(mix.name).toBe('mix5_3_2');
@@ -91,7 +60,9 @@ describe('bench stream --quick --sources 5,3,2', () => {
 
       const [row] = report.mixing!;
       expect(row!.placement).toBe('unpinned');
+      // The ratio is of the mixed rate to the single source's, round by round.
       expect(row!.ratio).toBeGreaterThan(0);
+      expect(row!.ratio).toBeLessThan(10);
       expect(row!.roundRatios).toHaveLength(1);
       expect(row!.single.loaderCpuSecondsPer1000Samples).toBeGreaterThan(0);
       expect(row!.mixed.loaderCpuSecondsPer1000Samples).toBeGreaterThan(0);
@@ -110,8 +81,7 @@ describe('bench stream --quick --sources 5,3,2', () => {
       expect(table).toContain('| unpinned | mixed (5:3:2) |');
       expect(table).toContain('| unpinned | single source (split all) |');
       // Two SDK clients, one in order, the tight loop and the loader.
-      expect(report.childPids.length).toBe(5);
-      expect(report.childPids.filter(isProcessAlive)).toEqual([]);
+      expectNoChildLeft(report.childPids, 5);
     },
   );
 });

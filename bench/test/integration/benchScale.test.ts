@@ -1,33 +1,18 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type cassandra from 'cassandra-driver';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ScaleBenchReport } from '../../scale/runScaleBench.js';
 import { scaleSampleBytes } from '../../scale/scaleSample.js';
-import { isProcessAlive } from '../../../src/devdb/index.js';
 import {
   createDbClient,
   datasetNamespace,
   readDatasetInfo,
   sampleId,
 } from '../../../src/core/index.js';
-import { runCli } from '../../../test/support/runCli.js';
-import { testDbConfig, uniqueKeyspace } from '../../../test/integration/dbHelpers.js';
+import { testDbConfig } from '../../../test/integration/dbHelpers.js';
+import { benchHarness, expectNoChildLeft } from './benchHarness.js';
 
-const dataset = uniqueKeyspace();
-let outDir: string | undefined;
-
-afterAll(async () => {
-  const client = await createDbClient(testDbConfig());
-  try {
-    // A schema change on a busy shared node can outlast the driver's default 12 s.
-    await client.execute(`DROP KEYSPACE IF EXISTS ${dataset}`, [], { readTimeout: 120_000 });
-  } finally {
-    await client.shutdown();
-  }
-  if (outDir) await rm(outDir, { recursive: true, force: true });
-});
+const bench = benchHarness('scale');
+const dataset = bench.dataset;
 
 describe('bench scale --quick', () => {
   // Figures only: memory and speed are measured by the benchmark, never asserted here. That
@@ -36,23 +21,11 @@ describe('bench scale --quick', () => {
     'streams splits of 1,000 and 10,000 samples in full and reports each',
     { timeout: 150_000 },
     async () => {
-      outDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-scale-'));
       const db = testDbConfig();
-      const result = await runCli(
-        ['bench', 'scale', '--quick', '--dataset', dataset, '--out-dir', outDir],
-        {
-          SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-          SCYLLA_LOADER_CQL_PORT: String(db.port),
-          SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
-        },
-      );
-      expect(result.code, result.stderr).toBe(0);
-      expect(result.stdout).toMatch(/^\| split samples \| loader peak RSS MiB \|/m);
-      expect(result.stdout).toMatch(/^\| 1,000 \| /m);
-      expect(result.stdout).toMatch(/^\| 10,000 \| /m);
-      const jsonPath = /^figures: (.+)$/m.exec(result.stdout)?.[1];
-      expect(jsonPath?.startsWith(outDir)).toBe(true);
-      const report = JSON.parse(await readFile(jsonPath!, 'utf8')) as ScaleBenchReport;
+      const { report, stdout } = await bench.run<ScaleBenchReport>('scale', [], { dbEnv: true });
+      expect(stdout).toMatch(/^\| split samples \| loader peak RSS MiB \|/m);
+      expect(stdout).toMatch(/^\| 1,000 \| /m);
+      expect(stdout).toMatch(/^\| 10,000 \| /m);
 
       expect(report.environment.cores).toBeGreaterThan(0);
       expect(report.settings).toMatchObject({
@@ -88,8 +61,7 @@ describe('bench scale --quick', () => {
         expect(report.rss).toMatchObject({ smallest: 1000, largest: 10_000, target: 1.1 });
       }
       // A fresh loader and one trainer per run.
-      expect(report.childPids).toHaveLength(4);
-      expect(report.childPids.filter(isProcessAlive)).toEqual([]);
+      expectNoChildLeft(report.childPids, 4);
 
       // The samples went in through the real ingest with their bytes in memory: the rows are
       // what an ingest writes (ids from the source key, label, size, the bytes themselves).

@@ -1,16 +1,11 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BenchSuiteReport } from '../../suite/BenchSuiteReport.js';
 import { isProcessAlive } from '../../../src/devdb/index.js';
-import { runCli } from '../../../test/support/runCli.js';
+import { benchHarness } from './benchHarness.js';
 
-let outDir: string | undefined;
-
-afterAll(async () => {
-  if (outDir) await rm(outDir, { recursive: true, force: true });
-});
+const bench = benchHarness('suite');
 
 describe('bench suite --quick', () => {
   // The suite's quick mode runs in the test command so that it never rots. Figures are only
@@ -20,9 +15,8 @@ describe('bench suite --quick', () => {
     'runs every scenario, writes the results folder and checks the targets',
     { timeout: 600_000 },
     async () => {
-      outDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-suite-'));
-      const result = await runCli(['bench', 'suite', '--quick', '--out-dir', outDir]);
-      expect(result.code, result.stderr).toBe(0);
+      const outDir = await bench.outDir();
+      const result = await bench.run('suite', [], { dataset: false });
       expect(result.stdout).toMatch(/^\| target \| goal \| pinned \| unpinned \| met \| from \|$/m);
       expect(result.stdout).toContain(`results: ${outDir}`);
 
@@ -30,7 +24,7 @@ describe('bench suite --quick', () => {
         await readFile(path.join(outDir, 'suite.json'), 'utf8'),
       ) as BenchSuiteReport;
       expect(report.quick).toBe(true);
-      expect(report.command).toBe('npx tsx src/cli/main.ts bench suite --quick');
+      expect(report.command).toBe('npm run bench -- suite --quick');
 
       // A-C: the tight loop and both service scenarios on the ImageNet-size photo payload.
       const stream = report.stream.imagenet!;
@@ -90,11 +84,16 @@ describe('bench suite --quick', () => {
 
       // --from judges the folder again without running anything; a wrong file is a clear error.
       await rm(path.join(outDir, 'suite.md'));
-      const again = await runCli(['bench', 'suite', '--from', path.join(outDir, 'suite.json')]);
-      expect(again.code, again.stderr).toBe(0);
+      const from = (file: string, exitCode: number) =>
+        bench.run('suite', ['--from', path.join(outDir, file)], {
+          quick: false,
+          outDir: false,
+          dataset: false,
+          exitCode,
+        });
+      await from('suite.json', 0);
       expect(await readFile(path.join(outDir, 'suite.md'), 'utf8')).toBe(markdown);
-      const wrong = await runCli(['bench', 'suite', '--from', path.join(outDir, 'latency.svg')]);
-      expect(wrong.code).toBe(1);
+      const wrong = await from('latency.svg', 1);
       expect(wrong.stderr).toMatch(/--from .*latency\.svg/);
     },
   );

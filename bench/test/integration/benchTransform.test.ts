@@ -1,22 +1,13 @@
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropBenchDataset } from '../../dataset/benchDataset.js';
 import type { TransformBenchReport } from '../../transform/runTransformBench.js';
 import { TRANSFORM_LEG_NAMES } from '../../transform/transformLegs.js';
-import { createDbClient } from '../../../src/core/index.js';
-import { runCli } from '../../../test/support/runCli.js';
-import { testDbConfig, uniqueKeyspace } from '../../../test/integration/dbHelpers.js';
+import { benchHarness } from './benchHarness.js';
 
-const dataset = uniqueKeyspace();
+const bench = benchHarness('transform');
 let jsonPath: string | undefined;
 
 afterAll(async () => {
-  const client = await createDbClient(testDbConfig());
-  try {
-    await dropBenchDataset(client, dataset);
-  } finally {
-    await client.shutdown();
-  }
   if (jsonPath) await rm(jsonPath, { force: true });
 });
 
@@ -26,14 +17,11 @@ describe('bench transform --quick', () => {
     'runs every leg through the CLI and prints a row of positive figures for each',
     { timeout: 600_000 },
     async () => {
-      const db = testDbConfig();
-      const result = await runCli(['bench', 'transform', '--quick', '--dataset', dataset], {
-        SCYLLA_LOADER_CONTACT_POINTS: db.contactPoints.join(','),
-        SCYLLA_LOADER_CQL_PORT: String(db.port),
-        SCYLLA_LOADER_LOCAL_DC: db.localDataCenter,
+      const result = await bench.run<TransformBenchReport>('transform', [], {
+        outDir: false,
+        dbEnv: true,
       });
-      expect(result.code, result.stderr.slice(-3000)).toBe(0);
-      jsonPath = /^figures: (.+)$/m.exec(result.stdout)?.[1];
+      jsonPath = result.jsonPath;
 
       const rows = result.stdout
         .split('\n')
@@ -57,7 +45,7 @@ describe('bench transform --quick', () => {
       expect(result.stdout).toMatch(/at 150 ms \/ at 0 ms \(both via toxiproxy\): \d+\.\d\d /);
       expect(result.stdout).toMatch(/raw \/ JPEG q90: \d+\.\d\dx/);
 
-      const report = JSON.parse(await readFile(jsonPath!, 'utf8')) as TransformBenchReport;
+      const { report } = result;
       expect(report.runs).toHaveLength(TRANSFORM_LEG_NAMES.length);
       for (const run of report.runs) {
         // Every image of the epoch arrived, none lost or skipped.
