@@ -55,7 +55,7 @@ import {
 } from './benchOptions.js';
 import { addBenchRobustnessCommands } from './benchRobustness.js';
 import { addBenchSuiteCommand } from './benchSuite.js';
-import { defaultStateDir } from '../../src/devdb/index.js';
+import { benchStateDir } from '../stream/benchScripts.js';
 import { createDbClient } from '../../src/core/index.js';
 
 const SPLITS_FLAGS = {
@@ -141,7 +141,7 @@ export function registerBenchCommands(bench: Command): Command {
         resolveIngestBenchOptions({
           ...context,
           ...input,
-          localStateDir: ownCluster ? defaultStateDir() : undefined,
+          localStateDir: ownCluster ? benchStateDir : undefined,
         }),
       );
       return { markdown: formatIngestBenchReport(report), table: 'ingest' };
