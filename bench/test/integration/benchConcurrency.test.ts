@@ -33,10 +33,7 @@ describe('bench concurrency --quick', () => {
       for (const row of report.summary) {
         expect(row.exactlyOnce).toBe(true);
         expectRatesAgree(row, report.dataset.meanBytes);
-        // No stream is faster than all of them together (each over its own time, so a lone
-        // stream's rate may be a hair above the run's).
         expect(row.perStreamSamplesPerSecond.min).toBeGreaterThan(0);
-        expect(row.perStreamSamplesPerSecond.min).toBeLessThanOrEqual(row.samplesPerSecond * 1.05);
         expect(row.waitMs.p50).toBeLessThanOrEqual(row.waitMs.p99);
         expect(row.cpuSeconds.loader).toBeGreaterThan(0);
         expect(row.cpuSeconds.client).toBeGreaterThan(0);

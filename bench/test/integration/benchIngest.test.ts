@@ -14,7 +14,7 @@ describe('bench ingest --quick', () => {
     { timeout: 300_000 },
     async () => {
       // A prefix of its own, so a `bench ingest` run by hand at the same time keeps its keyspaces.
-      const keyspacePrefix = `${bench.dataset}_`;
+      const keyspacePrefix = `bench_${bench.dataset}_`;
       const { report } = await bench.run<IngestBenchReport>(
         'ingest',
         ['--keyspace-prefix', keyspacePrefix],
