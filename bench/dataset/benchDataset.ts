@@ -16,7 +16,7 @@ import {
   type PhotoPresetName,
   readPhotoFolder,
   writePhotoJpegs,
-} from '../../src/datasets/index.js';
+} from '../../src/datasets/photos/index.js';
 import { benchEnvironment, type BenchEnvironment } from '../stream/benchEnvironment.js';
 import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';
 

@@ -1,7 +1,7 @@
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createDbClient, type DbConfig, invalidArgument } from '../../src/core/index.js';
-import type { PhotoPresetName } from '../../src/datasets/index.js';
+import type { PhotoPresetName } from '../../src/datasets/photos/index.js';
 import { runCeilingBench, type CeilingBenchReport } from '../ceiling/runCeilingBench.js';
 import { resolveConcurrencyBenchOptions } from '../concurrency/ConcurrencyBenchOptions.js';
 import type { ConcurrencyBenchReport } from '../concurrency/runConcurrencyBench.js';

@@ -1,10 +1,7 @@
 /**
- * The sample datasets for development machines: MNIST's files and the photo presets (see
- * `photos/index.ts`; the runtime image leaves the photos out, so nothing shipped imports this).
+ * The MNIST sample dataset's files for development machines. The photo datasets have their
+ * own entry, `photos/index.ts`, since the runtime image leaves that folder out.
  *
  * @packageDocumentation
  */
 export { prepareMnist, type PreparedMnist, type PrepareMnistOptions } from './prepareMnist.js';
-export { PHOTO_PRESET_NAMES, PHOTO_PRESETS, type PhotoPresetName } from './photos/PhotoPreset.js';
-export { readPhotoFolder } from './photos/readPhotoFolder.js';
-export { writePhotoJpegs } from './photos/writePhotoJpegs.js';
