@@ -6,7 +6,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'bench/test/unit/**/*.test.ts'],
           // A guard against hangs, not a speed check: the split assignment and permutation
           // tests compute over 10^5 to 10^6 items and take seconds on a loaded 2-core machine.
           testTimeout: 30_000,
@@ -15,7 +15,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts', 'bench/test/integration/**/*.test.ts'],
           globalSetup: ['test/integration/globalSetup.ts'],
           testTimeout: 120_000,
           hookTimeout: 600_000,

@@ -1,4 +1,4 @@
-import { scrapeMetrics } from '../faults/probe/scrapeMetrics.js';
+import { scrapeMetrics } from '../../test/faults/index.js';
 
 /** The loader's counters this benchmark reads from `/metrics`, each summed over its labels. */
 export interface LoaderCounters {

@@ -1,4 +1,4 @@
-import { LoaderClient } from '../../src/client/LoaderClient.js';
+import { LoaderClient } from '../../src/client/index.js';
 
 /** One job's stream of one epoch. @internal */
 export interface EpochJob {

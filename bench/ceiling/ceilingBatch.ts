@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AssembledBatch } from '../../src/core/index.js';
-import { encodeBatchResponse } from '../../src/server/rpc/encodeBatchResponse.js';
+import { encodeBatchResponse } from '../../src/server/index.js';
 
 /** Shape of the batch `bench ceiling` serves from memory. @internal */
 export interface CeilingBatchShape {

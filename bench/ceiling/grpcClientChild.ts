@@ -2,8 +2,7 @@
  * Child process of `bench ceiling`: the SDK (`LoaderClient`) consuming the gRPC server child's
  * batches, touching each sample's length; a short untimed warm-up call first. @internal
  */
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import type { StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
+import { LoaderClient, type StreamBatchesOptions } from '../../src/client/index.js';
 import { runBenchChild } from '../stream/childProtocol.js';
 
 /** Settings of the gRPC client child. @internal */

@@ -8,11 +8,9 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
+import { createLoaderServer, serverConfigSchema } from '../../src/server/index.js';
 import type { DbConfig } from '../../src/core/index.js';
-import { createLoaderServer } from '../../src/server/createLoaderServer.js';
-import type { StreamBatchesRequest__Output } from '../../src/generated/scylla_loader/v1/StreamBatchesRequest.js';
-import type { StreamBatchesResponse } from '../../src/generated/scylla_loader/v1/StreamBatchesResponse.js';
+import type { StreamBatchesRequest__Output, StreamBatchesResponse } from '../../src/proto/index.js';
 import { runBenchChild } from '../stream/childProtocol.js';
 import { encodeCeilingBatch, type CeilingBatchShape } from './ceilingBatch.js';
 

@@ -5,7 +5,7 @@
  */
 import http2 from 'node:http2';
 import { once } from 'node:events';
-import { DEFAULT_FLOW_CONTROL_WINDOW } from '../../src/client/channelOptions.js';
+import { DEFAULT_FLOW_CONTROL_WINDOW } from '../../src/client/index.js';
 import { runBenchChild } from '../stream/childProtocol.js';
 import type { CeilingClientResult } from './grpcClientChild.js';
 

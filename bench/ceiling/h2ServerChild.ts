@@ -7,7 +7,7 @@
  */
 import http2 from 'node:http2';
 import { once } from 'node:events';
-import { FLOW_CONTROL_WINDOW_BYTES } from '../../src/server/grpcServerOptions.js';
+import { FLOW_CONTROL_WINDOW_BYTES } from '../../src/server/index.js';
 import { runBenchChild } from '../stream/childProtocol.js';
 import { encodeCeilingBatch, type CeilingBatchShape } from './ceilingBatch.js';
 

@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { DEFAULT_FLOW_CONTROL_WINDOW } from '../../src/client/channelOptions.js';
+import { DEFAULT_FLOW_CONTROL_WINDOW } from '../../src/client/index.js';
 import type { DbConfig } from '../../src/core/index.js';
 import { cpuMeter } from '../measure/procfs.js';
 import { startBenchChild, type BenchChild } from '../stream/startBenchChild.js';

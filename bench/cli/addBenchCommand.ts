@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import { addDbOptions, type DbFlags } from '../../src/cli/dbOptions.js';
-import { runAction } from '../../src/cli/runAction.js';
+import { addDbOptions, type DbFlags, runAction } from '../../src/cli/index.js';
 import type { DbConfig } from '../../src/core/index.js';
-import { printReport, type DocTableName } from '../report/docTables.js';
+import { assertCommittedTree, printReport, type DocTableName } from '../report/docTables.js';
 import { withBenchContext, type BenchContext } from './benchContext.js';
 import {
   addFlags,
@@ -64,6 +63,7 @@ export function addBenchCommand<S extends BenchFlags>(
     runAction(async (flags: DbFlags & { quick?: boolean }) => {
       const all = { ...flags } as Record<string, unknown>;
       const { docs } = parseFlags(DOCS_FLAG, flagInput(DOCS_FLAG, all));
+      if (docs !== undefined) assertCommittedTree(docs);
       const quick = flags.quick ?? false;
       const input = { ...flagInput(spec.flags, all), quick };
       // Parsed before any database is started, so a wrong flag fails at once.

@@ -55,7 +55,7 @@ import {
 } from './benchOptions.js';
 import { addBenchRobustnessCommands } from './benchRobustness.js';
 import { addBenchSuiteCommand } from './benchSuite.js';
-import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
+import { benchStateDir } from '../stream/benchScripts.js';
 import { createDbClient } from '../../src/core/index.js';
 
 const SPLITS_FLAGS = {
@@ -95,12 +95,11 @@ const CEILING_FLAGS = {
 };
 
 /**
- * Registers `bench` and its benchmarks; each prints a Markdown report, writes JSON under
- * `.state/bench/` and, with `--docs`, its table(s) into the performance page. Figures are
- * printed, never asserted.
+ * Registers the benchmarks on `bench` (the `scylla-loader-bench` program); each prints a
+ * Markdown report, writes JSON under `.state/bench/` and, with `--docs`, its table(s) into the
+ * performance page. Figures are printed, never asserted.
  */
-export function registerBenchCommand(program: Command): Command {
-  const bench = program.command('bench').description('measure the loader (figures, not tests)');
+export function registerBenchCommands(bench: Command): Command {
   addBenchCommand(bench, {
     name: 'splits',
     description:
@@ -142,7 +141,7 @@ export function registerBenchCommand(program: Command): Command {
         resolveIngestBenchOptions({
           ...context,
           ...input,
-          localStateDir: ownCluster ? defaultStateDir() : undefined,
+          localStateDir: ownCluster ? benchStateDir : undefined,
         }),
       );
       return { markdown: formatIngestBenchReport(report), table: 'ingest' };

@@ -1,10 +1,8 @@
 import path from 'node:path';
 import type { DbConfig } from '../../src/core/index.js';
-import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
-import { startLocalCluster } from '../../src/devdb/localCluster.js';
-import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
-import { dbConfigFromFlags, type DbFlags } from '../../src/cli/dbOptions.js';
-import { createProgress } from '../../src/cli/progress.js';
+import { localClusterStatus, startLocalCluster } from '../../src/devdb/index.js';
+import { benchStateDir } from '../stream/benchScripts.js';
+import { createProgress, dbConfigFromFlags, type DbFlags } from '../../src/cli/index.js';
 import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';
 
 /** What a `bench` command works with. */
@@ -39,12 +37,12 @@ export async function withBenchContext<T>(
   let dbPid: number | undefined;
   if (database && !flags.contactPoints && !process.env.SCYLLA_LOADER_CONTACT_POINTS) {
     const cluster = await startLocalCluster({
-      stateDir: defaultStateDir(),
+      stateDir: benchStateDir,
       log: (line) => process.stderr.write(`  ${line}\n`),
     });
     db.contactPoints = cluster.contactPoints;
     db.port = cluster.port;
-    const { nodes } = await localClusterStatus(defaultStateDir());
+    const { nodes } = await localClusterStatus(benchStateDir);
     if (nodes.length === 1) dbPid = nodes[0]!.pid ?? undefined;
   }
   const abort = new AbortController();
@@ -55,7 +53,7 @@ export async function withBenchContext<T>(
     return await body({
       db,
       dbPid,
-      stateRoot: path.dirname(defaultStateDir()),
+      stateRoot: path.dirname(benchStateDir),
       progress: (label, total, unit) => createProgress(label, total, { unit }),
       log: (line) => process.stderr.write(`${line}\n`),
       signal: abort.signal,

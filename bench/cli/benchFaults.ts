@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { formatFaultsReport, runFaultsBench } from '../faults/runFaultsBench.js';
+import { formatFaultsReport, runFaultsBench } from '../../test/faults/index.js';
 import { toxiproxyBinary } from '../latency/toxiproxyBinary.js';
 import { addBenchCommand } from './addBenchCommand.js';
 import { flag, onOff, text, wholeNumber, PHOTO_OUTPUT_FLAGS } from './benchOptions.js';

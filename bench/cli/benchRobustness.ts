@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
-import { formatConsumersReport } from '../faults/consumers/runConsumersBench.js';
-import { runConsumersBench } from '../faults/consumers/runConsumersBench.js';
-import { formatSoakReport } from '../faults/soak/runSoakBench.js';
-import { runSoakBench } from '../faults/soak/runSoakBench.js';
-import { formatFuzzReport } from '../faults/fuzz/runFuzzBench.js';
-import { runFuzzBench } from '../faults/fuzz/runFuzzBench.js';
+import {
+  formatConsumersReport,
+  formatFuzzReport,
+  formatSoakReport,
+  runConsumersBench,
+  runFuzzBench,
+  runSoakBench,
+} from '../../test/faults/index.js';
 import { addBenchCommand } from './addBenchCommand.js';
 import { flag, wholeNumber } from './benchOptions.js';
 

@@ -3,11 +3,10 @@ import { Command } from 'commander';
 import { toxiproxyBinary } from '../latency/toxiproxyBinary.js';
 import { rerenderBenchSuite, runBenchSuite, SUITE_PARTS } from '../suite/runBenchSuite.js';
 import { suiteDocTables, targetsTable } from '../suite/formatSuiteReport.js';
-import { measuredHere, writeDocTables } from '../report/docTables.js';
+import { assertCommittedTree, measuredHere, writeDocTables } from '../report/docTables.js';
 import { addFlags, DOCS_FLAG, names, parseValue } from './benchOptions.js';
 import { withBenchContext } from './benchContext.js';
-import { addDbOptions, type DbFlags } from '../../src/cli/dbOptions.js';
-import { runAction } from '../../src/cli/runAction.js';
+import { addDbOptions, type DbFlags, runAction } from '../../src/cli/index.js';
 
 /** Flags of `bench suite`. */
 export interface BenchSuiteFlags extends DbFlags {
@@ -41,6 +40,7 @@ export function addBenchSuiteCommand(bench: Command): void {
   addFlags(cmd, DOCS_FLAG);
   addDbOptions(cmd).action(
     runAction(async (flags: BenchSuiteFlags) => {
+      if (flags.docs) assertCommittedTree(flags.docs);
       if (flags.from) {
         const report = await rerenderBenchSuite(path.resolve(flags.from));
         if (flags.docs) {

@@ -16,8 +16,7 @@
  * the report gives the client's CPU seconds to show when the client side is the limit. @internal
  */
 import { writeFile } from 'node:fs/promises';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import type { StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
+import { LoaderClient, type StreamBatchesOptions } from '../../src/client/index.js';
 import { runBenchChild } from '../stream/childProtocol.js';
 import { quantile } from '../stream/stats.js';
 import { startSelfMeasure } from '../measure/startSelfMeasure.js';

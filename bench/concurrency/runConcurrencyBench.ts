@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
+import { serverConfigSchema } from '../../src/server/index.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { startBenchChild } from '../stream/startBenchChild.js';

@@ -3,18 +3,20 @@ import { stringify } from 'uuid';
 import {
   createDbClient,
   datasetExists,
+  type DbConfig,
   ingestDataset,
   invalidArgument,
+  type ListedSource,
+  listedSource,
   loadSplitIds,
   readDatasetInfo,
   validateIdentifier,
-  type DbConfig,
-  type ListedSource,
-  listedSource,
 } from '../../src/core/index.js';
-import type { PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
-import { readPhotoFolder } from '../../src/datasets/photos/readPhotoFolder.js';
-import { writePhotoJpegs } from '../../src/datasets/photos/writePhotoJpegs.js';
+import {
+  type PhotoPresetName,
+  readPhotoFolder,
+  writePhotoJpegs,
+} from '../../src/datasets/photos/index.js';
 import { benchEnvironment, type BenchEnvironment } from '../stream/benchEnvironment.js';
 import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';
 

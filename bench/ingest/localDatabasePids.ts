@@ -1,4 +1,4 @@
-import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
+import { localClusterStatus } from '../../src/devdb/index.js';
 
 /**
  * Pids of the running nodes of the local cluster in `stateDir` (empty when there is none).

@@ -1,5 +1,4 @@
-import { startLocalCluster } from '../../src/devdb/localCluster.js';
-import { stopLocalCluster } from '../../src/devdb/stopLocalCluster.js';
+import { startLocalCluster, stopLocalCluster } from '../../src/devdb/index.js';
 import type { ColdStartRecord } from './IngestBenchReport.js';
 
 /**

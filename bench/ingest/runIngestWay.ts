@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type cassandra from 'cassandra-driver';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
+import { LoaderClient } from '../../src/client/index.js';
 import {
   datasetNamespace,
   type DbConfig,

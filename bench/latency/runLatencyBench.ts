@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
+import { serverConfigSchema } from '../../src/server/index.js';
 import type { DbConfig } from '../../src/core/index.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';

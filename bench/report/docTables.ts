@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
+import { LoaderError } from '../../src/core/index.js';
 import { replaceMarkedBlock } from '../../scripts/docs/markedBlock.js';
 
 /** The names of the tables the performance page takes from the benchmarks. */
@@ -61,11 +63,33 @@ export function measuredHere(command = benchCommandLine()): Measured {
   };
 }
 
-/** `npx tsx src/cli/main.ts bench ...` as this process was started. */
+/** `npm run bench -- ...` as this process was started. */
 export function benchCommandLine(): string {
-  const at = process.argv.indexOf('bench');
-  const args = at < 0 ? process.argv.slice(2) : process.argv.slice(at);
-  return ['npx tsx src/cli/main.ts', ...args].join(' ');
+  return ['npm run bench --', ...process.argv.slice(2)].join(' ');
+}
+
+/**
+ * Refuses `--docs` into a file of the checkout while the checkout has uncommitted changes: a
+ * table in the docs must come from a committed state, named by its commit. The docs file itself
+ * may differ (an earlier `--docs` run wrote it), and untracked files do not count; anything else
+ * changed is FAILED_PRECONDITION naming the files. A file outside the checkout (a scratch
+ * page) is not the docs: no check.
+ */
+export function assertCommittedTree(docsFile: string, cwd = process.cwd()): void {
+  const git = (...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8' });
+  const root = git('rev-parse', '--show-toplevel').trim();
+  const docs = path.relative(root, path.resolve(cwd, docsFile));
+  if (docs.startsWith('..') || path.isAbsolute(docs)) return;
+  const dirty = git('status', '--porcelain', '--untracked-files=no')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => line.slice(3).split(' -> ').at(-1)!)
+    .filter((file) => file !== docs);
+  if (dirty.length === 0) return;
+  throw new LoaderError(
+    'FAILED_PRECONDITION',
+    `--docs writes tables only from a committed tree; commit or stash these first: ${dirty.join(', ')}`,
+  );
 }
 
 /** The measured line and the table, as they go between the markers. */

@@ -1,10 +1,10 @@
 import cassandra from 'cassandra-driver';
 import pMap from 'p-map';
 import {
+  datasetNamespace,
   ensureDatasetSchema,
   readDatasetInfo,
   refreshDatasetCounts,
-  datasetNamespace,
   sampleId,
 } from '../../src/core/index.js';
 

@@ -3,12 +3,12 @@
  * JSON line, so its peak memory is the split's alone. Arguments come as JSON in argv[2]. @internal
  */
 import {
-  createDbClient,
   assignSplits,
+  createDbClient,
   createSplitSet,
   readSplitInput,
 } from '../../src/core/index.js';
-import { dbConfigFromEnv } from '../../src/cli/dbOptions.js';
+import { dbConfigFromEnv } from '../../src/cli/index.js';
 
 const args = JSON.parse(process.argv[2] ?? '{}') as { dataset: string; name: string; seed: string };
 const client = await createDbClient(dbConfigFromEnv(process.env, { contactPoints: ['127.0.0.1'] }));

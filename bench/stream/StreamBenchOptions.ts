@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { Progress } from '../../src/cli/progress.js';
-import type { PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
+import type { Progress } from '../../src/cli/index.js';
+import type { PhotoPresetName } from '../../src/datasets/photos/index.js';
 import type { DbConfig } from '../../src/core/index.js';
 
 /** Where the processes run: wherever the OS puts them, or database and loader on own cores. */

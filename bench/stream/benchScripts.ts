@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
+import { defaultStateDir } from '../../src/devdb/index.js';
 
 const self = fileURLToPath(import.meta.url);
 const here = path.dirname(self);
@@ -8,10 +8,17 @@ const here = path.dirname(self);
 const ext = path.extname(self);
 
 /**
- * The package's root folder (the nearest one with a `package.json` above this file): child
+ * The repository's root folder (above `bench/`, which has a `package.json` of its own): child
  * processes run there so `--import tsx` resolves. @internal
  */
-export const packageRoot = path.resolve(defaultStateDir(here), '../..');
+export const packageRoot = path.resolve(here, '../..');
+
+/**
+ * The local development node's folder, the same as the `scylla-loader` command's in this
+ * checkout wherever the bench is started from (`npm run bench` runs in the root, a workspace
+ * script in `bench/`). @internal
+ */
+export const benchStateDir = defaultStateDir(packageRoot);
 
 /**
  * Node arguments that run a script of this folder (`tightLoopChild`, `sdkClientChild`): through

@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { decodeBatch } from '../../src/client/decodeBatch.js';
-import type { StreamBatchesResponse } from '../../src/generated/scylla_loader/v1/StreamBatchesResponse.js';
-import type { StreamBatchesResponse__Output } from '../../src/generated/scylla_loader/v1/StreamBatchesResponse.js';
-import { loaderPackageDefinition } from '../../src/proto/loadLoaderProto.js';
-import { PROTO_OPTIONS } from '../../src/proto/protoOptions.js';
+import { decodeBatch } from '../../src/testing/index.js';
+import {
+  loaderPackageDefinition,
+  PROTO_OPTIONS,
+  type StreamBatchesResponse,
+  type StreamBatchesResponse__Output,
+} from '../../src/proto/index.js';
 import type { AssembledBatch } from '../../src/core/index.js';
-import { buildBatchResponse } from '../../src/server/rpc/buildBatchResponse.js';
+import { buildBatchResponse } from '../../src/server/index.js';
 import { median } from './stats.js';
 
 /**

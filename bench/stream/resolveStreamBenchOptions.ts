@@ -1,4 +1,4 @@
-import { PHOTO_PRESET_NAMES, type PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
+import { PHOTO_PRESET_NAMES, type PhotoPresetName } from '../../src/datasets/photos/index.js';
 import {
   choice,
   flag,

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serverConfigSchema } from '../../src/server/config/serverConfig.js';
+import { serverConfigSchema } from '../../src/server/index.js';
+import { createDbClient } from '../../src/core/index.js';
 import { pinProcess, resolvePlacements } from './pinning.js';
 import { runLayoutBench } from './layoutBench.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
@@ -15,7 +16,6 @@ import { summarizeRuns } from './summarizeRuns.js';
 import type { TightLoopConfig, TightLoopResult } from './tightLoopChild.js';
 import { reportPath, writeReportJson } from '../report/reportJson.js';
 import { startBenchRun } from '../report/benchRun.js';
-import { createDbClient } from '../../src/core/index.js';
 import { prepareMixSplits, type MixSplits } from './prepareMixSplits.js';
 import { summarizeMixing } from './summarizeMixing.js';
 

@@ -5,13 +5,13 @@
  * @internal
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ClientTlsOptions } from '../../src/client/ClientTlsOptions.js';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import type {
-  OrderingName,
-  StreamBatchesOptions,
-  StreamSourceOptions,
-} from '../../src/client/StreamBatchesOptions.js';
+import {
+  type ClientTlsOptions,
+  LoaderClient,
+  type OrderingName,
+  type StreamBatchesOptions,
+  type StreamSourceOptions,
+} from '../../src/client/index.js';
 import { runBenchChild } from './childProtocol.js';
 import { quantile } from './stats.js';
 import { startSelfMeasure } from '../measure/startSelfMeasure.js';

@@ -1,7 +1,6 @@
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import type { LoaderClientOptions } from '../../src/client/LoaderClientOptions.js';
+import { LoaderClient, type LoaderClientOptions } from '../../src/client/index.js';
 import type { DbConfig } from '../../src/core/index.js';
-import { serveChildEnv, waitUntilServing } from '../../src/cli/serveChild.js';
+import { serveChildEnv, waitUntilServing } from '../../src/cli/index.js';
 import { cliMainArgs } from './benchScripts.js';
 import { endChild, spawnPinned, tail, type SpawnPinnedOptions } from './spawnPinned.js';
 

@@ -9,8 +9,8 @@
 import cassandra from 'cassandra-driver';
 import pMap from 'p-map';
 import {
-  type DbConfig,
   createDbClient,
+  type DbConfig,
   groupByReplica,
   loadSplitIds,
   permutation,

@@ -4,7 +4,7 @@ import type { LatencyBenchReport } from '../latency/runLatencyBench.js';
 import type { ScaleBenchReport } from '../scale/runScaleBench.js';
 import type { BenchEnvironment } from '../stream/benchEnvironment.js';
 import type { StreamBenchReport } from '../stream/runStreamBench.js';
-import type { PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
+import type { PhotoPresetName } from '../../src/datasets/photos/index.js';
 import type { LatencyVsA, SuiteTarget } from './suiteTargets.js';
 
 /** Everything the suite measured, as written to `suite.json`. */

@@ -1,6 +1,7 @@
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { type DbConfig, createDbClient, invalidArgument } from '../../src/core/index.js';
+import { createDbClient, type DbConfig, invalidArgument } from '../../src/core/index.js';
+import type { PhotoPresetName } from '../../src/datasets/photos/index.js';
 import { runCeilingBench, type CeilingBenchReport } from '../ceiling/runCeilingBench.js';
 import { resolveConcurrencyBenchOptions } from '../concurrency/ConcurrencyBenchOptions.js';
 import type { ConcurrencyBenchReport } from '../concurrency/runConcurrencyBench.js';
@@ -16,7 +17,6 @@ import { resolveStreamBenchOptions } from '../stream/resolveStreamBenchOptions.j
 import { runStreamBench } from '../stream/runStreamBench.js';
 import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';
 import type { StreamBenchReport } from '../stream/runStreamBench.js';
-import type { PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
 import type { BenchSuiteReport } from './BenchSuiteReport.js';
 import { formatSuiteReport } from './formatSuiteReport.js';
 import { latencyVsA, suiteTargets } from './suiteTargets.js';
@@ -156,7 +156,7 @@ export async function runBenchSuite(options: BenchSuiteOptions): Promise<BenchSu
 
 /** The command line that reproduces the run. */
 function suiteCommand(options: BenchSuiteOptions): string {
-  const args = ['npx tsx src/cli/main.ts bench suite'];
+  const args = ['npm run bench -- suite'];
   if (options.quick) args.push('--quick');
   if (options.parts) args.push(`--parts ${options.parts.join(',')}`);
   return args.join(' ');

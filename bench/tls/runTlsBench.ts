@@ -1,10 +1,10 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { ClientTlsOptions } from '../../src/client/ClientTlsOptions.js';
+import type { ClientTlsOptions } from '../../src/client/index.js';
 import type { DbConfig } from '../../src/core/index.js';
-import { makeTestCa, type TestCa } from '../../src/devdb/makeTestCa.js';
-import { newTokenEntry } from '../../src/server/auth/newTokenEntry.js';
+import { makeTestCa, type TestCa } from '../../src/devdb/index.js';
+import { newTokenEntry } from '../../src/server/index.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';

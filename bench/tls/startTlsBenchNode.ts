@@ -1,10 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { dbConfigSchema, type DbConfig } from '../../src/core/index.js';
-import { startLocalCluster } from '../../src/devdb/localCluster.js';
-import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
-import { stopLocalCluster } from '../../src/devdb/stopLocalCluster.js';
+import { type DbConfig, dbConfigSchema } from '../../src/core/index.js';
+import { localClusterStatus, startLocalCluster, stopLocalCluster } from '../../src/devdb/index.js';
 
 /** The database node of `bench tls`, reachable in plain text and over TLS alike. */
 export interface TlsBenchNode {

@@ -1,4 +1,4 @@
-import type { Transform } from '../../src/generated/scylla_loader/v1/Transform.js';
+import type { Transform } from '../../src/proto/index.js';
 
 /** The legs of `bench transform`, in the order the table lists them. */
 export const TRANSFORM_LEG_NAMES = [

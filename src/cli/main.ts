@@ -2,7 +2,6 @@
 // First: sizes libuv's thread pool before any module can use it.
 import './sizeThreadPool.js';
 import { Command } from 'commander';
-import { registerBenchIfPresent } from './registerBenchIfPresent.js';
 import { registerAuthCommand } from './commands/auth.js';
 import { registerCacheCommand } from './commands/cache.js';
 import { registerDbCommand } from './commands/db.js';
@@ -27,6 +26,5 @@ registerServeCommand(program);
 registerCacheCommand(program);
 registerAuthCommand(program);
 registerDemoCommand(program);
-await registerBenchIfPresent(program);
 
 await program.parseAsync(process.argv);

@@ -17,3 +17,9 @@ export { localClusterStatus, type LocalNodeStatus } from './localClusterStatus.j
 export { stopLocalCluster } from './stopLocalCluster.js';
 export { stopLocalNode } from './stopLocalNode.js';
 export type { TerminateOptions } from './terminateNode.js';
+export { renderCassandraYaml } from './cassandraYaml.js';
+export { clusterSpecSchema, readClusterSpec, type ClusterSpec } from './clusterSpec.js';
+export { makeTestCa, type TestCa, type TestCert } from './makeTestCa.js';
+export { nodeLayouts, type NodeLayout } from './nodeLayout.js';
+export { isPortOpen } from './portOpen.js';
+export { isProcessAlive } from './processAlive.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatConsumersReport } from '../../bench/faults/consumers/runConsumersBench.js';
-import { runConsumersBench } from '../../bench/faults/consumers/runConsumersBench.js';
+import { formatConsumersReport } from '../faults/consumers/runConsumersBench.js';
+import { runConsumersBench } from '../faults/consumers/runConsumersBench.js';
 import { testDbConfig } from './dbHelpers.js';
 
 const MIB = 2 ** 20;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runFuzzBench } from '../../bench/faults/fuzz/runFuzzBench.js';
+import { runFuzzBench } from '../faults/fuzz/runFuzzBench.js';
 import { testDbConfig } from './dbHelpers.js';
 
 const MIB = 2 ** 20;

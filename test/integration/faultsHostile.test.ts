@@ -17,7 +17,7 @@ import {
 } from '../../src/client/index.js';
 import { toProtoRequest } from '../../src/client/toProtoRequest.js';
 import { createDbClient, ingestDataset, readManifest } from '../../src/core/index.js';
-import { loaderCodec } from '../../bench/faults/fuzz/loaderCodec.js';
+import { loaderCodec } from '../faults/fuzz/loaderCodec.js';
 import { hashToken } from '../../src/server/auth/hashToken.js';
 import { newToken } from '../../src/server/auth/newToken.js';
 import { LOADER_REQUEST_LIMITS } from '../../src/server/limits/requestLimits.js';

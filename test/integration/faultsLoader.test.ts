@@ -1,9 +1,9 @@
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runFaultScenario, WARM_CACHE_DIR } from '../../bench/faults/faultScenarios.js';
-import { prepareFaultDataset } from '../../bench/faults/prepareFaultDataset.js';
-import { readSplitIds } from '../../bench/faults/readSplitIds.js';
-import type { FaultBed, ScenarioResult } from '../../bench/faults/runScenario.js';
+import { runFaultScenario, WARM_CACHE_DIR } from '../faults/faultScenarios.js';
+import { prepareFaultDataset } from '../faults/prepareFaultDataset.js';
+import { readSplitIds } from '../faults/readSplitIds.js';
+import type { FaultBed, ScenarioResult } from '../faults/runScenario.js';
 import { decodeCacheEntry } from '../../src/core/cache/cacheEntry.js';
 import { DiskTier } from '../../src/core/cache/DiskTier.js';
 import {

@@ -1,8 +1,8 @@
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DB_TOXIC_KINDS, runFaultScenario } from '../../bench/faults/faultScenarios.js';
-import { prepareFaultDataset } from '../../bench/faults/prepareFaultDataset.js';
-import type { FaultBed, ScenarioResult } from '../../bench/faults/runScenario.js';
+import { DB_TOXIC_KINDS, runFaultScenario } from '../faults/faultScenarios.js';
+import { prepareFaultDataset } from '../faults/prepareFaultDataset.js';
+import type { FaultBed, ScenarioResult } from '../faults/runScenario.js';
 import { createDbClient } from '../../src/core/index.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
 import { toolPath } from '../support/toolPath.js';

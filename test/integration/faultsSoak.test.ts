@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatSoakReport } from '../../bench/faults/soak/runSoakBench.js';
-import { runSoakBench } from '../../bench/faults/soak/runSoakBench.js';
+import { formatSoakReport } from '../faults/soak/runSoakBench.js';
+import { runSoakBench } from '../faults/soak/runSoakBench.js';
 import { testDbConfig } from './dbHelpers.js';
 
 describe('faults: soak', () => {

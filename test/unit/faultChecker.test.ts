@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkHistory, emptyHistory, type FaultHistory } from '../../bench/faults/checkHistory.js';
+import { checkHistory, emptyHistory, type FaultHistory } from '../faults/checkHistory.js';
 
 const id = (n: number): string => n.toString(16).padStart(32, '0');
 const split = Array.from({ length: 10 }, (_, i) => id(i));

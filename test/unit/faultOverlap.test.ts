@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { overlapMs } from '../../bench/faults/runScenario.js';
+import { overlapMs } from '../faults/runScenario.js';
 
 describe('overlapMs (a wait less its time under faults)', () => {
   it('counts only the part of the wait under a fault', () => {

@@ -5,6 +5,7 @@
  *
  * @packageDocumentation
  */
-export { PHOTO_PRESETS, PHOTO_PRESET_NAMES } from './PhotoPreset.js';
+export { PHOTO_PRESETS, PHOTO_PRESET_NAMES, type PhotoPresetName } from './PhotoPreset.js';
 export { fetchPhotoPackages } from './fetchPhotoPackages.js';
+export { readPhotoFolder } from './readPhotoFolder.js';
 export { writePhotoJpegs } from './writePhotoJpegs.js';

@@ -1,0 +1,50 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import {
+  CEILING_SCENARIOS,
+  runCeilingBench,
+  type CeilingBenchReport,
+} from '../../ceiling/runCeilingBench.js';
+import { testDbConfig } from '../../../test/integration/dbHelpers.js';
+import { benchHarness, expectNoChildLeft } from './benchHarness.js';
+
+const bench = benchHarness('ceiling');
+
+describe('bench ceiling --quick', () => {
+  // Figures only: speed is measured by the benchmark, never asserted here. In process, so
+  // that every child it spawns is counted.
+  it('measures every leg and leaves no process behind', { timeout: 120_000 }, async () => {
+    const pids: number[] = [];
+    const report: CeilingBenchReport = await runCeilingBench({
+      db: testDbConfig(),
+      quick: true,
+      outDir: await bench.outDir(),
+      onSpawn: (pid) => pids.push(pid),
+    });
+
+    expect(report.summary.map((r) => r.scenario).sort()).toEqual([...CEILING_SCENARIOS].sort());
+    expect(report.runs).toHaveLength(CEILING_SCENARIOS.length);
+    // Every leg carried the same batch: 128 samples of 100 kB, plus ids and framing (< 1%).
+    const batchBytes = 128 * 100_000;
+    const isBatch = (bytes: number): boolean => bytes >= batchBytes && bytes < batchBytes * 1.01;
+    for (const run of report.runs) {
+      expect(run.batches).toBeGreaterThan(0);
+      expect(isBatch(run.bytes / run.batches), `${run.scenario}: ${run.bytes / run.batches}`).toBe(
+        true,
+      );
+    }
+    const raw = report.summary.find((r) => r.scenario === 'raw-http2')!;
+    expect(raw.ratioToRawHttp2).toBeCloseTo(1, 6);
+    for (const row of report.summary) {
+      // GB/s over batches/s is the batch's size.
+      expect(isBatch((row.gigabytesPerSecond * 1e9) / row.batchesPerSecond)).toBe(true);
+      expect(row.cpuSecondsPerGigabyte.server).toBeGreaterThan(0);
+      expect(row.cpuSecondsPerGigabyte.client).toBeGreaterThan(0);
+      expect(row.ratioToRawHttp2).toBeCloseTo(row.gigabytesPerSecond / raw.gigabytesPerSecond, 6);
+    }
+    const written = JSON.parse(await readFile(report.jsonPath, 'utf8')) as CeilingBenchReport;
+    expect(written.summary).toEqual(report.summary);
+    // Two children per run (server and client), all of them gone.
+    expectNoChildLeft(pids, 2 * CEILING_SCENARIOS.length);
+  });
+});

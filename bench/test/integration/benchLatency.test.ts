@@ -1,0 +1,59 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import type { LatencyBenchReport } from '../../latency/runLatencyBench.js';
+import { benchHarness, expectNoChildLeft, expectRatesAgree } from './benchHarness.js';
+
+const bench = benchHarness('latency');
+
+describe('bench latency --quick', () => {
+  // Figures only: speed is measured by the benchmark, never asserted here.
+  it(
+    'measures B and C through toxiproxy and leaves no process behind',
+    { timeout: 180_000 },
+    async () => {
+      const { report } = await bench.run<LatencyBenchReport>('latency');
+
+      // B and C at 0 and 20 ms on the main route, and at 20 ms with the congested route.
+      expect(
+        report.summary.map((r) => `${r.placement} ${r.scenario} ${r.routes} ${r.rttMs}`).sort(),
+      ).toEqual([
+        'unpinned B main 0',
+        'unpinned B main 20',
+        'unpinned B main+congested 20',
+        'unpinned C main 0',
+        'unpinned C main 20',
+        'unpinned C main+congested 20',
+      ]);
+      // Every row has a full-speed run and a paced-trainer run (a step of 32 / 1000 s).
+      expect(report.settings.trainer).toEqual({ samplesPerSecond: 1000, stepMs: 32 });
+      expect(report.runs.filter((r) => r.pace === 'trainer').length).toBe(6);
+      for (const run of report.runs.filter((r) => r.pace === 'trainer')) {
+        expect(run.stepMs).toBe(32);
+        // A trainer paced at 1000 samples/s cannot consume faster than that.
+        expect(run.samplesPerSecond).toBeLessThan(1000 * 1.05);
+        expect(run.stallFraction).toBeGreaterThanOrEqual(0);
+        expect(run.stallFraction).toBeLessThan(1);
+      }
+      for (const run of report.runs) expect(run.samples).toBe(report.dataset.samples);
+      for (const row of report.summary) {
+        expectRatesAgree(row, report.dataset.meanBytes);
+        expect(row.waitMs.p50).toBeGreaterThan(0);
+        expect(row.waitMs.p50).toBeLessThanOrEqual(row.waitMs.p99);
+        expect(row.loaderCpuSecondsPerGB).toBeGreaterThan(0);
+        expect(row.loaderPeakRssBytes).toBeGreaterThan(0);
+        // Every row has its paced trainer's waits.
+        expect(row.trainer!.waitMs.p99).toBeGreaterThanOrEqual(0);
+      }
+      expect(report.ratios.unpinned?.cCongestedTrainerP99Ms).toBeGreaterThanOrEqual(0);
+      const svg = await readFile(report.svgPath, 'utf8');
+      expect(svg.startsWith('<svg')).toBe(true);
+      expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+      expect(JSON.parse(await readFile(report.jsonPath, 'utf8'))).toMatchObject({
+        toxiproxyPid: report.toxiproxyPid,
+      });
+      // Toxiproxy, two loaders and twelve trainer children, all gone.
+      expect(report.childPids).toContain(report.toxiproxyPid);
+      expectNoChildLeft(report.childPids, 15);
+    },
+  );
+});
