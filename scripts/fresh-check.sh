@@ -155,7 +155,7 @@ downloaded=$(du -sh "$fresh_home" 2>/dev/null | cut -f1)
 (cd "$repo" && fresh npx tsx src/cli/main.ts db stop) >/dev/null 2>&1 || true
 
 echo
-echo "fresh-check of $commit ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores):"
+echo "fresh-check of $commit ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores$($no_nasm && echo ', nasm absent until the set-up installed it')):"
 printf '  %s\n' "${results[@]}"
 echo "  caches made from nothing: $downloaded in $fresh_home; all in $(((SECONDS - started_all) / 60))m$(((SECONDS - started_all) % 60))s"
 if $failed || $keep; then
