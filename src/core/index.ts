@@ -141,7 +141,12 @@ export {
 export { permutationKey, remainderKey } from './stream/streamCacheKeys.js';
 export { type PlannedSource, type StreamPlan } from './stream/StreamPlan.js';
 export { type StreamRequest } from './stream/StreamRequest.js';
-export { type ColumnSpec, type ColumnType, isColumnType } from './schema/columnTypes.js';
+export {
+  COLUMN_TYPES,
+  type ColumnSpec,
+  type ColumnType,
+  isColumnType,
+} from './schema/columnTypes.js';
 export {
   type DatasetInfo,
   readDatasetGeneration,

@@ -8,7 +8,7 @@
  */
 export { describeInvalidRequest } from './errors/describeInvalidRequest.js';
 export { MAX_FOLDS, splitRequestSchema } from './splits/splitRequestSchema.js';
-export type { CreateSplitSetRequest } from './splits/createSplitSet.js';
+export type { CreateSplitSetRequest } from './splits/CreateSplitSetRequest.js';
 export { MAX_SAMPLE_BYTES, sampleProblem } from './ingest/sampleProblem.js';
 export {
   type MixInput,

@@ -5,3 +5,4 @@
  * @packageDocumentation
  */
 export { prepareMnist, type PreparedMnist, type PrepareMnistOptions } from './prepareMnist.js';
+export { cacheBaseDir } from './cacheBaseDir.js';

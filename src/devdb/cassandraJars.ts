@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { cacheBaseDir } from './cacheBaseDir.js';
+import { cacheBaseDir } from '../datasets/cacheBaseDir.js';
 import { DEFAULT_CASSANDRA_VERSION } from './cassandraVersion.js';
 import { isProcessAlive } from './processAlive.js';
 

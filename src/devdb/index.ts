@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 export { ensureCassandraJars, type EnsureCassandraJarsOptions } from './cassandraJars.js';
-export { cacheBaseDir } from './cacheBaseDir.js';
+export { cacheBaseDir } from '../datasets/cacheBaseDir.js';
 export { DEFAULT_CASSANDRA_VERSION } from './cassandraVersion.js';
 export { defaultStateDir } from './defaultStateDir.js';
 export {

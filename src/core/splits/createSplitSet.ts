@@ -1,32 +1,14 @@
 import { createHash } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
+export type { CreateSplitSetRequest } from './CreateSplitSetRequest.js';
 import { LoaderError } from '../errors/LoaderError.js';
 import { requireDataset } from '../schema/datasetSchema.js';
 import { assignSplits } from './assignSplits.js';
-import type { MetadataFilter } from './MetadataFilter.js';
 import { readSplitInput } from './readSplitInput.js';
 import type { SplitSetInfo } from './SplitSetInfo.js';
-import type { ClassTargets } from './SplitSpec.js';
 import { splitRequestSchema } from './splitRequestSchema.js';
+import type { CreateSplitSetRequest } from './CreateSplitSetRequest.js';
 import { ensureSplitTables, latestSplitVersion, writeSplitSet } from './splitStore.js';
-
-/** What to make: a split set of named parts, or k folds. */
-export interface CreateSplitSetRequest {
-  dataset: string;
-  name: string;
-  /** Parts and weights, e.g. [['train', 7], ['val', 2], ['test', 1]]; empty with `folds`. */
-  parts: Array<[string, number]>;
-  /** K-fold mode: k disjoint folds `fold-0`..`fold-<k-1>` (then `parts` must be empty). */
-  folds: number;
-  groupBy: string[];
-  classTargets: ClassTargets;
-  maxTotal?: number;
-  filters: MetadataFilter[];
-  seed: bigint;
-  /** Write a new version when the name exists (otherwise that is ALREADY_EXISTS). */
-  newVersion: boolean;
-  allowShortfall: boolean;
-}
 
 /**
  * Makes a split set from the dataset's metadata and stores it (see `writeSplitSet`): checks the

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { cacheBaseDir } from '../../devdb/cacheBaseDir.js';
+import { cacheBaseDir } from '../cacheBaseDir.js';
 import { LoaderError } from '../../core/index.js';
 
 const run = promisify(execFile);

@@ -1,11 +1,11 @@
 import type { IngestTarget__Output } from '../../generated/scylla_loader/v1/IngestTarget.js';
 import {
+  COLUMN_TYPES,
   invalidArgument,
   isColumnType,
   validateIdentifier,
   type ColumnSpec,
 } from '../../core/index.js';
-import { COLUMN_TYPES } from '../../core/schema/columnTypes.js';
 
 /** Longest `IngestTarget.source`, in characters (it is stored in the dataset's info row). */
 export const MAX_SOURCE_CHARS = 1024;
