@@ -5,7 +5,7 @@
 // fixture of wrong imports, so a rule that stops matching fails a test.
 
 /** The entry files a layer offers the rest of the repository. */
-const ENTRY = '^src/[^/]+/index\\.ts$|^src/core/requests\\.ts$';
+const ENTRY = '^src/[^/]+/index\\.ts$|^src/datasets/photos/index\\.ts$|^src/core/requests\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
@@ -40,8 +40,20 @@ export default {
         'The rest of src uses the core through its entries: src/core/index.ts, and ' +
         'src/core/requests.ts (the validators without the database driver or sharp).',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/core/', '^src/cli/sizeThreadPool[.]ts$'] },
+      from: {
+        path: '^src/',
+        pathNot: ['^src/core/', '^src/cli/sizeThreadPool[.]ts$', '^src/testing/'],
+      },
       to: { path: '^src/core/', pathNot: ENTRY },
+    },
+    {
+      name: 'testing-not-in-product',
+      comment:
+        'src/testing/index.ts re-exports internals for the tests and benchmarks only; the build ' +
+        'leaves it out, so nothing else in src may import it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/testing/' },
+      to: { path: '^src/testing/' },
     },
     {
       name: 'core-through-entries-thread-pool',
@@ -112,7 +124,7 @@ export default {
       severity: 'error',
       from: {
         path: '^src/',
-        pathNot: '^src/(devdb|datasets/photos)/|^src/cli/devOnly\\.ts$',
+        pathNot: '^src/(devdb|datasets/photos|testing)/|^src/cli/devOnly\\.ts$',
       },
       to: { path: '^src/(devdb|datasets/photos)/', dependencyTypesNot: ['type-only'] },
     },

@@ -17,3 +17,9 @@ export type {
   StreamBatchesResponse__Output,
 } from '../generated/scylla_loader/v1/StreamBatchesResponse.js';
 export type { Transform } from '../generated/scylla_loader/v1/Transform.js';
+export type { LoaderServiceHandlers } from '../generated/scylla_loader/v1/LoaderService.js';
+export type { StreamBatchesRequest } from '../generated/scylla_loader/v1/StreamBatchesRequest.js';
+export type { IngestSamplesRequest } from '../generated/scylla_loader/v1/IngestSamplesRequest.js';
+export type { IngestSamplesResponse__Output } from '../generated/scylla_loader/v1/IngestSamplesResponse.js';
+export type { CreateSplitsRequest__Output } from '../generated/scylla_loader/v1/CreateSplitsRequest.js';
+export type { CreateSplitsResponse } from '../generated/scylla_loader/v1/CreateSplitsResponse.js';

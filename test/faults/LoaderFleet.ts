@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DbConfig } from '../../src/core/index.js';
-import { serveChildEnv, waitUntilServing } from '../../src/cli/serveChild.js';
+import { serveChildEnv, waitUntilServing } from '../../src/cli/index.js';
 import { cliMainArgs } from '../../bench/stream/benchScripts.js';
 import { endChild, spawnPinned, tail } from '../../bench/stream/spawnPinned.js';
 

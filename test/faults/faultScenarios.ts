@@ -2,9 +2,9 @@ import { mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startLocalCluster } from '../../src/devdb/localCluster.js';
-import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
-import { stopLocalNode } from '../../src/devdb/stopLocalNode.js';
+import { startLocalCluster } from '../../src/devdb/index.js';
+import { localClusterStatus } from '../../src/devdb/index.js';
+import { stopLocalNode } from '../../src/devdb/index.js';
 import type { Toxic } from '../../bench/latency/toxiproxy.js';
 import {
   type FaultBed,

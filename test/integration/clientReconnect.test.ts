@@ -16,10 +16,10 @@ import {
   type DecodedBatch,
   type ReconnectInfo,
 } from '../../src/client/index.js';
-import type { LoaderServiceHandlers } from '../../src/generated/scylla_loader/v1/LoaderService.js';
-import type { StreamBatchesRequest__Output } from '../../src/generated/scylla_loader/v1/StreamBatchesRequest.js';
-import type { StreamBatchesResponse } from '../../src/generated/scylla_loader/v1/StreamBatchesResponse.js';
-import { loadLoaderProto, protoRoot } from '../../src/proto/loadLoaderProto.js';
+import type { LoaderServiceHandlers } from '../../src/proto/index.js';
+import type { StreamBatchesRequest__Output } from '../../src/proto/index.js';
+import type { StreamBatchesResponse } from '../../src/proto/index.js';
+import { loadLoaderProto, protoRoot } from '../../src/testing/index.js';
 
 type Call = grpc.ServerWritableStream<StreamBatchesRequest__Output, StreamBatchesResponse>;
 type Script = (call: Call, record: CallRecord) => void | Promise<void>;

@@ -2,10 +2,10 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
+import { LoaderClient } from '../../src/client/index.js';
 import { createDbClient } from '../../src/core/index.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 import {
   type ServedLoader as Loader,
   metric,

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dbEnv } from '../support/dbEnv.js';
 import { toolPath } from '../support/toolPath.js';
-import { testDbConfig } from './dbHelpers.js';
+import { testDbConfig } from '../support/dbHelpers.js';
 import { runCommand as run } from '../support/runCommand.js';
 import { pruneAsImage } from '../support/runtimeLayout.js';
 import { collect, spawnCli } from '../support/runCli.js';

@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientError } from '../../src/client/ClientError.js';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import { mergeResumeTokens } from '../../src/client/mergeResumeTokens.js';
-import type { StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
+import { ClientError } from '../../src/client/index.js';
+import { LoaderClient } from '../../src/client/index.js';
+import { mergeResumeTokens } from '../../src/client/index.js';
+import type { StreamBatchesOptions } from '../../src/client/index.js';
 import { createDbClient, datasetNamespace, sampleId } from '../../src/core/index.js';
-import { encodeJobCheckpoint } from '../../src/proto/jobCheckpointCodec.js';
-import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import { encodeJobCheckpoint } from '../../src/proto/index.js';
+import type { LoaderServer } from '../../src/server/index.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 const N = 1000;
 let db: cassandra.Client;

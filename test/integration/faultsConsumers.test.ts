@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatConsumersReport } from '../faults/consumers/runConsumersBench.js';
 import { runConsumersBench } from '../faults/consumers/runConsumersBench.js';
-import { testDbConfig } from './dbHelpers.js';
+import { testDbConfig } from '../support/dbHelpers.js';
 
 const MIB = 2 ** 20;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runFuzzBench } from '../faults/fuzz/runFuzzBench.js';
-import { testDbConfig } from './dbHelpers.js';
+import { testDbConfig } from '../support/dbHelpers.js';
 
 const MIB = 2 ** 20;
 

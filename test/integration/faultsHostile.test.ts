@@ -15,16 +15,16 @@ import {
   type StreamBatchesOptions,
   type TransformOptions,
 } from '../../src/client/index.js';
-import { toProtoRequest } from '../../src/client/toProtoRequest.js';
+import { toProtoRequest } from '../../src/testing/index.js';
 import { createDbClient, ingestDataset, readManifest } from '../../src/core/index.js';
 import { loaderCodec } from '../faults/fuzz/loaderCodec.js';
-import { hashToken } from '../../src/server/auth/hashToken.js';
-import { newToken } from '../../src/server/auth/newToken.js';
-import { LOADER_REQUEST_LIMITS } from '../../src/server/limits/requestLimits.js';
+import { hashToken } from '../../src/testing/index.js';
+import { newToken } from '../../src/testing/index.js';
+import { LOADER_REQUEST_LIMITS } from '../../src/server/index.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { scrape, startServeCli, type ServedLoader } from '../support/serveCli.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 /**
  * What an untrusted client can do to a loader: each case sends what a hostile or broken client

@@ -4,16 +4,16 @@ import { runFaultScenario, WARM_CACHE_DIR } from '../faults/faultScenarios.js';
 import { prepareFaultDataset } from '../faults/prepareFaultDataset.js';
 import { readSplitIds } from '../faults/readSplitIds.js';
 import type { FaultBed, ScenarioResult } from '../faults/runScenario.js';
-import { decodeCacheEntry } from '../../src/core/cache/cacheEntry.js';
-import { DiskTier } from '../../src/core/cache/DiskTier.js';
+import { decodeCacheEntry } from '../../src/testing/index.js';
+import { DiskTier } from '../../src/testing/index.js';
 import {
   cacheKey,
   cacheScope,
   createDbClient,
   readDatasetGeneration,
 } from '../../src/core/index.js';
-import { resolveWorkerCount } from '../../src/server/cluster/resolveWorkerCount.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { resolveWorkerCount } from '../../src/testing/index.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 let client: cassandra.Client;
 let bed: FaultBed;

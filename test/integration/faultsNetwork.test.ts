@@ -4,7 +4,7 @@ import { DB_TOXIC_KINDS, runFaultScenario } from '../faults/faultScenarios.js';
 import { prepareFaultDataset } from '../faults/prepareFaultDataset.js';
 import type { FaultBed, ScenarioResult } from '../faults/runScenario.js';
 import { createDbClient } from '../../src/core/index.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 import { toolPath } from '../support/toolPath.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startToxiproxy } from '../../bench/latency/toxiproxy.js';

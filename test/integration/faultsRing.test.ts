@@ -11,13 +11,13 @@ import { runFaultScenario } from '../faults/faultScenarios.js';
 import { prepareFaultDataset } from '../faults/prepareFaultDataset.js';
 import type { FaultBed, ScenarioResult } from '../faults/runScenario.js';
 import { createDbClient, type DbConfig } from '../../src/core/index.js';
-import { startLocalCluster } from '../../src/devdb/localCluster.js';
-import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
-import { stopLocalCluster } from '../../src/devdb/stopLocalCluster.js';
-import { stopLocalNode } from '../../src/devdb/stopLocalNode.js';
+import { startLocalCluster } from '../../src/devdb/index.js';
+import { localClusterStatus } from '../../src/devdb/index.js';
+import { stopLocalCluster } from '../../src/devdb/index.js';
+import { stopLocalNode } from '../../src/devdb/index.js';
 import { ClientError, LoaderClient } from '../../src/client/index.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 // A ring of its own next to the shared node: own addresses and cluster name (see ring.test.ts).
 const FIRST_ADDRESS = '127.0.0.31';

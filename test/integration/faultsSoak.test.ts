@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatSoakReport } from '../faults/soak/runSoakBench.js';
 import { runSoakBench } from '../faults/soak/runSoakBench.js';
-import { testDbConfig } from './dbHelpers.js';
+import { testDbConfig } from '../support/dbHelpers.js';
 
 describe('faults: soak', () => {
   it(

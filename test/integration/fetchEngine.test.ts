@@ -19,7 +19,7 @@ import {
   type SplitIds,
 } from '../../src/core/index.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 /** Window limits of the adaptive-window tests: 64 batches, 64 reads in flight. */
 const WINDOW_LIMITS = { maxPrefetch: 64, maxWindowSamples: 65_536, maxInFlightPerStream: 64 };

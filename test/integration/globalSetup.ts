@@ -1,7 +1,7 @@
 import type { TestProject } from 'vitest/node';
-import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
-import { startLocalCluster } from '../../src/devdb/localCluster.js';
-import { dbConfigFromEnv } from '../../src/cli/dbOptions.js';
+import { defaultStateDir } from '../../src/devdb/index.js';
+import { startLocalCluster } from '../../src/devdb/index.js';
+import { dbConfigFromEnv } from '../../src/cli/index.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

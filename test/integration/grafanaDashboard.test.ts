@@ -5,14 +5,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import { LoaderClient } from '../../src/client/index.js';
+import type { LoaderServer } from '../../src/server/index.js';
 import { createDbClient } from '../../src/core/index.js';
 import { ingestImageDataset } from '../support/imageDataset.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { toolPath } from '../support/toolPath.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 /**
  * The Grafana dashboard in deploy/grafana: its structure checked against the rules Grafana's

@@ -3,10 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import cassandra from 'cassandra-driver';
 import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientError } from '../../src/client/ClientError.js';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import type { DecodedBatch } from '../../src/client/DecodedBatch.js';
-import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import { ClientError } from '../../src/client/index.js';
+import { LoaderClient } from '../../src/client/index.js';
+import type { DecodedBatch } from '../../src/client/index.js';
+import type { LoaderServer } from '../../src/server/index.js';
 import {
   type AssembledBatch,
   BatchFetcher,
@@ -20,7 +20,7 @@ import {
 import { collectBatches, engineOptions } from '../support/engineOptions.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 /**
  * Grouped reads (one `WHERE id IN ?` query per group of ids sharing replicas) against the

@@ -6,7 +6,7 @@ import { status } from '@grpc/grpc-js';
 import type cassandra from 'cassandra-driver';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareMnist } from '../../src/datasets/prepareMnist.js';
+import { prepareMnist } from '../../src/datasets/index.js';
 import {
   createDbClient,
   ingestDataset,
@@ -20,11 +20,11 @@ import {
   listedSource,
   MAX_SAMPLE_BYTES,
 } from '../../src/core/index.js';
-import { toGrpcStatus } from '../../src/server/errors/toGrpcStatus.js';
+import { toGrpcStatus } from '../../src/testing/index.js';
 import { dbEnv } from '../support/dbEnv.js';
 import { writeCorruptJpeg, writeJpegs } from '../support/fixtures.js';
 import { collect, runCli, spawnCli } from '../support/runCli.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace, selectAll } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace, selectAll } from '../support/dbHelpers.js';
 
 const simple = { class: 'SimpleStrategy', replicationFactor: 1 } as const;
 let client: cassandra.Client;

@@ -13,21 +13,21 @@ import {
   type IngestSampleInput,
   type LoaderClientOptions,
 } from '../../src/client/index.js';
-import type { IngestSamplesRequest } from '../../src/generated/scylla_loader/v1/IngestSamplesRequest.js';
-import type { IngestSamplesResponse__Output } from '../../src/generated/scylla_loader/v1/IngestSamplesResponse.js';
+import type { IngestSamplesRequest } from '../../src/proto/index.js';
+import type { IngestSamplesResponse__Output } from '../../src/proto/index.js';
 import {
   createDbClient,
   datasetNamespace,
   MAX_SAMPLE_BYTES,
   sampleId,
 } from '../../src/core/index.js';
-import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
-import { hashToken } from '../../src/server/auth/hashToken.js';
-import { newToken } from '../../src/server/auth/newToken.js';
-import type { LoaderServer } from '../../src/server/createLoaderServer.js';
-import { FLOW_CONTROL_WINDOW_BYTES } from '../../src/server/grpcServerOptions.js';
+import { loadLoaderProto } from '../../src/testing/index.js';
+import { hashToken } from '../../src/testing/index.js';
+import { newToken } from '../../src/testing/index.js';
+import type { LoaderServer } from '../../src/server/index.js';
+import { FLOW_CONTROL_WINDOW_BYTES } from '../../src/server/index.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 const COLUMNS = { who: 'text', n: 'int', big: 'bigint', x: 'double', ok: 'boolean' } as const;
 const LABELS = ['cat', 'dog', 'fox'];

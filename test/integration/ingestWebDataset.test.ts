@@ -13,10 +13,10 @@ import {
   readWebDataset,
   type IngestSource,
 } from '../../src/core/index.js';
-import { encodeGreyPng } from '../../src/datasets/encodeGreyPng.js';
+import { encodeGreyPng } from '../../src/testing/index.js';
 import { dbEnv } from '../support/dbEnv.js';
 import { runCli } from '../support/runCli.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace, selectAll } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace, selectAll } from '../support/dbHelpers.js';
 
 const simple = { class: 'SimpleStrategy', replicationFactor: 1 } as const;
 const CLASSES = ['circle', 'square', 'stripe'];

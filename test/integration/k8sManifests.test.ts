@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { serveCommand, serveConfigFromFlags } from '../../src/cli/commands/serve.js';
-import { SERVE_SETTINGS } from '../../src/cli/settings/serveSettings.js';
+import { serveCommand, serveConfigFromFlags } from '../../src/testing/index.js';
+import { SERVE_SETTINGS } from '../../src/testing/index.js';
 import { toolPath, toolsDir } from '../support/toolPath.js';
 
 /**

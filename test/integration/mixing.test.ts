@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientError } from '../../src/client/ClientError.js';
-import type { DecodedBatch } from '../../src/client/DecodedBatch.js';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import { mergeResumeTokens } from '../../src/client/mergeResumeTokens.js';
-import type { StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
-import { uuidFromBytes } from '../../src/client/uuidFromBytes.js';
+import { ClientError } from '../../src/client/index.js';
+import type { DecodedBatch } from '../../src/client/index.js';
+import { LoaderClient } from '../../src/client/index.js';
+import { mergeResumeTokens } from '../../src/client/index.js';
+import type { StreamBatchesOptions } from '../../src/client/index.js';
+import { uuidFromBytes } from '../../src/testing/index.js';
 import {
   createDbClient,
   createPermutationCache,
@@ -16,11 +16,11 @@ import {
   resolveSplit,
   sampleId,
 } from '../../src/core/index.js';
-import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/index.js';
 import { startServeCli } from '../support/serveCli.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 /**
  * Weighted mixing against the real node: three datasets (int labels, label blobs, int

@@ -14,7 +14,7 @@ import {
   streamLimitsSchema,
 } from '../../src/core/index.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 // The core's stream entry as the benchmarks use it: no gRPC, the real node.
 const N = 40;

@@ -6,11 +6,11 @@ import { fileURLToPath } from 'node:url';
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDbClient } from '../../src/core/index.js';
-import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/index.js';
 import { runCommand as run } from '../support/runCommand.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 /**
  * What npm users get: the server package ships its build and proto/ only (its `files` list),

@@ -4,11 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchPhotoPackages } from '../../src/datasets/photos/fetchPhotoPackages.js';
-import { listSourcePhotos, type SourcePhoto } from '../../src/datasets/photos/listSourcePhotos.js';
-import { PHOTO_PRESETS, type PhotoPresetName } from '../../src/datasets/photos/PhotoPreset.js';
-import { photoImageIndex } from '../../src/datasets/photos/photoImagePath.js';
-import { writePhotoJpegs } from '../../src/datasets/photos/writePhotoJpegs.js';
+import { fetchPhotoPackages } from '../../src/datasets/photos/index.js';
+import { listSourcePhotos, type SourcePhoto } from '../../src/testing/index.js';
+import { PHOTO_PRESETS, type PhotoPresetName } from '../../src/datasets/photos/index.js';
+import { photoImageIndex } from '../../src/testing/index.js';
+import { writePhotoJpegs } from '../../src/datasets/photos/index.js';
 import { runCli } from '../support/runCli.js';
 
 const COUNT = 40;

@@ -7,7 +7,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDbClient } from '../../src/core/index.js';
 import { dbEnv } from '../support/dbEnv.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 import { runCommand as run } from '../support/runCommand.js';
 import { pruneAsImage } from '../support/runtimeLayout.js';
 

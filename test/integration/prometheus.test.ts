@@ -7,13 +7,13 @@ import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import { LoaderClient } from '../../src/client/index.js';
+import type { LoaderServer } from '../../src/server/index.js';
 import { createDbClient } from '../../src/core/index.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { toolPath } from '../support/toolPath.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 /**
  * A real Prometheus server (Debian package `prometheus`) scrapes an in-process loader every

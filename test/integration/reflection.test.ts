@@ -4,12 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import type { LoaderServer } from '../../src/server/index.js';
 import { createDbClient } from '../../src/core/index.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 import { toolPath } from '../support/toolPath.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 // grpcurl (scripts/tools/grpcurl.sh) is a client that knows nothing of this project: it is run
 // with no .proto files, from an empty folder, so everything it knows comes from reflection.

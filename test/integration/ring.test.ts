@@ -5,13 +5,13 @@ import os from 'node:os';
 import path from 'node:path';
 import cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultStateDir } from '../../src/devdb/defaultStateDir.js';
-import { type LocalCluster, startLocalCluster } from '../../src/devdb/localCluster.js';
-import { localClusterStatus } from '../../src/devdb/localClusterStatus.js';
-import { isProcessAlive } from '../../src/devdb/processAlive.js';
-import { stopLocalCluster } from '../../src/devdb/stopLocalCluster.js';
-import { stopLocalNode } from '../../src/devdb/stopLocalNode.js';
-import { createTestKeyspace, dropKeyspace } from './dbHelpers.js';
+import { defaultStateDir } from '../../src/devdb/index.js';
+import { type LocalCluster, startLocalCluster } from '../../src/devdb/index.js';
+import { localClusterStatus } from '../../src/devdb/index.js';
+import { isProcessAlive } from '../../src/devdb/index.js';
+import { stopLocalCluster } from '../../src/devdb/index.js';
+import { stopLocalNode } from '../../src/devdb/index.js';
+import { createTestKeyspace, dropKeyspace } from '../support/dbHelpers.js';
 
 const { consistencies } = cassandra.types;
 

@@ -7,8 +7,8 @@ import cassandra from 'cassandra-driver';
 import pino from 'pino';
 import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import { DiskTier } from '../../src/core/cache/DiskTier.js';
+import { LoaderClient } from '../../src/client/index.js';
+import { DiskTier } from '../../src/testing/index.js';
 import {
   type AssembledBatch,
   SampleCache,
@@ -22,7 +22,7 @@ import {
   readDatasetGeneration,
   type SplitIds,
 } from '../../src/core/index.js';
-import { datasetNamespace, sampleId } from '../../src/core/schema/sampleId.js';
+import { datasetNamespace, sampleId } from '../../src/core/index.js';
 import { dbEnv } from '../support/dbEnv.js';
 import { collectBatches, engineOptions, metricValue } from '../support/engineOptions.js';
 import { type ExpectedSample, ingestMixedLabelDataset } from '../support/manifestDataset.js';
@@ -30,7 +30,7 @@ import { runCli } from '../support/runCli.js';
 import { runCommand } from '../support/runCommand.js';
 import { metric, pidsOf, scrape, startServeCli } from '../support/serveCli.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 /**
  * The sample cache against the real node: the same samples as the database, single flight,

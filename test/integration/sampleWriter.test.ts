@@ -7,7 +7,7 @@ import {
   SampleWriter,
   sampleId,
 } from '../../src/core/index.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 let client: cassandra.Client;
 const keyspaces: string[] = [];

@@ -11,27 +11,24 @@ import * as protoLoader from '@grpc/proto-loader';
 import type cassandra from 'cassandra-driver';
 import { service as healthService } from 'grpc-health-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type {
-  StreamBatchesRequest,
-  StreamBatchesRequest__Output,
-} from '../../src/generated/scylla_loader/v1/StreamBatchesRequest.js';
+import type { StreamBatchesRequest, StreamBatchesRequest__Output } from '../../src/proto/index.js';
 import type {
   StreamBatchesResponse,
   StreamBatchesResponse__Output,
-} from '../../src/generated/scylla_loader/v1/StreamBatchesResponse.js';
-import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
+} from '../../src/proto/index.js';
+import { loadLoaderProto } from '../../src/testing/index.js';
 import { dbEnv } from '../support/dbEnv.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 import {
   LOADER_SERVICE_NAME,
   type LoaderServer,
   type LoaderServerOptions,
-} from '../../src/server/createLoaderServer.js';
+} from '../../src/server/index.js';
 import { createDbClient, ingestDataset, readImageFolder } from '../../src/core/index.js';
 import { writeJpegs } from '../support/fixtures.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 type Held = grpc.ServerWritableStream<StreamBatchesRequest__Output, StreamBatchesResponse>;
 type BatchStream = grpc.ClientReadableStream<StreamBatchesResponse__Output>;

@@ -13,7 +13,7 @@ import {
   resolveSplit,
 } from '../../src/core/index.js';
 import { ingestPathologyDataset } from '../support/pathologyDataset.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 let client: cassandra.Client;
 let ks: string;

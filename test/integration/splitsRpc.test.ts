@@ -6,14 +6,14 @@ import * as grpc from '@grpc/grpc-js';
 import type cassandra from 'cassandra-driver';
 import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientError } from '../../src/client/ClientError.js';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import type { CreateSplitsOptions } from '../../src/client/CreateSplitsOptions.js';
-import type { SplitSet } from '../../src/client/SplitSet.js';
-import type { CreateSplitsRequest__Output } from '../../src/generated/scylla_loader/v1/CreateSplitsRequest.js';
-import type { CreateSplitsResponse } from '../../src/generated/scylla_loader/v1/CreateSplitsResponse.js';
-import { loadLoaderProto } from '../../src/proto/loadLoaderProto.js';
-import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import { ClientError } from '../../src/client/index.js';
+import { LoaderClient } from '../../src/client/index.js';
+import type { CreateSplitsOptions } from '../../src/client/index.js';
+import type { SplitSet } from '../../src/client/index.js';
+import type { CreateSplitsRequest__Output } from '../../src/proto/index.js';
+import type { CreateSplitsResponse } from '../../src/proto/index.js';
+import { loadLoaderProto } from '../../src/testing/index.js';
+import type { LoaderServer } from '../../src/server/index.js';
 import {
   createDbClient,
   ingestDataset,
@@ -24,13 +24,13 @@ import {
   readPartIds,
   readSplitSetInfo,
 } from '../../src/core/index.js';
-import { createCreateSplitsHandler } from '../../src/server/rpc/createSplits.js';
-import type { ServerContext } from '../../src/server/ServerContext.js';
+import { createCreateSplitsHandler } from '../../src/testing/index.js';
+import type { ServerContext } from '../../src/testing/index.js';
 import { dbEnv } from '../support/dbEnv.js';
 import { runCli } from '../support/runCli.js';
 import { syntheticPathology, type Tile } from '../support/syntheticPathology.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 const PATIENTS = 12;
 let db: cassandra.Client;

@@ -8,11 +8,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type cassandra from 'cassandra-driver';
 import { stringify } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientError } from '../../src/client/ClientError.js';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import type { DecodedBatch } from '../../src/client/DecodedBatch.js';
-import type { StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
-import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import { ClientError } from '../../src/client/index.js';
+import { LoaderClient } from '../../src/client/index.js';
+import type { DecodedBatch } from '../../src/client/index.js';
+import type { StreamBatchesOptions } from '../../src/client/index.js';
+import type { LoaderServer } from '../../src/server/index.js';
 import {
   createDbClient,
   epochShard,
@@ -25,7 +25,7 @@ import { ingestSmallDataset } from '../support/smallDataset.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 const N = 1500;
 const resumeKey = randomBytes(32).toString('hex');

@@ -7,11 +7,11 @@ import type cassandra from 'cassandra-driver';
 import sharp from 'sharp';
 import { parse as uuidParse } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientError } from '../../src/client/ClientError.js';
-import type { DecodedBatch } from '../../src/client/DecodedBatch.js';
-import { LoaderClient } from '../../src/client/LoaderClient.js';
-import type { StreamBatchesOptions } from '../../src/client/StreamBatchesOptions.js';
-import type { TransformOptions } from '../../src/client/TransformOptions.js';
+import { ClientError } from '../../src/client/index.js';
+import type { DecodedBatch } from '../../src/client/index.js';
+import { LoaderClient } from '../../src/client/index.js';
+import type { StreamBatchesOptions } from '../../src/client/index.js';
+import type { TransformOptions } from '../../src/client/index.js';
 import {
   createDbClient,
   datasetNamespace,
@@ -20,15 +20,15 @@ import {
   SampleRandom,
   sampleId,
 } from '../../src/core/index.js';
-import { randomResizedRegion } from '../../src/core/transform/planTransform.js';
-import type { LoaderServer } from '../../src/server/createLoaderServer.js';
+import { randomResizedRegion } from '../../src/testing/index.js';
+import type { LoaderServer } from '../../src/server/index.js';
 import { dbEnv } from '../support/dbEnv.js';
 import { type ImageFixture, ingestImageDataset, patternPixels } from '../support/imageDataset.js';
 import { metric, SERVE_ON_FREE_PORTS } from '../support/serveCli.js';
 import { collect, spawnCli } from '../support/runCli.js';
 import { newReadyFile, waitForReadyFile } from '../support/readyFile.js';
 import { startTestServer } from '../support/loaderServer.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 const GOOD = 40;
 const resumeKey = randomBytes(32).toString('hex');

@@ -11,7 +11,7 @@ import {
 } from '../../src/core/index.js';
 import { engineOptions } from '../support/engineOptions.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
-import { dropKeyspace, testDbConfig, uniqueKeyspace } from './dbHelpers.js';
+import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 
 /**
  * The fetch engine's byte bounds against the real node: a consumer that takes one batch and

@@ -1,11 +1,11 @@
 import pino from 'pino';
-import { type ServerConfig, serverConfigSchema } from '../../src/server/config/serverConfig.js';
+import { type ServerConfig, serverConfigSchema } from '../../src/server/index.js';
 import {
   createLoaderServer,
   type LoaderServer,
   type LoaderServerOptions,
-} from '../../src/server/createLoaderServer.js';
-import { testDbConfig } from '../integration/dbHelpers.js';
+} from '../../src/server/index.js';
+import { testDbConfig } from './dbHelpers.js';
 
 /** The logger of a test's in-process loader: nothing, unless a test passes its own. */
 export const silentLogger = pino({ level: 'silent' });

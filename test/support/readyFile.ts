@@ -2,8 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import type { ReadyInfo } from '../../src/cli/readyFile.js';
-import { waitUntilReady } from '../../src/cli/serveChild.js';
+import type { ReadyInfo } from '../../src/testing/index.js';
+import { waitUntilReady } from '../../src/cli/index.js';
 
 /** A fresh path for `serve --ready-file` / `SCYLLA_LOADER_READY_FILE`. */
 export function newReadyFile(): string {

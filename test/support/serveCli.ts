@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'vitest';
-import { testDbConfig } from '../integration/dbHelpers.js';
+import { testDbConfig } from './dbHelpers.js';
 import { dbEnv } from './dbEnv.js';
 import { newReadyFile, waitForReadyFile } from './readyFile.js';
 import { collect, spawnCli, type CliResult } from './runCli.js';

@@ -5,7 +5,7 @@ import {
   runCeilingBench,
   type CeilingBenchReport,
 } from '../../ceiling/runCeilingBench.js';
-import { testDbConfig } from '../../../test/integration/dbHelpers.js';
+import { testDbConfig } from '../../../test/support/index.js';
 import { benchHarness, expectNoChildLeft } from './benchHarness.js';
 
 const bench = benchHarness('ceiling');

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, expect } from 'vitest';
 import { createDbClient } from '../../../src/core/index.js';
 import { isProcessAlive } from '../../../src/devdb/index.js';
-import { testDbConfig, uniqueKeyspace } from '../../../test/integration/dbHelpers.js';
+import { testDbConfig, uniqueKeyspace } from '../../../test/support/index.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const main = path.join(repo, 'bench/cli/main.ts');

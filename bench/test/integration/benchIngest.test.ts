@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { IngestBenchReport } from '../../ingest/runIngestBench.js';
 import { INGEST_WAYS } from '../../ingest/runIngestWay.js';
 import { createDbClient } from '../../../src/core/index.js';
-import { testDbConfig } from '../../../test/integration/dbHelpers.js';
+import { testDbConfig } from '../../../test/support/index.js';
 import { benchHarness, expectRatesAgree } from './benchHarness.js';
 
 const bench = benchHarness('ingest');

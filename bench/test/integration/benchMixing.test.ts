@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { formatMixingReport } from '../../stream/formatMixingReport.js';
 import { resolveStreamBenchOptions } from '../../stream/resolveStreamBenchOptions.js';
 import type { StreamBenchReport } from '../../stream/runStreamBench.js';
-import { testDbConfig } from '../../../test/integration/dbHelpers.js';
+import { testDbConfig } from '../../../test/support/index.js';
 import { benchHarness, expectNoChildLeft } from './benchHarness.js';
 
 const bench = benchHarness('mixing');

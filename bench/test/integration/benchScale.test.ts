@@ -8,7 +8,7 @@ import {
   readDatasetInfo,
   sampleId,
 } from '../../../src/core/index.js';
-import { testDbConfig } from '../../../test/integration/dbHelpers.js';
+import { testDbConfig } from '../../../test/support/index.js';
 import { benchHarness, expectNoChildLeft } from './benchHarness.js';
 
 const bench = benchHarness('scale');

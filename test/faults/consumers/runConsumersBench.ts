@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LoaderClient } from '../../../src/client/LoaderClient.js';
+import { LoaderClient } from '../../../src/client/index.js';
 import type { DbConfig } from '../../../src/core/index.js';
 import { ensureGeneratedDataset } from '../../../bench/dataset/benchDataset.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { LOADER_REQUEST_LIMITS } from '../../../src/server/limits/requestLimits.js';
+import { LOADER_REQUEST_LIMITS } from '../../../src/server/index.js';
 import { describeRequest, type FuzzCase, type FuzzTargets } from './FuzzCase.js';
 import { loaderCodec } from './loaderCodec.js';
 import { nastyString, enumNumber, uint32Extreme, uint64Extreme } from './fuzzValues.js';

@@ -1,8 +1,5 @@
 import fc from 'fast-check';
-import {
-  encodeJobCheckpoint,
-  type JobCheckpointMessage,
-} from '../../../src/proto/jobCheckpointCodec.js';
+import { encodeJobCheckpoint, type JobCheckpointMessage } from '../../../src/proto/index.js';
 
 /**
  * A job checkpoint that the server must refuse, built around a real resume token of world

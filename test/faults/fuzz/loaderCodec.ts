@@ -1,5 +1,5 @@
 import type { MethodDefinition } from '@grpc/proto-loader';
-import { loaderPackageDefinition } from '../../../src/proto/loadLoaderProto.js';
+import { loaderPackageDefinition } from '../../../src/proto/index.js';
 
 type Method = MethodDefinition<object, object>;
 

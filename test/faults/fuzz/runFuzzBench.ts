@@ -1,7 +1,7 @@
 import { type ConnectionFuzzReport, fuzzConnections } from './fuzzConnections.js';
 import { type FuzzOutcome, sendFuzzCases } from './sendFuzzCases.js';
 import fc from 'fast-check';
-import { LoaderClient } from '../../../src/client/LoaderClient.js';
+import { LoaderClient } from '../../../src/client/index.js';
 import type { DbConfig } from '../../../src/core/index.js';
 import { ensureGeneratedDataset } from '../../../bench/dataset/benchDataset.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';

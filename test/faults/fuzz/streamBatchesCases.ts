@@ -3,7 +3,7 @@ import { describeRequest as describe, type FuzzCase, type FuzzTargets } from './
 import { loaderCodec } from './loaderCodec.js';
 import { damagedJobCheckpoint, mutatedToken } from './damagedTokens.js';
 import { nastyString, enumNumber, uint32Extreme, uint64Extreme } from './fuzzValues.js';
-import { MAX_RECEIVE_MESSAGE_BYTES } from '../../../src/server/grpcServerOptions.js';
+import { MAX_RECEIVE_MESSAGE_BYTES } from '../../../src/server/index.js';
 
 const IDENTIFIER = /^[a-z][a-z0-9_]{0,47}$/;
 const U32 = 2 ** 32 - 1;

@@ -1,5 +1,5 @@
 import type { DbConfig } from '../../../src/core/index.js';
-import { serveChildEnv, waitUntilReady } from '../../../src/cli/serveChild.js';
+import { serveChildEnv, waitUntilReady } from '../../../src/cli/index.js';
 import { cliMainArgs } from '../../../bench/stream/benchScripts.js';
 import { endChild, spawnPinned, tail } from '../../../bench/stream/spawnPinned.js';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
 import { inject } from 'vitest';
 import type { DbConfig } from '../../src/core/index.js';
-import { dbConfigFromEnv } from '../../src/cli/dbOptions.js';
+import { dbConfigFromEnv } from '../../src/cli/index.js';
 
 /**
  * Database settings for the cluster the global setup provided. Credentials still come from the
