@@ -186,7 +186,11 @@ describe('resolveStart', () => {
     expect(start.resume).toBeUndefined();
     expect(start.checkpoint).toBeUndefined();
     expect(start.resharded(0)).toBe(false);
-    const again = resolveStart(key, { ...request, resumeToken: start.resumeToken(at(1, 4)) }, split);
+    const again = resolveStart(
+      key,
+      { ...request, resumeToken: start.resumeToken(at(1, 4)) },
+      split,
+    );
     expect(again.resume).toEqual(at(1, 4));
     expect(again.job).toEqual(start.job);
   });
