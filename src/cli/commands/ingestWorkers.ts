@@ -14,6 +14,7 @@ import {
   unavailable,
 } from '../../core/index.js';
 import { dbConfigFromFlags } from '../dbOptions.js';
+import { ingestFlagOf } from './ingestFormatOptions.js';
 import { createProgress, type Progress } from '../progress.js';
 import type { IngestFlags } from './ingestFlags.js';
 
@@ -89,6 +90,7 @@ export async function runIngestWorkers(
       replication: plan.replication,
       columns,
       caps: plan.caps,
+      nameOption: ingestFlagOf,
     });
     await recordIngestStart(
       client,
