@@ -433,5 +433,6 @@ export function serveSettingNames(): Required<SettingNames> {
     cacheDir: nameOf('cacheDir'),
     maxHeldBytes: nameOf('maxHeldBytes'),
     maxMixedEpoch: nameOf('maxMixedEpoch'),
+    maxImagePixels: nameOf('maxImagePixels'),
   };
 }

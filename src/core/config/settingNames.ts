@@ -3,7 +3,8 @@
  * nor variables: a message names a setting as its caller calls it (the CLI: `--cache-dir
  * (SCYLLA_LOADER_CACHE_DIR)`; a library user: the option's field, `cacheDir`).
  */
-export type CoreSetting = 'resumeKey' | 'cacheDir' | 'maxHeldBytes' | 'maxMixedEpoch';
+export type CoreSetting =
+  'resumeKey' | 'cacheDir' | 'maxHeldBytes' | 'maxMixedEpoch' | 'maxImagePixels';
 
 /** How the caller names the core's settings; a setting left out is named by its field. */
 export type SettingNames = Partial<Record<CoreSetting, string>>;

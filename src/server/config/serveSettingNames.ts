@@ -10,4 +10,5 @@ export const SERVE_SETTING_NAMES: Required<SettingNames> = {
   cacheDir: '--cache-dir (SCYLLA_LOADER_CACHE_DIR)',
   maxHeldBytes: '--max-held-bytes (SCYLLA_LOADER_MAX_HELD_BYTES)',
   maxMixedEpoch: '--max-mixed-epoch (SCYLLA_LOADER_MAX_MIXED_EPOCH)',
+  maxImagePixels: '--max-image-pixels (SCYLLA_LOADER_MAX_IMAGE_PIXELS)',
 };
