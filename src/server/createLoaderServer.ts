@@ -126,7 +126,7 @@ export async function createLoaderServer(
   }
   let paths: Awaited<ReturnType<typeof connectDbPaths>>;
   try {
-    paths = await connectDbPaths(config);
+    paths = await connectDbPaths({ ...config, settingNames });
   } catch (err) {
     security.close();
     await sampleCache?.close();

@@ -19,7 +19,7 @@ import {
   splitRequestSchema,
   type NameOption,
 } from '../../core/index.js';
-import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { addDbOptions, dbConfigFromFlags, type DbFlags, dbSettingNames } from '../dbOptions.js';
 import { createProgress, type Progress } from '../progress.js';
 import { runAction } from '../runAction.js';
 
@@ -140,7 +140,7 @@ async function withClient(
   flags: DbFlags,
   run: (client: cassandra.Client) => Promise<void>,
 ): Promise<void> {
-  const client = await createDbClient(dbConfigFromFlags(flags));
+  const client = await createDbClient(dbConfigFromFlags(flags), { settingNames: dbSettingNames() });
   try {
     await run(client);
   } finally {
@@ -173,7 +173,7 @@ export async function runSplitsCreate(
     throw invalidArgument(`--group-by ${flags.groupBy.join(',')}: a column name is empty`);
   }
 
-  const client = await createDbClient(dbConfigFromFlags(flags));
+  const client = await createDbClient(dbConfigFromFlags(flags), { settingNames: dbSettingNames() });
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
   process.once('SIGINT', onSignal);

@@ -11,4 +11,13 @@ export const SERVE_SETTING_NAMES: Required<SettingNames> = {
   maxHeldBytes: '--max-held-bytes (SCYLLA_LOADER_MAX_HELD_BYTES)',
   maxMixedEpoch: '--max-mixed-epoch (SCYLLA_LOADER_MAX_MIXED_EPOCH)',
   maxImagePixels: '--max-image-pixels (SCYLLA_LOADER_MAX_IMAGE_PIXELS)',
+  contactPoints: '--contact-points (SCYLLA_LOADER_CONTACT_POINTS)',
+  port: '--port (SCYLLA_LOADER_CQL_PORT)',
+  username: 'SCYLLA_LOADER_DB_USERNAME',
+  password: 'SCYLLA_LOADER_DB_PASSWORD (or SCYLLA_LOADER_DB_PASSWORD_FILE)',
+  tls: '--db-tls (SCYLLA_LOADER_DB_TLS=true)',
+  'tls.caFile': '--db-tls-ca (SCYLLA_LOADER_DB_TLS_CA)',
+  'tls.certFile': '--db-tls-cert (SCYLLA_LOADER_DB_TLS_CERT)',
+  'tls.keyFile': '--db-tls-key (SCYLLA_LOADER_DB_TLS_KEY)',
+  'tls.verifyHostname': '--db-tls-no-verify-hostname (SCYLLA_LOADER_DB_TLS_VERIFY_HOSTNAME=false)',
 };
