@@ -4,10 +4,11 @@ import { z } from 'zod';
 import {
   type ConsistencySetting,
   type DbConfig,
-  dbConfigSchema,
+  type DbSetting,
+  dbConfigSchemaNaming,
   invalidArgument,
 } from '../core/index.js';
-import { type Setting, settingName } from './settings/Setting.js';
+import { type Setting, flagName, settingName } from './settings/Setting.js';
 import { schemaFacts } from './settings/schemaFacts.js';
 import {
   type FlagValues,
@@ -168,7 +169,46 @@ export const DB_POOL_SETTINGS: readonly Setting[] = [
   },
 ];
 
-const dbOnlySchema = z.object({ db: dbConfigSchema });
+/**
+ * How the core's messages name the database settings: as {@link DB_SETTINGS} declares them,
+ * flag then variable (`--db-tls-ca (SCYLLA_LOADER_DB_TLS_CA)`). A switch is named as set the
+ * way its flag sets it (`--db-tls (SCYLLA_LOADER_DB_TLS=true)`, `--db-tls-no-verify-hostname
+ * (SCYLLA_LOADER_DB_TLS_VERIFY_HOSTNAME=false)`); the password with its file's variable.
+ */
+export function dbSettingNames(): Record<DbSetting, string> {
+  const declared = (field: string): Setting => {
+    const setting = DB_SETTINGS.find((s) => s.field === `db.${field}`);
+    if (setting === undefined) throw new Error(`no database setting declares db.${field}`);
+    return setting;
+  };
+  const named = (field: DbSetting): string => {
+    const setting = declared(field);
+    if (setting.type !== 'switch' || setting.flag === undefined || setting.env === undefined) {
+      return settingName(setting);
+    }
+    // A `--...-no-...` flag turns its field off, as Commander's negated flags do.
+    const value = flagName(setting.flag).includes('-no-') ? 'false' : 'true';
+    return `${flagName(setting.flag)} (${setting.env}=${value})`;
+  };
+  const passwordFile = DB_SETTINGS.find((s) => s.field === undefined && s.env?.endsWith('_FILE'));
+  const password =
+    passwordFile === undefined
+      ? named('password')
+      : `${named('password')} (or ${settingName(passwordFile)})`;
+  return {
+    contactPoints: named('contactPoints'),
+    port: named('port'),
+    username: named('username'),
+    password,
+    tls: named('tls'),
+    'tls.caFile': named('tls.caFile'),
+    'tls.certFile': named('tls.certFile'),
+    'tls.keyFile': named('tls.keyFile'),
+    'tls.verifyHostname': named('tls.verifyHostname'),
+  };
+}
+
+const dbOnlySchema = z.object({ db: dbConfigSchemaNaming(dbSettingNames()) });
 const DB_FACTS = schemaFacts(dbOnlySchema);
 
 /** The database flags as Commander hands them over. */
@@ -229,7 +269,7 @@ export function dbConfigFromEnv(
 ): DbConfig {
   const config = parseDbConfig(dbRawFromFlags(flagValuesFromEnv(DB_SETTINGS, env), env));
   const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
-  return dbConfigSchema.parse({ ...config, ...defined });
+  return dbOnlySchema.shape.db.parse({ ...config, ...defined });
 }
 
 /** A raw database configuration checked by the schema, refusals named by flag and variable. */

@@ -12,7 +12,9 @@ export {
   type DbConfig,
   type DbTlsConfig,
   dbConfigSchema,
+  dbConfigSchemaNaming,
   dbTlsConfigSchema,
+  dbTlsConfigSchemaNaming,
 } from './db/dbConfig.js';
 export { retryableDriverError } from './db/retryableDriverError.js';
 export {
@@ -97,7 +99,7 @@ export {
   type StreamStart,
   resolveStart,
 } from './resume/resolveStart.js';
-export { type CoreSetting, type SettingNames } from './config/settingNames.js';
+export { type CoreSetting, type DbSetting, type SettingNames } from './config/settingNames.js';
 export {
   type JobCheckpoint,
   type JobCheckpointRank,

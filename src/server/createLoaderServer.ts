@@ -126,14 +126,14 @@ export async function createLoaderServer(
   }
   let paths: Awaited<ReturnType<typeof connectDbPaths>>;
   try {
-    paths = await connectDbPaths(config);
+    paths = await connectDbPaths({ ...config, settingNames });
   } catch (err) {
     security.close();
     await sampleCache?.close();
     throw err;
   }
   const decoders = resolveNativeTransforms(config.nativeTransforms);
-  const transforms = createTransformPool(config, metrics, logger, decoders.native);
+  const transforms = createTransformPool(config, metrics, logger, decoders.native, settingNames);
   if (decoders.asConfigured) logger.info({ decoders: decoders.summary }, 'transform decoders');
   else logger.warn({ decoders: decoders.summary }, 'native transform path off');
   const context: ServerContext = {
@@ -509,6 +509,7 @@ function createTransformPool(
   metrics: ServerMetrics,
   logger: Logger,
   native: NativeTransformModule | undefined,
+  settingNames: SettingNames,
 ): TransformPool {
   const quota = readWorkerCpuQuota(clusterWorkersFromEnv());
   const slots = config.transformConcurrency || defaultTransformSlots(quota);
@@ -527,6 +528,7 @@ function createTransformPool(
     slots,
     perStream,
     maxPixels: config.maxImagePixels,
+    settingNames,
     metrics,
     ...(native ? { native } : {}),
   });

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { assignSplits, type SplitResult } from '../../src/core/splits/assignSplits.js';
 import type { SplitInput } from '../../src/core/splits/SplitInput.js';
 import type { SplitSpec } from '../../src/core/splits/SplitSpec.js';
+import { splitsFlagOf } from '../../src/cli/commands/splits.js';
+import { requestFieldOf } from '../../src/server/rpc/requestFieldOf.js';
 import { syntheticPathology, toSplitInput } from '../support/syntheticPathology.js';
 
 const tiles = syntheticPathology(400);
@@ -110,9 +112,14 @@ describe('assignSplits', () => {
       ...tiles.map((t) => ({ ...t, label: 0 })),
       ...Array.from({ length: 300 }, (_, i) => ({ patient: 9999, slide: 1, x: i, y: 0, label: 1 })),
     ]);
-    expect(() => assignSplits(lonely, spec())).toThrow(
-      /cannot be met while keeping every group in one part: .*target \d+, best found 0.*--allow-shortfall/,
+    // The CLI is told its flag, an RPC caller the request's field, a library caller the option.
+    expect(() => assignSplits(lonely, spec(), splitsFlagOf)).toThrow(
+      /cannot be met while keeping every group in one part: .*target \d+, best found 0.*or pass --allow-shortfall to accept/,
     );
+    expect(() => assignSplits(lonely, spec(), requestFieldOf)).toThrow(
+      /or pass allow_shortfall to accept/,
+    );
+    expect(() => assignSplits(lonely, spec())).toThrow(/or pass allowShortfall to accept/);
     const best = assignSplits(lonely, spec({ allowShortfall: true }));
     expect(best.shortfalls.length).toBeGreaterThan(0);
     expectGroupsWhole(best, lonely);

@@ -8,9 +8,14 @@ import {
   dbConfigFromEnv,
   dbConfigFromFlags,
   type DbFlags,
+  DB_SETTINGS,
+  dbSettingNames,
 } from '../../src/cli/dbOptions.js';
-import { LoaderError } from '../../src/core/index.js';
+import { serveSettingNames } from '../../src/cli/settings/serveSettings.js';
+import { LoaderError, dbConfigSchema, type DbSetting } from '../../src/core/index.js';
+import { dbConnectError } from '../../src/core/db/dbConnectError.js';
 import { driverTlsOptions } from '../../src/core/db/driverTlsOptions.js';
+import { SERVE_SETTING_NAMES } from '../../src/server/config/serveSettingNames.js';
 import { renderCassandraYaml } from '../../src/devdb/cassandraYaml.js';
 import { clusterSpecSchema } from '../../src/devdb/clusterSpec.js';
 import { nodeLayouts } from '../../src/devdb/nodeLayout.js';
@@ -127,18 +132,87 @@ describe('driverTlsOptions', () => {
     expect(unchecked.checkServerIdentity?.('h', {} as never)).toBeUndefined();
   });
 
-  it('names the setting of a missing or non-PEM file', () => {
+  it('names the setting of a missing or non-PEM file as the CLI names it', () => {
     const missing = (): unknown =>
-      driverTlsOptions({ caFile: path.join(dir, 'nope.pem'), verifyHostname: true });
+      driverTlsOptions(
+        { caFile: path.join(dir, 'nope.pem'), verifyHostname: true },
+        dbSettingNames(),
+      );
     expect(missing).toThrow(LoaderError);
     expect(missing).toThrow(/--db-tls-ca \(SCYLLA_LOADER_DB_TLS_CA\): ENOENT/);
+    expect(() =>
+      driverTlsOptions(
+        {
+          certFile: path.join(dir, 'ca.der'),
+          keyFile: path.join(dir, 'ca.pem'),
+          verifyHostname: true,
+        },
+        dbSettingNames(),
+      ),
+    ).toThrow(/given as --db-tls-cert \(SCYLLA_LOADER_DB_TLS_CERT\), is not a PEM file/);
+  });
+
+  it('names the field to a library caller, never a flag or variable', () => {
+    const missing = (): unknown =>
+      driverTlsOptions({ caFile: path.join(dir, 'nope.pem'), verifyHostname: true });
+    expect(missing).toThrow(/, given as tls\.caFile: ENOENT$/);
     expect(() =>
       driverTlsOptions({
         certFile: path.join(dir, 'ca.der'),
         keyFile: path.join(dir, 'ca.pem'),
         verifyHostname: true,
       }),
-    ).toThrow(/given as --db-tls-cert \(SCYLLA_LOADER_DB_TLS_CERT\), is not a PEM file/);
+    ).toThrow(/given as tls\.certFile, is not a PEM file/);
+  });
+});
+
+describe('database setting names', () => {
+  it("are the CLI's declarations, flag then variable, and serve's the same", () => {
+    const names = dbSettingNames();
+    for (const [field, name] of Object.entries(names) as [DbSetting, string][]) {
+      const setting = DB_SETTINGS.find((s) => s.field === `db.${field}`)!;
+      expect(setting, field).toBeDefined();
+      if (setting.flag)
+        expect(name.startsWith(`${setting.flag.split(' ')[0]} (`), field).toBe(true);
+      expect(name, field).toContain(setting.env!);
+    }
+    expect(names['tls.caFile']).toBe('--db-tls-ca (SCYLLA_LOADER_DB_TLS_CA)');
+    expect(names.tls).toBe('--db-tls (SCYLLA_LOADER_DB_TLS=true)');
+    expect(names['tls.verifyHostname']).toBe(
+      '--db-tls-no-verify-hostname (SCYLLA_LOADER_DB_TLS_VERIFY_HOSTNAME=false)',
+    );
+    expect(names.password).toBe('SCYLLA_LOADER_DB_PASSWORD (or SCYLLA_LOADER_DB_PASSWORD_FILE)');
+    expect(serveSettingNames()).toMatchObject(names);
+    expect(SERVE_SETTING_NAMES).toMatchObject(names);
+  });
+
+  it('name a certificate without its key by field to a library caller, by flag to the CLI', () => {
+    const parsed = dbConfigSchema.safeParse({ tls: { certFile: '/c.pem' } });
+    expect(parsed.error?.issues[0]?.message).toBe(
+      'a client certificate needs its key and the reverse: set both tls.certFile and ' +
+        'tls.keyFile, or neither',
+    );
+    expect(() => dbConfigFromEnv({ SCYLLA_LOADER_DB_TLS_CERT: '/c.pem' })).toThrow(
+      'set both --db-tls-cert (SCYLLA_LOADER_DB_TLS_CERT) and --db-tls-key ' +
+        '(SCYLLA_LOADER_DB_TLS_KEY), or neither',
+    );
+  });
+
+  it('name the setting of a failed connection as the caller does', () => {
+    const config = dbConfigSchema.parse({ contactPoints: ['db1'], tls: {} });
+    const untrusted = Object.assign(new Error('x'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' });
+    expect(dbConnectError(untrusted, config).message).toMatch(/: set tls\.caFile to the PEM file/);
+    expect(dbConnectError(untrusted, config, dbSettingNames()).message).toMatch(
+      /: set --db-tls-ca \(SCYLLA_LOADER_DB_TLS_CA\) to the PEM file/,
+    );
+    const plain = dbConfigSchema.parse({ contactPoints: ['db1'] });
+    const reset = Object.assign(new Error('x'), { code: 'ECONNRESET' });
+    expect(dbConnectError(reset, plain).message).toMatch(/turn TLS on with tls and tls\.caFile$/);
+    expect(dbConnectError(reset, plain, dbSettingNames()).message).toMatch(
+      /turn TLS on with --db-tls \(SCYLLA_LOADER_DB_TLS=true\) and --db-tls-ca \(SCYLLA_LOADER_DB_TLS_CA\)$/,
+    );
+    const unreachable = new Error('x');
+    expect(dbConnectError(unreachable, plain).message).toMatch(/or set contactPoints$/);
   });
 });
 

@@ -1,6 +1,9 @@
+import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import {
   checkSplitsCreate,
+  registerSplitsCommand,
+  splitsFlagOf,
   formatSplitList,
   parseClassRatios,
   parseFilter,
@@ -21,6 +24,20 @@ const userError = (fn: () => unknown): string => {
   }
   throw new Error('expected a user error');
 };
+
+describe("splits create flags in the core's messages", () => {
+  it("are the command's declared flags", () => {
+    const program = new Command();
+    registerSplitsCommand(program);
+    const create = program.commands
+      .find((c) => c.name() === 'splits')!
+      .commands.find((c) => c.name() === 'create')!;
+    const declared = create.options.map((o) => o.long);
+    for (const option of ['newVersion', 'allowShortfall', 'maxTotal', 'groupBy']) {
+      expect(declared, option).toContain(splitsFlagOf(option));
+    }
+  });
+});
 
 describe('splits CLI parsing', () => {
   it('parses parts with weights, in order', () => {

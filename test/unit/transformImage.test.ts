@@ -1,6 +1,7 @@
 import zlib from 'node:zlib';
 import sharp, { type Sharp } from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { serveSettingNames } from '../../src/cli/settings/serveSettings.js';
 import { SampleRandom } from '../../src/core/transform/SampleRandom.js';
 import {
   loadNativeTransform,
@@ -387,6 +388,19 @@ describe.each(DECODERS)('transformImage (%s)', (_name, native) => {
     expect((err as UndecodableImageError).reason).toBe('pixel_limit');
     expect((err as Error).message).toContain('60000x60000');
     expect(process.memoryUsage().rss - rss).toBeLessThan(200 * 2 ** 20);
+    // The limit named as the caller names it: a library caller its field, `serve` its variable.
+    expect((err as Error).message).toMatch(/pixels, set by maxImagePixels$/);
+    const served = await transformImage(
+      bomb,
+      spec({ crop: { kind: 'center', height: 8, width: 8 } }),
+      random(),
+      89_478_485,
+      native,
+      serveSettingNames(),
+    ).catch((e: unknown) => e);
+    expect((served as Error).message).toMatch(
+      /pixels, set by --max-image-pixels \(SCYLLA_LOADER_MAX_IMAGE_PIXELS\)$/,
+    );
   });
 
   it('refuses a long image whose resize would be over the pixel limit, before resizing it', async () => {

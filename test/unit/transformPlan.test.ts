@@ -5,6 +5,7 @@ import {
   randomResizedRegion,
   shorterSideTo,
 } from '../../src/core/transform/planTransform.js';
+import { serveSettingNames } from '../../src/cli/settings/serveSettings.js';
 import { roundHalfEven } from '../../src/core/transform/roundHalfEven.js';
 import { SampleRandom } from '../../src/core/transform/SampleRandom.js';
 import { UndecodableImageError } from '../../src/core/transform/UndecodableImageError.js';
@@ -175,6 +176,15 @@ describe('planTransform', () => {
     expect(err.reason).toBe('pixel_limit');
     expect(err.code).toBe('DATA_LOSS');
     expect(err.message).toContain('resized image would be 197270x4096');
+    // The limit is named as the caller names it: its field for a library caller, the
+    // variable under `serve`.
+    expect(err.message).toMatch(/pixels, set by maxImagePixels$/);
+    const served = catchPlan(() =>
+      planTransform(spec, 65_500, 1_360, r(), LIMIT, serveSettingNames()),
+    );
+    expect(served.message).toMatch(
+      /pixels, set by --max-image-pixels \(SCYLLA_LOADER_MAX_IMAGE_PIXELS\)$/,
+    );
     // The same spec on an ordinary photo plans as ever.
     expect(planTransform(spec, 500, 375, r(), LIMIT).resize).toEqual({ width: 5461, height: 4096 });
     // A resize alone (no crop after it) is the output itself: refused as well.

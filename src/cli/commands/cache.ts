@@ -12,7 +12,7 @@ import {
   warmCache,
 } from '../../core/index.js';
 import { serverConfigSchema } from '../../server/config/serverConfig.js';
-import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { addDbOptions, dbConfigFromFlags, type DbFlags, dbSettingNames } from '../dbOptions.js';
 import { createProgress } from '../progress.js';
 import { runAction } from '../runAction.js';
 import { schemaFacts } from '../settings/schemaFacts.js';
@@ -81,7 +81,9 @@ export function registerCacheCommand(program: Command): void {
             diskFailure ??= err;
           },
         )!;
-        const client = await createDbClient(dbConfigFromFlags(flags));
+        const client = await createDbClient(dbConfigFromFlags(flags), {
+          settingNames: dbSettingNames(),
+        });
         try {
           const split = await resolveSplit(
             client,

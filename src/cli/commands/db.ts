@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { loadDevDb } from '../devOnly.js';
 import { createDbClient } from '../../core/index.js';
-import { dbConfigFromEnv } from '../dbOptions.js';
+import { dbConfigFromEnv, dbSettingNames } from '../dbOptions.js';
 import { runAction } from '../runAction.js';
 
 interface StartFlags {
@@ -90,7 +90,7 @@ async function start(flags: StartFlags): Promise<void> {
   const config = dbConfigFromEnv();
   if (config.contactPoints.length > 0) {
     // Pointing at an existing cluster (ScyllaDB in production): nothing to start, only check.
-    const client = await createDbClient(config);
+    const client = await createDbClient(config, { settingNames: dbSettingNames() });
     try {
       const rs = await client.execute('SELECT release_version FROM system.local');
       const version: unknown = rs.first()?.['release_version'];

@@ -22,7 +22,7 @@ import {
   latestSplitVersion,
   readSplitSetInfo,
 } from '../../core/index.js';
-import { dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { dbConfigFromFlags, type DbFlags, dbSettingNames } from '../dbOptions.js';
 import { prepareMnistWithProgress } from '../prepareMnistWithProgress.js';
 import { runAction } from '../runAction.js';
 import { formatInfo } from './describe.js';
@@ -119,7 +119,7 @@ export function registerDemoCommand(program: Command): void {
         }
 
         step('what the database holds');
-        const client = await createDbClient(db);
+        const client = await createDbClient(db, { settingNames: dbSettingNames() });
         let set: SplitSetInfo;
         let splitIds: Buffer;
         const split = (set: SplitSetInfo, part = 'train'): string =>
@@ -251,7 +251,7 @@ async function demoSplitSet(client: cassandra.Client, dataset: string): Promise<
  */
 async function samplesToIngest(db: DbConfig, dataset: string, manifest: string): Promise<number> {
   const source = await readManifest(manifest);
-  const client = await createDbClient(db);
+  const client = await createDbClient(db, { settingNames: dbSettingNames() });
   try {
     if (!(await datasetExists(client, dataset))) return source.entries.length;
     const held = await loadSplitIds(client, dataset);

@@ -5,7 +5,7 @@ import {
   type DatasetInfo,
   validateIdentifier,
 } from '../../core/index.js';
-import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { addDbOptions, dbConfigFromFlags, type DbFlags, dbSettingNames } from '../dbOptions.js';
 import { runAction } from '../runAction.js';
 
 /** Registers `describe <dataset>`: what the database holds for a dataset. */
@@ -18,7 +18,9 @@ export function registerDescribeCommand(program: Command): void {
   addDbOptions(cmd).action(
     runAction(async (dataset: string, flags: DbFlags & { json: boolean }) => {
       validateIdentifier(dataset, 'dataset');
-      const client = await createDbClient(dbConfigFromFlags(flags));
+      const client = await createDbClient(dbConfigFromFlags(flags), {
+        settingNames: dbSettingNames(),
+      });
       try {
         const info = await readDatasetInfo(client, dataset);
         process.stdout.write(

@@ -14,7 +14,12 @@ import {
   validateIdentifier,
   parseReplication,
 } from '../../core/index.js';
-import { addDbOptions, consistencySettingNames, dbConfigFromFlags } from '../dbOptions.js';
+import {
+  addDbOptions,
+  consistencySettingNames,
+  dbConfigFromFlags,
+  dbSettingNames,
+} from '../dbOptions.js';
 import { addIngestCapOptions, ingestCapsFromFlags } from '../settings/ingestCapSettings.js';
 import type { FlagValues } from '../settings/settingOptions.js';
 import type { IngestFlags } from './ingestFlags.js';
@@ -127,7 +132,7 @@ export async function runIngest(dataset: string, flags: IngestFlags): Promise<In
   }
 
   const db = dbConfigFromFlags(flags);
-  const client = await createDbClient(db);
+  const client = await createDbClient(db, { settingNames: dbSettingNames() });
   const child = flags.workerChild === true;
   const progress = child
     ? reportToParent()

@@ -13,7 +13,8 @@ import {
   SampleWriter,
   unavailable,
 } from '../../core/index.js';
-import { dbConfigFromFlags } from '../dbOptions.js';
+import { dbConfigFromFlags, dbSettingNames } from '../dbOptions.js';
+import { ingestFlagOf } from './ingestFormatOptions.js';
 import { createProgress, type Progress } from '../progress.js';
 import type { IngestFlags } from './ingestFlags.js';
 
@@ -80,7 +81,7 @@ export async function runIngestWorkers(
   plan: { source: IngestSource; workers: number; replication: Replication; caps: IngestCapRules },
 ): Promise<IngestSummary> {
   const started = performance.now();
-  const client = await createDbClient(dbConfigFromFlags(flags));
+  const client = await createDbClient(dbConfigFromFlags(flags), { settingNames: dbSettingNames() });
   try {
     const { columns, labelNames } = plan.source;
     checkIngestCaps({ dataset, columns, labelNames }, plan.caps);
@@ -89,6 +90,7 @@ export async function runIngestWorkers(
       replication: plan.replication,
       columns,
       caps: plan.caps,
+      nameOption: ingestFlagOf,
     });
     await recordIngestStart(
       client,

@@ -17,8 +17,9 @@ import {
   listSplitSets,
   readSplitSetInfo,
   splitRequestSchema,
+  type NameOption,
 } from '../../core/index.js';
-import { addDbOptions, dbConfigFromFlags, type DbFlags } from '../dbOptions.js';
+import { addDbOptions, dbConfigFromFlags, type DbFlags, dbSettingNames } from '../dbOptions.js';
 import { createProgress, type Progress } from '../progress.js';
 import { runAction } from '../runAction.js';
 
@@ -139,7 +140,7 @@ async function withClient(
   flags: DbFlags,
   run: (client: cassandra.Client) => Promise<void>,
 ): Promise<void> {
-  const client = await createDbClient(dbConfigFromFlags(flags));
+  const client = await createDbClient(dbConfigFromFlags(flags), { settingNames: dbSettingNames() });
   try {
     await run(client);
   } finally {
@@ -172,7 +173,7 @@ export async function runSplitsCreate(
     throw invalidArgument(`--group-by ${flags.groupBy.join(',')}: a column name is empty`);
   }
 
-  const client = await createDbClient(dbConfigFromFlags(flags));
+  const client = await createDbClient(dbConfigFromFlags(flags), { settingNames: dbSettingNames() });
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
   process.once('SIGINT', onSignal);
@@ -201,6 +202,7 @@ export async function runSplitsCreate(
     const started = performance.now();
     const info = await createSplitSet(client, req, {
       signal: abort.signal,
+      nameOption: splitsFlagOf,
       onScanProgress: (rows) => {
         progress ??= createProgress(`scan ${dataset}`, dataInfo.sampleCount, { unit: 'rows' });
         progress.update(rows);
@@ -253,6 +255,13 @@ export function checkSplitsCreate(
   });
   throw invalidArgument(lines.join('\n'));
 }
+
+/**
+ * The flag of a `splits create` option (`allowShortfall` -> `--allow-shortfall`): what the
+ * core's refusals name an option with under this command. @internal
+ */
+export const splitsFlagOf: NameOption = (option) =>
+  `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 /** The flag (with its value) that a field of the request was made from. */
 function flagOf(

@@ -1,5 +1,5 @@
 import type { CoreSetting, SettingNames } from '../../core/index.js';
-import { DB_POOL_SETTINGS, DB_SETTINGS } from '../dbOptions.js';
+import { DB_POOL_SETTINGS, DB_SETTINGS, dbSettingNames } from '../dbOptions.js';
 import { INGEST_CAP_SETTINGS } from './ingestCapSettings.js';
 import { type Setting, settingName } from './Setting.js';
 
@@ -421,7 +421,7 @@ export const SERVE_SETTINGS: readonly Setting[] = [
   ...DB_POOL_SETTINGS,
 ];
 
-/** How the core's messages name `serve`'s settings: as this list declares them. */
+/** How the core's messages name `serve`'s settings: as this list (and the database's) declares them. */
 export function serveSettingNames(): Required<SettingNames> {
   const nameOf = (field: CoreSetting): string => {
     const setting = SERVE_SETTINGS.find((s) => s.field === field);
@@ -433,5 +433,7 @@ export function serveSettingNames(): Required<SettingNames> {
     cacheDir: nameOf('cacheDir'),
     maxHeldBytes: nameOf('maxHeldBytes'),
     maxMixedEpoch: nameOf('maxMixedEpoch'),
+    maxImagePixels: nameOf('maxImagePixels'),
+    ...dbSettingNames(),
   };
 }

@@ -3,7 +3,24 @@
  * nor variables: a message names a setting as its caller calls it (the CLI: `--cache-dir
  * (SCYLLA_LOADER_CACHE_DIR)`; a library user: the option's field, `cacheDir`).
  */
-export type CoreSetting = 'resumeKey' | 'cacheDir' | 'maxHeldBytes' | 'maxMixedEpoch';
+export type CoreSetting =
+  'resumeKey' | 'cacheDir' | 'maxHeldBytes' | 'maxMixedEpoch' | 'maxImagePixels' | DbSetting;
+
+/**
+ * The database settings (`DbConfig`'s fields, by their paths) that the messages of a
+ * refused configuration or a failed connection name. A switch's name says how to set it the
+ * way the message asks (the CLI: `--db-tls (SCYLLA_LOADER_DB_TLS=true)`).
+ */
+export type DbSetting =
+  | 'contactPoints'
+  | 'port'
+  | 'username'
+  | 'password'
+  | 'tls'
+  | 'tls.caFile'
+  | 'tls.certFile'
+  | 'tls.keyFile'
+  | 'tls.verifyHostname';
 
 /** How the caller names the core's settings; a setting left out is named by its field. */
 export type SettingNames = Partial<Record<CoreSetting, string>>;

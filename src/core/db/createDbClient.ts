@@ -1,5 +1,6 @@
 import cassandra from 'cassandra-driver';
 import { driverConsistency, QUERY_PROFILES } from './consistency.js';
+import type { SettingNames } from '../config/settingNames.js';
 import type { DbConfig } from './dbConfig.js';
 import { dbConnectError } from './dbConnectError.js';
 import { driverTlsOptions } from './driverTlsOptions.js';
@@ -9,11 +10,12 @@ import { driverTlsOptions } from './driverTlsOptions.js';
  * password when configured), turning a failure into an UNAVAILABLE {@link LoaderError} that
  * names the contact points and, when the cause is known (credentials refused, certificate not
  * trusted, TLS on one side only), the setting to fix. An unreadable TLS file is an
- * INVALID_ARGUMENT naming its setting.
+ * INVALID_ARGUMENT naming its setting. Settings are named as `options.settingNames` names them
+ * (the CLI: `--db-tls-ca (SCYLLA_LOADER_DB_TLS_CA)`; default: the fields, `tls.caFile`).
  */
 export async function createDbClient(
   config: DbConfig,
-  options: { keyspace?: string } = {},
+  options: { keyspace?: string; settingNames?: SettingNames } = {},
 ): Promise<cassandra.Client> {
   const { distance } = cassandra.types;
   const client = new cassandra.Client({
@@ -21,7 +23,7 @@ export async function createDbClient(
     localDataCenter: config.localDataCenter,
     protocolOptions: { port: config.port },
     ...(options.keyspace ? { keyspace: options.keyspace } : {}),
-    ...(config.tls ? { sslOptions: driverTlsOptions(config.tls) } : {}),
+    ...(config.tls ? { sslOptions: driverTlsOptions(config.tls, options.settingNames) } : {}),
     ...(config.username
       ? {
           authProvider: new cassandra.auth.PlainTextAuthProvider(
@@ -82,7 +84,7 @@ export async function createDbClient(
     await client.connect();
   } catch (err) {
     await client.shutdown().catch(() => undefined);
-    throw dbConnectError(err, config);
+    throw dbConnectError(err, config, options.settingNames);
   }
   return client;
 }

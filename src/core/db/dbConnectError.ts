@@ -1,4 +1,5 @@
 import cassandra from 'cassandra-driver';
+import { type DbSetting, type SettingNames, settingName } from '../config/settingNames.js';
 import { type LoaderError, unavailable } from '../errors/LoaderError.js';
 import type { DbConfig } from './dbConfig.js';
 
@@ -13,48 +14,49 @@ const UNTRUSTED = new Set([
   'CERT_UNTRUSTED',
 ]);
 
-const PASSWORD_SETTINGS =
-  'SCYLLA_LOADER_DB_USERNAME and SCYLLA_LOADER_DB_PASSWORD (or SCYLLA_LOADER_DB_PASSWORD_FILE)';
-const TLS_CA = '--db-tls-ca (SCYLLA_LOADER_DB_TLS_CA)';
-
 /**
  * Turns a failed first connection into an UNAVAILABLE error a person can act on: it says what
  * went wrong (credentials refused, certificate not trusted, TLS on one side only, ...) and
- * names the setting to fix. Only the driver's error codes and fixed texts are used, never its
+ * names the setting to fix, as `names` names it (the CLI: flag and variable; default: the
+ * field, `tls.caFile`). Only the driver's error codes and fixed texts are used, never its
  * messages: nothing of the credentials can end up in the message.
  */
-export function dbConnectError(err: unknown, config: DbConfig): LoaderError {
+export function dbConnectError(err: unknown, config: DbConfig, names?: SettingNames): LoaderError {
   const where = `${config.contactPoints.join(',')}:${config.port}`;
-  const reason = diagnose(err, config);
+  const reason = diagnose(err, config, (setting) => settingName(names, setting));
   if (reason) return unavailable(`cannot connect to the database at ${where}: ${reason}`, err);
   return unavailable(
     `cannot reach the database at ${where} (datacenter ${config.localDataCenter}); start a ` +
-      'local node with `scylla-loader db start` or set SCYLLA_LOADER_CONTACT_POINTS',
+      `local node with \`scylla-loader db start\` or set ${settingName(names, 'contactPoints')}`,
     err,
   );
 }
 
+/** How a message names a database setting. */
+type NameOf = (setting: DbSetting) => string;
+
 /** The first cause among the hosts' errors that has a known remedy. */
-function diagnose(err: unknown, config: DbConfig): string | undefined {
+function diagnose(err: unknown, config: DbConfig, name: NameOf): string | undefined {
   const causes =
     err instanceof cassandra.errors.NoHostAvailableError
       ? Object.values(err.innerErrors as Record<string, unknown>)
       : [err];
   for (const cause of causes) {
-    const reason = diagnoseOne(cause, config);
+    const reason = diagnoseOne(cause, config, name);
     if (reason) return reason;
   }
   return undefined;
 }
 
-function diagnoseOne(cause: unknown, config: DbConfig): string | undefined {
+function diagnoseOne(cause: unknown, config: DbConfig, name: NameOf): string | undefined {
+  const passwordSettings = `${name('username')} and ${name('password')}`;
   if (cause instanceof cassandra.errors.AuthenticationError) {
     if (config.username === undefined) {
-      return `the database requires a password: set ${PASSWORD_SETTINGS}`;
+      return `the database requires a password: set ${passwordSettings}`;
     }
     return (
       `the database refused the credentials of user ${JSON.stringify(config.username)}: ` +
-      `check ${PASSWORD_SETTINGS}`
+      `check ${passwordSettings}`
     );
   }
   const code = (cause as { code?: unknown } | undefined)?.code;
@@ -65,7 +67,7 @@ function diagnoseOne(cause: unknown, config: DbConfig): string | undefined {
       const trusted = tls.caFile ? `the CA in ${tls.caFile}` : "the system's CAs";
       return (
         `the certificate of the database is not signed by ${trusted} (${code}): set ` +
-        `${TLS_CA} to the PEM file of the CA that signed the nodes' certificates`
+        `${name('tls.caFile')} to the PEM file of the CA that signed the nodes' certificates`
       );
     }
     if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
@@ -73,15 +75,15 @@ function diagnoseOne(cause: unknown, config: DbConfig): string | undefined {
     }
     if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
       return (
-        'the certificate of the database does not name the address it was reached at: use ' +
-        'contact points (--contact-points) that the certificate names, or turn the check ' +
-        'off with --db-tls-no-verify-hostname (SCYLLA_LOADER_DB_TLS_VERIFY_HOSTNAME=false)'
+        'the certificate of the database does not name the address it was reached at: set ' +
+        `${name('contactPoints')} to addresses that the certificate names, or turn the check ` +
+        `off with ${name('tls.verifyHostname')}`
       );
     }
     if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') {
       return (
-        'the database does not speak TLS on this port: turn TLS off (no --db-tls* flags, ' +
-        'SCYLLA_LOADER_DB_TLS* unset) or point --port (SCYLLA_LOADER_CQL_PORT) at its TLS port'
+        'the database does not speak TLS on this port: turn TLS off (no TLS setting given) ' +
+        `or point ${name('port')} at its TLS port`
       );
     }
     // Seen from a Cassandra 5 node with require_client_auth: no certificate is
@@ -98,12 +100,15 @@ function diagnoseOne(cause: unknown, config: DbConfig): string | undefined {
           : `a certificate not signed by a CA the database trusts is the usual cause`;
       return (
         `the database refused the loader's client certificate (${code}; ${presented}): set ` +
-        '--db-tls-cert (SCYLLA_LOADER_DB_TLS_CERT) and --db-tls-key (SCYLLA_LOADER_DB_TLS_KEY) ' +
-        'to a certificate the database trusts'
+        `${name('tls.certFile')} and ${name('tls.keyFile')} to a certificate the database ` +
+        'trusts'
       );
     }
     if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) {
-      return `the TLS handshake with the database failed (${code}): check the --db-tls* settings`;
+      return (
+        `the TLS handshake with the database failed (${code}): check the TLS settings ` +
+        `(${name('tls.caFile')}, ${name('tls.certFile')}, ${name('tls.keyFile')})`
+      );
     }
     return undefined;
   }
@@ -111,7 +116,7 @@ function diagnoseOne(cause: unknown, config: DbConfig): string | undefined {
   if (code === 'ECONNRESET' || code === 'EPIPE') {
     return (
       'the database closed the connection at once, as a node that requires TLS does: turn ' +
-      `TLS on with --db-tls (SCYLLA_LOADER_DB_TLS=true) and ${TLS_CA}`
+      `TLS on with ${name('tls')} and ${name('tls.caFile')}`
     );
   }
   return undefined;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
+import { type SettingNames, settingName } from '../config/settingNames.js';
 import { invalidArgument } from '../errors/LoaderError.js';
 import type { DbTlsConfig } from './dbConfig.js';
 
@@ -7,18 +8,14 @@ import type { DbTlsConfig } from './dbConfig.js';
  * The driver's `sslOptions` for {@link DbTlsConfig}: the files read once at connect time, the
  * certificate chain always checked (the driver's own default is not to check it), the host
  * name checked unless `verifyHostname` is false. Throws INVALID_ARGUMENT naming the setting
- * whose file cannot be read.
+ * whose file cannot be read, as `names` names it (default: its field, `tls.caFile`).
  */
-export function driverTlsOptions(tls: DbTlsConfig): ConnectionOptions {
+export function driverTlsOptions(tls: DbTlsConfig, names?: SettingNames): ConnectionOptions {
   return {
     rejectUnauthorized: true,
-    ...(tls.caFile ? { ca: readPem(tls.caFile, '--db-tls-ca (SCYLLA_LOADER_DB_TLS_CA)') } : {}),
-    ...(tls.certFile
-      ? { cert: readPem(tls.certFile, '--db-tls-cert (SCYLLA_LOADER_DB_TLS_CERT)') }
-      : {}),
-    ...(tls.keyFile
-      ? { key: readPem(tls.keyFile, '--db-tls-key (SCYLLA_LOADER_DB_TLS_KEY)') }
-      : {}),
+    ...(tls.caFile ? { ca: readPem(tls.caFile, settingName(names, 'tls.caFile')) } : {}),
+    ...(tls.certFile ? { cert: readPem(tls.certFile, settingName(names, 'tls.certFile')) } : {}),
+    ...(tls.keyFile ? { key: readPem(tls.keyFile, settingName(names, 'tls.keyFile')) } : {}),
     // Only the name check is skipped: the chain must still lead to a trusted CA.
     ...(tls.verifyHostname ? {} : { checkServerIdentity: () => undefined }),
   };

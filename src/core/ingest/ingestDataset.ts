@@ -131,6 +131,7 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
     replication: options.replication,
     columns: source.columns,
     caps,
+    ...(options.nameOption ? { nameOption: options.nameOption } : {}),
   });
   const labelNames = await recordIngestStart(
     client,

@@ -5,6 +5,7 @@ import { overIngestCap } from '../ingest/checkIngestCaps.js';
 import type { ColumnSpec, ColumnType } from './columnTypes.js';
 import { quoteIdentifier, validateIdentifier } from './identifiers.js';
 import { replicationCql, type Replication } from './replication.js';
+import { type NameOption, ownOptionName } from '../ingest/nameOption.js';
 
 /** Metadata columns every dataset has; user columns may not reuse these names. */
 export const BUILT_IN_METADATA_COLUMNS: Readonly<Record<string, ColumnType | 'uuid'>> = {
@@ -22,6 +23,11 @@ export interface DatasetSchemaOptions {
   columns: readonly ColumnSpec[];
   /** Caps on the dataset's metadata columns (default: {@link DEFAULT_INGEST_CAPS}). */
   caps?: IngestCapRules;
+  /**
+   * How a refusal names the caller's option that declares a column's type (`declaredTypes`):
+   * the CLI passes its flag (`--column`); default: the option's own name.
+   */
+  nameOption?: NameOption;
 }
 
 /**
@@ -114,7 +120,7 @@ export async function ensureDatasetSchema(
       throw invalidArgument(
         `metadata column ${JSON.stringify(c.name)} of dataset ${ks} is stored as ${have}, ` +
           `but this ingest has it as ${c.type}; declare it as ${have} ` +
-          `(e.g. --column ${c.name}:${have})`,
+          `(e.g. ${(options.nameOption ?? ownOptionName)('declaredTypes')} ${c.name}:${have})`,
       );
     }
   }

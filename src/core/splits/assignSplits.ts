@@ -1,4 +1,5 @@
 import { invalidArgument } from '../errors/LoaderError.js';
+import { type NameOption, ownOptionName } from '../ingest/nameOption.js';
 import { RandomStream } from '../sampling/randomStream.js';
 import { apportion } from './apportion.js';
 import { classTargets } from './classTargets.js';
@@ -45,9 +46,14 @@ export interface SplitResult {
  * With natural targets and no size cap, every sample of every group is kept (k-fold
  * cross-validation covers the whole set) and the parts' sizes follow the group sizes as
  * closely as the greedy placement allows. A target missed by more than 1% (or 1 sample) is an
- * INVALID_ARGUMENT error saying what was reached, unless `allowShortfall` is set.
+ * INVALID_ARGUMENT error saying what was reached, unless `allowShortfall` is set; the error
+ * names that option as `nameOption` does (the CLI: `--allow-shortfall`).
  */
-export function assignSplits(input: SplitInput, spec: SplitSpec): SplitResult {
+export function assignSplits(
+  input: SplitInput,
+  spec: SplitSpec,
+  nameOption: NameOption = ownOptionName,
+): SplitResult {
   const partNames = spec.parts.map(([n]) => n);
   const weights = spec.parts.map(([, w]) => w);
   if (weights.some((w) => !(w > 0))) throw invalidArgument('every part needs a positive weight');
@@ -123,7 +129,8 @@ export function assignSplits(input: SplitInput, spec: SplitSpec): SplitResult {
       throw invalidArgument(
         `a group of ${size} samples is larger than part ${partNames[best]} (${partTotals[best]} ` +
           'samples): no placement can keep its groups whole and meet the ratios; use fewer ' +
-          'parts or larger weights for small parts, or --allow-shortfall for the best possible',
+          `parts or larger weights for small parts, or ${nameOption('allowShortfall')} for the best ` +
+          'possible',
       );
     }
     partOf[g] = best;
@@ -174,7 +181,8 @@ export function assignSplits(input: SplitInput, spec: SplitSpec): SplitResult {
     throw invalidArgument(
       `the targets cannot be met while keeping every group in one part: ${lines.join('; ')}` +
         `${shortfalls.length > 10 ? ` (and ${shortfalls.length - 10} more)` : ''}; ` +
-        'lower the targets (e.g. a smaller maximum size), or pass --allow-shortfall to accept ' +
+        'lower the targets (e.g. a smaller maximum size), or pass ' +
+        `${nameOption('allowShortfall')} to accept ` +
         'the best feasible split with these deviations',
     );
   }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type cassandra from 'cassandra-driver';
 export type { CreateSplitSetRequest } from './CreateSplitSetRequest.js';
 import { LoaderError } from '../errors/LoaderError.js';
+import { type NameOption, ownOptionName } from '../ingest/nameOption.js';
 import { requireDataset } from '../schema/datasetSchema.js';
 import { assignSplits } from './assignSplits.js';
 import { readSplitInput } from './readSplitInput.js';
@@ -14,13 +15,21 @@ import { ensureSplitTables, latestSplitVersion, writeSplitSet } from './splitSto
  * Makes a split set from the dataset's metadata and stores it (see `writeSplitSet`): checks the
  * request ({@link splitRequestSchema}: a `ZodError` naming each invalid field), reads the
  * needed columns with a parallel scan, assigns whole groups and samples to parts
- * (`assignSplits`), and writes the parts' ids and, last, the info row.
+ * (`assignSplits`), and writes the parts' ids and, last, the info row. A refusal that a
+ * request option would lift names it as `hooks.nameOption` does: the CLI passes its flags
+ * (`--new-version`), the gRPC handler the request's fields (`new_version`), a library caller
+ * reads the option's own name (`newVersion`).
  */
 export async function createSplitSet(
   client: cassandra.Client,
   request: CreateSplitSetRequest,
-  hooks: { onScanProgress?: (rows: number) => void; signal?: AbortSignal } = {},
+  hooks: {
+    onScanProgress?: (rows: number) => void;
+    signal?: AbortSignal;
+    nameOption?: NameOption;
+  } = {},
 ): Promise<SplitSetInfo> {
+  const nameOption = hooks.nameOption ?? ownOptionName;
   const req: CreateSplitSetRequest = splitRequestSchema.parse(request);
   const name = req.name;
   const parts: Array<[string, number]> =
@@ -32,7 +41,7 @@ export async function createSplitSet(
     throw new LoaderError(
       'ALREADY_EXISTS',
       `split set ${name} already exists (version ${latest}); split sets never change, so ask ` +
-        `for a new version (--new-version) to write version ${latest + 1}`,
+        `for a new version (${nameOption('newVersion')}) to write version ${latest + 1}`,
     );
   }
 
@@ -42,13 +51,17 @@ export async function createSplitSet(
     ...(hooks.onScanProgress ? { onProgress: hooks.onScanProgress } : {}),
     ...(hooks.signal ? { signal: hooks.signal } : {}),
   });
-  const result = assignSplits(input, {
-    parts,
-    classTargets: req.classTargets,
-    ...(req.maxTotal !== undefined ? { maxTotal: req.maxTotal } : {}),
-    seed: req.seed,
-    allowShortfall: req.allowShortfall,
-  });
+  const result = assignSplits(
+    input,
+    {
+      parts,
+      classTargets: req.classTargets,
+      ...(req.maxTotal !== undefined ? { maxTotal: req.maxTotal } : {}),
+      seed: req.seed,
+      allowShortfall: req.allowShortfall,
+    },
+    nameOption,
+  );
 
   hooks.signal?.throwIfAborted();
   const hash = createHash('sha256');

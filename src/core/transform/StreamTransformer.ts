@@ -1,5 +1,6 @@
 import cassandra from 'cassandra-driver';
 import type { LimitFunction } from 'p-limit';
+import type { SettingNames } from '../config/settingNames.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import { SampleRandom } from './SampleRandom.js';
 import type { NativeTransformModule } from './nativeTransform.js';
@@ -12,6 +13,8 @@ export interface StreamTransformerContext {
   streamLimit: LimitFunction;
   processLimit: LimitFunction;
   maxPixels: number;
+  /** How a refused image names the limit's setting. */
+  settingNames?: SettingNames;
   /** The native module; undefined: sharp transforms every sample. */
   native?: NativeTransformModule;
   metrics: Pick<
@@ -62,6 +65,7 @@ export class StreamTransformer {
             new SampleRandom(this.seed, epoch, id, position),
             this.ctx.maxPixels,
             this.ctx.native,
+            this.ctx.settingNames,
           );
           decoder = out.decoder;
           thread = out.thread;

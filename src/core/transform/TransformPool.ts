@@ -1,5 +1,6 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import sharp from 'sharp';
+import type { SettingNames } from '../config/settingNames.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import type { NativeTransformModule } from './nativeTransform.js';
 import { StreamTransformer } from './StreamTransformer.js';
@@ -13,6 +14,8 @@ export interface TransformPoolOptions {
   perStream: number;
   /** Largest image decoded (see `maxImagePixels`). */
   maxPixels: number;
+  /** How a refused image names the limit's setting (default: `maxImagePixels`). */
+  settingNames?: SettingNames;
   /** The native module for JPEG and 8-bit PNG raw output; undefined: sharp for everything. */
   native?: NativeTransformModule;
   metrics: Pick<
@@ -50,6 +53,7 @@ export class TransformPool {
       streamLimit: pLimit(this.options.perStream),
       processLimit: this.limit,
       maxPixels: this.options.maxPixels,
+      ...(this.options.settingNames ? { settingNames: this.options.settingNames } : {}),
       ...(this.options.native ? { native: this.options.native } : {}),
       metrics: this.options.metrics,
     });

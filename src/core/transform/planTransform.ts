@@ -1,3 +1,4 @@
+import { type SettingNames, settingName } from '../config/settingNames.js';
 import { planSteps } from './steps.js';
 import type { SampleRandom } from './SampleRandom.js';
 import type { TransformPlan } from './geometry.js';
@@ -27,11 +28,12 @@ export function planTransform(
   height: number,
   random: SampleRandom,
   maxPixels: number,
+  names?: SettingNames,
 ): TransformPlan {
   const plan: TransformPlan = { source: { width, height }, flip: false, width, height };
   // Each step's part in order (see steps.ts): resize, crop, flip.
   planSteps(plan, spec, random);
-  refuseOverLimit(plan, maxPixels);
+  refuseOverLimit(plan, maxPixels, names);
   return plan;
 }
 
@@ -53,14 +55,14 @@ function planBuffers(plan: TransformPlan): [string, { width: number; height: num
   return buffers;
 }
 
-function refuseOverLimit(plan: TransformPlan, maxPixels: number): void {
+function refuseOverLimit(plan: TransformPlan, maxPixels: number, names?: SettingNames): void {
   for (const [name, { width, height }] of planBuffers(plan)) {
     if (width * height <= maxPixels) continue;
     throw new UndecodableImageError(
       'pixel_limit',
       `the transform's ${name} would be ${width}x${height} (from a ${plan.source.width}x` +
-        `${plan.source.height} image), over the server's limit of ${maxPixels} pixels ` +
-        '(SCYLLA_LOADER_MAX_IMAGE_PIXELS)',
+        `${plan.source.height} image), over the server's limit of ${maxPixels} pixels` +
+        `, set by ${settingName(names, 'maxImagePixels')}`,
     );
   }
 }

@@ -1,4 +1,5 @@
 import sharp, { type KernelEnum, type Metadata, type Sharp } from 'sharp';
+import { type SettingNames, settingName } from '../config/settingNames.js';
 import { LoaderError } from '../errors/LoaderError.js';
 import type { NativeTransformModule } from './nativeTransform.js';
 import { MAX_JPEG_SCANS, countJpegScans, isJpeg } from './jpegScans.js';
@@ -90,6 +91,7 @@ export async function transformImage(
   random: SampleRandom,
   maxPixels: number,
   native?: NativeTransformModule,
+  names?: SettingNames,
 ): Promise<TransformedImage> {
   if (data.length === 0) throw new UndecodableImageError('empty', 'the sample has no bytes');
   // Before either decoder reads it: each scan is a pass over the whole image's coefficients.
@@ -104,7 +106,7 @@ export async function transformImage(
     }
   }
   if (native && spec.output.format === 'raw') {
-    const done = await transformNative(native, data, spec, random, maxPixels);
+    const done = await transformNative(native, data, spec, random, maxPixels, names);
     if (done) return done;
   }
   let meta: Metadata;
@@ -123,8 +125,8 @@ export async function transformImage(
   if (meta.width * meta.height > maxPixels) {
     throw new UndecodableImageError(
       'pixel_limit',
-      `the image is ${meta.width}x${meta.height}, over the server's limit of ${maxPixels} pixels ` +
-        '(SCYLLA_LOADER_MAX_IMAGE_PIXELS)',
+      `the image is ${meta.width}x${meta.height}, over the server's limit of ${maxPixels} pixels` +
+        `, set by ${settingName(names, 'maxImagePixels')}`,
     );
   }
   if (isTruncated(data, meta.format)) {
@@ -139,6 +141,7 @@ export async function transformImage(
     meta.autoOrient.height,
     random,
     maxPixels,
+    names,
   );
   let out: Omit<TransformedImage, 'sourcePixels' | 'decoder' | 'thread'>;
   try {
@@ -177,6 +180,7 @@ async function transformNative(
   spec: TransformSpec,
   random: SampleRandom,
   maxPixels: number,
+  names: SettingNames | undefined,
 ): Promise<TransformedImage | undefined> {
   let probe;
   try {
@@ -191,7 +195,7 @@ async function transformNative(
     throw new UndecodableImageError(
       'pixel_limit',
       `the image is ${probe.width}x${probe.height}, over the server's limit of ${maxPixels} ` +
-        'pixels (SCYLLA_LOADER_MAX_IMAGE_PIXELS)',
+        `pixels, set by ${settingName(names, 'maxImagePixels')}`,
     );
   }
   // Orientations 5-8 turn the image a quarter: the plan is made in oriented coordinates.
@@ -202,6 +206,7 @@ async function transformNative(
     turned ? probe.width : probe.height,
     random,
     maxPixels,
+    names,
   );
   const out = Buffer.allocUnsafe(plan.width * plan.height * spec.channels);
   const nativePlan = {

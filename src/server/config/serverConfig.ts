@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import {
-  dbConfigSchema,
+  dbConfigSchemaNaming,
   dbPathSchema,
   ingestCapsSchema,
   parseReplication,
   streamLimitsSchema,
   transformLimitsSchema,
 } from '../../core/index.js';
+import { SERVE_SETTING_NAMES } from './serveSettingNames.js';
 
 /**
  * Everything `serve` can be configured with. Defaults suit a loader reaching its database over
@@ -18,7 +19,8 @@ export const serverConfigSchema = z.object({
   ...transformLimitsSchema.shape,
   /** Caps on what IngestSamples calls may add to a dataset's schema and info row. */
   ...ingestCapsSchema.shape,
-  db: dbConfigSchema,
+  // A refused database setting is named as `serve` declares it.
+  db: dbConfigSchemaNaming(SERVE_SETTING_NAMES),
   /** Extra routes to the database; reads are spread over all routes by observed latency. */
   extraPaths: z.array(dbPathSchema).default([]),
   host: z.string().min(1).default('0.0.0.0'),

@@ -5,6 +5,7 @@ import { LoaderError, createSplitSet } from '../../core/index.js';
 import type { ServerContext } from '../ServerContext.js';
 import { toCreateSplitSetRequest } from './toCreateSplitSetRequest.js';
 import { toSplitSetMessage } from './toSplitSetMessage.js';
+import { requestFieldOf } from './requestFieldOf.js';
 import { primaryClient, unaryHandler } from './unaryHandler.js';
 
 /**
@@ -31,6 +32,8 @@ export function createCreateSplitsHandler(
         let rowsScanned = 0;
         const info = await createSplitSet(primaryClient(ctx), req, {
           signal: abort.signal,
+          // An RPC caller is told the request's field (`allow_shortfall`), not a flag.
+          nameOption: requestFieldOf,
           onScanProgress: (rows) => (rowsScanned = rows),
         });
         ctx.logger.info(

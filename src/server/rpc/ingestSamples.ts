@@ -27,9 +27,14 @@ import {
   ingestCapRules,
 } from '../ingest/ingestSettingNames.js';
 import type { ServerContext } from '../ServerContext.js';
+import { requestFieldOf } from './requestFieldOf.js';
 import { toIngestTarget } from './toIngestTarget.js';
 import { refusedForSize, undecodableDetails, undecodableReason } from './undecodableRequests.js';
 import { writeMessage } from './writeMessage.js';
+
+/** The request field of an ingest option: the column types are the request's `columns`. */
+const ingestRequestFieldOf = (option: string): string =>
+  option === 'declaredTypes' ? 'columns' : requestFieldOf(option);
 
 type Call = grpc.ServerDuplexStream<IngestSamplesRequest__Output, IngestSamplesResponse>;
 
@@ -126,6 +131,8 @@ async function runIngest(ctx: ServerContext, setup: IngestSetup, call: Call): Pr
         replication,
         columns: target.columns,
         caps,
+        // An RPC caller declares the types in the request's `columns`.
+        nameOption: ingestRequestFieldOf,
       });
       return recordIngestStart(
         client,
