@@ -12,7 +12,7 @@ import { interleavedSchedule } from './interleavedSchedule.js';
 import type { RanksClientConfig, RanksClientResult } from './ranksClientChild.js';
 import { summarizeConcurrencyRuns } from './summarizeConcurrencyRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { reportPath, writeReportJson } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** The child script, relative to the folder `startBenchChild` runs scripts from. */

@@ -4,13 +4,13 @@ import path from 'node:path';
 import { checkRanksFile } from '../concurrency/checkExactlyOnce.js';
 import { interleavedSchedule } from '../concurrency/interleavedSchedule.js';
 import type { RanksClientConfig, RanksClientResult } from '../concurrency/ranksClientChild.js';
-import { cpuMeter, rssBytes } from '../measure/procfs.js';
+import { cpuMeter, rssBytes } from '../../test/support/index.js';
 import { startServeProcess, type ServeProcess } from '../stream/serveProcess.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { type BenchChild, startBenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
 import type { CoresBenchOptions } from './CoresBenchOptions.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { reportPath, writeReportJson } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** The child script, relative to the folder `startBenchChild` runs scripts from. */

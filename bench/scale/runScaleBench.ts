@@ -1,17 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDbClient, listedSource } from '../../src/core/index.js';
-import { benchEnvironment } from '../stream/benchEnvironment.js';
+import { benchEnvironment } from '../../test/support/index.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { startServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
-import { ensureBenchDataset } from '../dataset/benchDataset.js';
+import { ensureBenchDataset } from '../../test/support/index.js';
 import { prepareScaleSplits, type ScaleSplit } from './prepareScaleSplits.js';
 import type { ScaleBenchOptions } from './ScaleBenchOptions.js';
 import type { ScaleRun } from './ScaleBenchReport.js';
 import { SCALE_CLASSES, SCALE_SAMPLE_BYTES, scaleIngestEntry } from './scaleSample.js';
 import { rssVerdict, summarizeScaleRuns } from './summarizeScaleRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { reportPath, writeReportJson } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** The client child is `bench stream`'s trainer. */

@@ -16,7 +16,7 @@ import type { TlsBenchOptions } from './TlsBenchOptions.js';
 import type { TlsLegRun } from './TlsBenchReport.js';
 import { summarizeTlsRuns } from './summarizeTlsRuns.js';
 import { TLS_LEGS, type TlsLegSpec } from './tlsLegs.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { reportPath, writeReportJson } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /**

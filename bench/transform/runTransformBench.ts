@@ -1,9 +1,9 @@
 import path from 'node:path';
 import type { DbConfig } from '../../src/core/index.js';
 import { latencyToxics } from '../latency/routeToxics.js';
-import { startToxiproxy } from '../latency/toxiproxy.js';
+import { startToxiproxy } from '../../test/support/index.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
-import { packageRoot } from '../stream/benchScripts.js';
+import { packageRoot } from '../../test/support/index.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
@@ -16,7 +16,7 @@ import {
   transformLegs,
   type TransformLegSpec,
 } from './transformLegs.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { reportPath, writeReportJson } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** The Python side of every leg. */
