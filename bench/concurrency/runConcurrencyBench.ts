@@ -12,7 +12,6 @@ import { interleavedSchedule } from './interleavedSchedule.js';
 import type { RanksClientConfig, RanksClientResult } from './ranksClientChild.js';
 import { summarizeConcurrencyRuns } from './summarizeConcurrencyRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
-import { reportPath, writeReportJson } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** The child script, relative to the folder `startBenchChild` runs scripts from. */
@@ -29,7 +28,7 @@ const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
  * JSON report to `outDir`.
  */
 export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
-  const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
+  const { log, signal, progress, childPids, onSpawn, writeReport } = startBenchRun(options);
 
   const { environment, dataset, datasetIds } = await preparePhotoBench({
     ...options,
@@ -81,9 +80,7 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
 
   const serverDefaults = serverConfigSchema.parse({ db: {} });
   const { summary, scalingBase } = summarizeConcurrencyRuns(runs);
-  const report = {
-    startedAt: startedAt.toISOString(),
-    seconds: seconds(),
+  return writeReport('concurrency', options.outDir, {
     environment,
     settings: {
       samples: options.samples,
@@ -107,10 +104,7 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
     scalingBase,
     servePid: serve.pid,
     childPids,
-    jsonPath: reportPath(options.outDir, 'concurrency', startedAt),
-  };
-  await writeReportJson(report.jsonPath, report);
-  return report;
+  });
 }
 
 /**

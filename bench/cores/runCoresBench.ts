@@ -10,7 +10,6 @@ import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { type BenchChild, startBenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
 import type { CoresBenchOptions } from './CoresBenchOptions.js';
-import { reportPath, writeReportJson } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** The child script, relative to the folder `startBenchChild` runs scripts from. */
@@ -26,7 +25,7 @@ const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
  * an exactly-once check of the ranks' ids. Every child is ended whatever happens.
  */
 export async function runCoresBench(options: CoresBenchOptions) {
-  const { log, progress, startedAt, seconds } = startBenchRun(options);
+  const { log, progress, writeReport } = startBenchRun(options);
   const { environment, dataset, datasetIds } = await preparePhotoBench({
     ...options,
     ids: true,
@@ -59,9 +58,7 @@ export async function runCoresBench(options: CoresBenchOptions) {
     await rm(idsDir, { recursive: true, force: true });
   }
 
-  const report = {
-    startedAt: startedAt.toISOString(),
-    seconds: seconds(),
+  return writeReport('cores', options.outDir, {
     environment,
     settings: {
       samples: options.samples,
@@ -74,10 +71,7 @@ export async function runCoresBench(options: CoresBenchOptions) {
     dataset,
     runs,
     summary: summarize(runs),
-    jsonPath: reportPath(options.outDir, 'cores', startedAt),
-  };
-  await writeReportJson(report.jsonPath, report);
-  return report;
+  });
 }
 
 /** One measured run: k ranks of one job against a loader of `workers` processes. */

@@ -11,7 +11,6 @@ import type { ScaleRun } from './ScaleBenchReport.js';
 import { SCALE_CLASSES, SCALE_SAMPLE_BYTES, scaleIngestEntry } from './scaleSample.js';
 import { rssVerdict, summarizeScaleRuns } from './summarizeScaleRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
-import { reportPath, writeReportJson } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** The client child is `bench stream`'s trainer. */
@@ -29,7 +28,7 @@ const CLIENT_SCRIPT = 'sdkClientChild';
  * ended whatever happens; the JSON report is written to `outDir`.
  */
 export async function runScaleBench(options: ScaleBenchOptions) {
-  const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
+  const { log, signal, progress, childPids, onSpawn, writeReport } = startBenchRun(options);
   const sizes = [...options.sizes].sort((a, b) => a - b);
   const samples = sizes[sizes.length - 1]!;
   const warmupSamples = Math.min(options.warmupSamples, samples);
@@ -100,9 +99,7 @@ export async function runScaleBench(options: ScaleBenchOptions) {
 
   const summary = summarizeScaleRuns(runs);
   const rss = rssVerdict(summary);
-  const report = {
-    startedAt: startedAt.toISOString(),
-    seconds: seconds(),
+  return writeReport('scale', options.outDir, {
     environment,
     settings: {
       sizes,
@@ -120,10 +117,7 @@ export async function runScaleBench(options: ScaleBenchOptions) {
     summary,
     ...(rss ? { rss } : {}),
     childPids,
-    jsonPath: reportPath(options.outDir, 'scale', startedAt),
-  };
-  await writeReportJson(report.jsonPath, report);
-  return report;
+  });
 }
 
 /**

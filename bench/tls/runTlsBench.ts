@@ -16,7 +16,6 @@ import type { TlsBenchOptions } from './TlsBenchOptions.js';
 import type { TlsLegRun } from './TlsBenchReport.js';
 import { summarizeTlsRuns } from './summarizeTlsRuns.js';
 import { TLS_LEGS, type TlsLegSpec } from './tlsLegs.js';
-import { reportPath, writeReportJson } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /**
@@ -63,7 +62,7 @@ interface LegLoader {
  * and (unless kept) the node are removed whatever happens. Writes the JSON report to `outDir`.
  */
 export async function runTlsBench(options: TlsBenchOptions) {
-  const { log, signal, progress, startedAt, seconds } = startBenchRun(options);
+  const { log, signal, progress, writeReport } = startBenchRun(options);
   const legs = TLS_LEGS.filter((l) => options.legs.includes(l.name));
 
   log(
@@ -121,9 +120,7 @@ export async function runTlsBench(options: TlsBenchOptions) {
       bar.stop();
     }
 
-    const report = {
-      startedAt: startedAt.toISOString(),
-      seconds: seconds(),
+    return writeReport('tls', options.outDir, {
       environment,
       settings: {
         samples: options.samples,
@@ -141,10 +138,7 @@ export async function runTlsBench(options: TlsBenchOptions) {
         'the client is on the same machine: its TLS work competes with the loader and the ' +
           'database for the same cores',
       ],
-      jsonPath: reportPath(options.outDir, 'tls', startedAt),
-    };
-    await writeReportJson(report.jsonPath, report);
-    return report;
+    });
   } finally {
     await Promise.allSettled(serves.map((s) => s.stop()));
     if (grpc) await rm(grpc.ca.dir, { recursive: true, force: true });

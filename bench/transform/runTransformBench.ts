@@ -16,7 +16,6 @@ import {
   transformLegs,
   type TransformLegSpec,
 } from './transformLegs.js';
-import { reportPath, writeReportJson } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** The Python side of every leg. */
@@ -35,7 +34,7 @@ const ID_BYTES = 16;
  * ended whatever happens. Writes the JSON report to `outDir`.
  */
 export async function runTransformBench(options: TransformBenchOptions) {
-  const { log, signal, progress, startedAt, seconds } = startBenchRun(options);
+  const { log, signal, progress, writeReport } = startBenchRun(options);
   const legs = transformLegs(options.rttMs).filter((l) => options.legs.includes(l.name));
 
   const { environment, dataset } = await preparePhotoBench({
@@ -100,9 +99,7 @@ export async function runTransformBench(options: TransformBenchOptions) {
   }
 
   const { summary, goals } = summarizeTransformRuns(legs, runs);
-  const report = {
-    startedAt: startedAt.toISOString(),
-    seconds: seconds(),
+  return writeReport('transform', options.outDir, {
     environment: { ...environment, python: options.python },
     settings: {
       samples: options.samples,
@@ -122,10 +119,7 @@ export async function runTransformBench(options: TransformBenchOptions) {
     summary,
     goals,
     notes,
-    jsonPath: reportPath(options.outDir, 'transform', startedAt),
-  };
-  await writeReportJson(report.jsonPath, report);
-  return report;
+  });
 }
 
 /**
