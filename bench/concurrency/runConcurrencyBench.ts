@@ -28,7 +28,7 @@ const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
  * JSON report to `outDir`.
  */
 export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
-  const { log, signal, progress, childPids, onSpawn, writeReport } = startBenchRun(options);
+  const { log, progress, childPids, onSpawn, measureEach, writeReport } = startBenchRun(options);
 
   const { environment, dataset, datasetIds } = await preparePhotoBench({
     ...options,
@@ -37,12 +37,9 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
     log,
   });
 
-  const schedule = interleavedSchedule(options.streams, options.runs);
-  const runs: ConcurrencyRun[] = [];
-  let peakRssPerRun = true;
+  let runs: ConcurrencyRun[];
   let serve: ServeProcess | undefined;
   const idsDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-concurrency-'));
-  const bar = progress('bench concurrency', schedule.length, 'runs');
   try {
     if (options.cpuProfileDir) await mkdir(options.cpuProfileDir, { recursive: true });
     serve = await startServeProcess({
@@ -53,27 +50,26 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
         : {}),
     });
     await warmUpLoader(serve, options);
-    for (const { streams, run } of schedule) {
-      signal?.throwIfAborted();
-      const r = await measureRun(options, serve, datasetIds, {
-        streams,
-        run,
-        onSpawn,
-        idsFile: path.join(idsDir, `ids-${run}-${streams}.json`),
-      });
-      if (r.loaderPeakRssBytes === undefined) peakRssPerRun = false;
-      runs.push(r);
-      bar.update(runs.length);
-      bar.log(
+    const loader = serve;
+    runs = await measureEach(
+      'bench concurrency',
+      'runs',
+      interleavedSchedule(options.streams, options.runs),
+      ({ streams, run }) =>
+        measureRun(options, loader, datasetIds, {
+          streams,
+          run,
+          onSpawn,
+          idsFile: path.join(idsDir, `ids-${run}-${streams}.json`),
+        }),
+      (r, { streams, run }) =>
         `run ${run + 1} k=${streams}: ${Math.round(r.samplesPerSecond)} samples/s, ` +
-          `${r.megabytesPerSecond.toFixed(1)} MB/s, per stream min ` +
-          `${Math.round(Math.min(...r.perStreamSamplesPerSecond))}, batch wait p50 ` +
-          `${r.waitMs.p50.toFixed(1)} / p99 ${r.waitMs.p99.toFixed(1)} ms, exactly once ` +
-          `${r.exactlyOnce.ok ? 'yes' : `NO (${JSON.stringify(r.exactlyOnce)})`}`,
-      );
-    }
+        `${r.megabytesPerSecond.toFixed(1)} MB/s, per stream min ` +
+        `${Math.round(Math.min(...r.perStreamSamplesPerSecond))}, batch wait p50 ` +
+        `${r.waitMs.p50.toFixed(1)} / p99 ${r.waitMs.p99.toFixed(1)} ms, exactly once ` +
+        `${r.exactlyOnce.ok ? 'yes' : `NO (${JSON.stringify(r.exactlyOnce)})`}`,
+    );
   } finally {
-    bar.stop();
     await serve?.stop();
     await rm(idsDir, { recursive: true, force: true });
   }
@@ -95,7 +91,7 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
       serverMaxInFlightPerStream: serverDefaults.maxInFlightPerStream,
       serverMaxConcurrentStreams: serverDefaults.maxConcurrentStreams,
       connectionsPerHost: options.db.connectionsPerHost,
-      peakRssPerRun,
+      peakRssPerRun: runs.every((r) => r.loaderPeakRssBytes !== undefined),
       ...(options.cpuProfileDir ? { cpuProfileDir: options.cpuProfileDir } : {}),
     },
     dataset,

@@ -25,7 +25,7 @@ const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
  * an exactly-once check of the ranks' ids. Every child is ended whatever happens.
  */
 export async function runCoresBench(options: CoresBenchOptions) {
-  const { log, progress, writeReport } = startBenchRun(options);
+  const { log, progress, measureEach, writeReport } = startBenchRun(options);
   const { environment, dataset, datasetIds } = await preparePhotoBench({
     ...options,
     ids: true,
@@ -33,28 +33,25 @@ export async function runCoresBench(options: CoresBenchOptions) {
     log,
   });
 
-  const schedule = interleavedSchedule(options.workers, options.runs);
-  const runs: CoresRun[] = [];
   const idsDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-cores-'));
-  const bar = progress('bench cores', schedule.length, 'runs');
+  let runs: CoresRun[];
   try {
-    for (const { streams: workers, run } of schedule) {
-      options.signal?.throwIfAborted();
-      const r = await measureRun(options, datasetIds, {
-        workers,
-        run,
-        idsFile: path.join(idsDir, `ids-${run}-${workers}.json`),
-      });
-      runs.push(r);
-      bar.update(runs.length);
-      bar.log(
+    runs = await measureEach(
+      'bench cores',
+      'runs',
+      interleavedSchedule(options.workers, options.runs),
+      ({ streams: workers, run }) =>
+        measureRun(options, datasetIds, {
+          workers,
+          run,
+          idsFile: path.join(idsDir, `ids-${run}-${workers}.json`),
+        }),
+      (r, { streams: workers, run }) =>
         `run ${run + 1} workers=${workers}: ${Math.round(r.samplesPerSecond)} samples/s, ` +
-          `loader ${r.loaderCpuSecondsPerGB.toFixed(2)} CPU s per GB, streams per worker ` +
-          `${r.streamsPerWorker.join('/')}, exactly once ${r.exactlyOnce.ok ? 'yes' : 'NO'}`,
-      );
-    }
+        `loader ${r.loaderCpuSecondsPerGB.toFixed(2)} CPU s per GB, streams per worker ` +
+        `${r.streamsPerWorker.join('/')}, exactly once ${r.exactlyOnce.ok ? 'yes' : 'NO'}`,
+    );
   } finally {
-    bar.stop();
     await rm(idsDir, { recursive: true, force: true });
   }
 

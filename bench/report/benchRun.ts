@@ -16,14 +16,41 @@ export function startBenchRun(options: {
   const childPids: number[] = [];
   const startedAt = new Date();
   const seconds = () => (performance.now() - started) / 1000;
+  const progress = progressOrLog(options.progress, log);
   return {
     log,
-    progress: progressOrLog(options.progress, log),
+    progress,
     signal: options.signal,
     startedAt,
     seconds,
     childPids,
     onSpawn: (pid: number) => void childPids.push(pid),
+    /**
+     * Measures every run of `plan` in order under one progress display (`label`, counted in
+     * `unit`), checking for an abort before each and logging `describe` of each result.
+     */
+    measureEach: async <P, R>(
+      label: string,
+      unit: string,
+      plan: readonly P[],
+      measure: (planned: P) => Promise<R>,
+      describe: (result: R, planned: P) => string,
+    ): Promise<R[]> => {
+      const results: R[] = [];
+      const bar = progress(label, plan.length, unit);
+      try {
+        for (const planned of plan) {
+          options.signal?.throwIfAborted();
+          const result = await measure(planned);
+          results.push(result);
+          bar.update(results.length);
+          bar.log(describe(result, planned));
+        }
+      } finally {
+        bar.stop();
+      }
+      return results;
+    },
     /**
      * Writes the report `<name>-<start>.json` into `outDir`: the run's start and seconds,
      * `body`, and its own path; returns it.

@@ -28,7 +28,8 @@ const CLIENT_SCRIPT = 'sdkClientChild';
  * ended whatever happens; the JSON report is written to `outDir`.
  */
 export async function runScaleBench(options: ScaleBenchOptions) {
-  const { log, signal, progress, childPids, onSpawn, writeReport } = startBenchRun(options);
+  const { log, signal, progress, childPids, onSpawn, measureEach, writeReport } =
+    startBenchRun(options);
   const sizes = [...options.sizes].sort((a, b) => a - b);
   const samples = sizes[sizes.length - 1]!;
   const warmupSamples = Math.min(options.warmupSamples, samples);
@@ -75,27 +76,20 @@ export async function runScaleBench(options: ScaleBenchOptions) {
     await client.shutdown();
   }
 
-  const runs: ScaleRun[] = [];
-  const bar = progress('bench scale', sizes.length * options.runs, 'runs');
-  try {
-    for (let run = 0; run < options.runs; run++) {
-      const order = run % 2 === 0 ? splits : [...splits].reverse();
-      for (const split of order) {
-        signal?.throwIfAborted();
-        const r = await measureOne(options, split, warmup!, run, onSpawn);
-        runs.push(r);
-        bar.update(runs.length);
-        bar.log(
-          `run ${run + 1} ${split.split} (${r.samples} samples): peak RSS ` +
-            `${mib(r.loaderPeakRssBytes)} MiB (before ${mib(r.loaderRssBeforeBytes)}), ` +
-            `${r.loaderCpuMsPerBatch?.toFixed(2) ?? '-'} loader CPU ms/batch, first batch ` +
-            `${r.firstBatchMs.toFixed(0)} ms, ${Math.round(r.samplesPerSecond)} samples/s`,
-        );
-      }
-    }
-  } finally {
-    bar.stop();
-  }
+  const plan = Array.from({ length: options.runs }, (_, run) =>
+    (run % 2 === 0 ? splits : [...splits].reverse()).map((split) => ({ split, run })),
+  ).flat();
+  const runs: ScaleRun[] = await measureEach(
+    'bench scale',
+    'runs',
+    plan,
+    ({ split, run }) => measureOne(options, split, warmup!, run, onSpawn),
+    (r, { split, run }) =>
+      `run ${run + 1} ${split.split} (${r.samples} samples): peak RSS ` +
+      `${mib(r.loaderPeakRssBytes)} MiB (before ${mib(r.loaderRssBeforeBytes)}), ` +
+      `${r.loaderCpuMsPerBatch?.toFixed(2) ?? '-'} loader CPU ms/batch, first batch ` +
+      `${r.firstBatchMs.toFixed(0)} ms, ${Math.round(r.samplesPerSecond)} samples/s`,
+  );
 
   const summary = summarizeScaleRuns(runs);
   const rss = rssVerdict(summary);
