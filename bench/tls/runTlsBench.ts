@@ -10,7 +10,7 @@ import { preparePhotoBench } from '../dataset/benchDataset.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
-import { legOrder } from '../transform/transformLegs.js';
+import { legRuns } from '../transform/transformLegs.js';
 import { startTlsBenchNode } from './startTlsBenchNode.js';
 import type { TlsBenchOptions } from './TlsBenchOptions.js';
 import type { TlsLegRun } from './TlsBenchReport.js';
@@ -62,7 +62,7 @@ interface LegLoader {
  * and (unless kept) the node are removed whatever happens. Writes the JSON report to `outDir`.
  */
 export async function runTlsBench(options: TlsBenchOptions) {
-  const { log, signal, progress, writeReport } = startBenchRun(options);
+  const { log, signal, progress, measureEach, writeReport } = startBenchRun(options);
   const legs = TLS_LEGS.filter((l) => options.legs.includes(l.name));
 
   log(
@@ -77,7 +77,6 @@ export async function runTlsBench(options: TlsBenchOptions) {
   });
   let grpc: GrpcSecurity | undefined;
   const serves: ServeProcess[] = [];
-  const runs: TlsLegRun[] = [];
   try {
     const { environment, dataset } = await preparePhotoBench({
       ...options,
@@ -101,24 +100,16 @@ export async function runTlsBench(options: TlsBenchOptions) {
       loaders.set(leg.name, loader);
     }
 
-    const bar = progress('bench tls', legs.length * options.runs, 'legs');
-    try {
-      for (let run = 0; run < options.runs; run++) {
-        for (const leg of legOrder(legs, run)) {
-          signal?.throwIfAborted();
-          const r = await runLeg(options, leg, run, loaders.get(leg.name)!, node.pid);
-          runs.push(r);
-          bar.update(runs.length);
-          bar.log(
-            `run ${run + 1} ${leg.name}: ${(r.bytes / r.wallSeconds / 1e6).toFixed(1)} MB/s, ` +
-              `${(r.samples / r.wallSeconds).toFixed(0)} samples/s, loader ` +
-              `${r.cpuSeconds.loader === undefined ? 'n/a' : ((1e9 * r.cpuSeconds.loader) / r.bytes).toFixed(2)} CPU s/GB`,
-          );
-        }
-      }
-    } finally {
-      bar.stop();
-    }
+    const runs = await measureEach(
+      'bench tls',
+      'legs',
+      legRuns(legs, options.runs),
+      ({ leg, run }) => runLeg(options, leg, run, loaders.get(leg.name)!, node.pid),
+      (r, { leg, run }) =>
+        `run ${run + 1} ${leg.name}: ${(r.bytes / r.wallSeconds / 1e6).toFixed(1)} MB/s, ` +
+        `${(r.samples / r.wallSeconds).toFixed(0)} samples/s, loader ` +
+        `${r.cpuSeconds.loader === undefined ? 'n/a' : ((1e9 * r.cpuSeconds.loader) / r.bytes).toFixed(2)} CPU s/GB`,
+    );
 
     return writeReport('tls', options.outDir, {
       environment,
