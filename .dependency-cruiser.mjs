@@ -141,6 +141,15 @@ export default {
       },
     },
     {
+      name: 'tests-not-bench',
+      comment:
+        'The tests and the fault harness sit below the benchmarks: what both use lives in ' +
+        'test/support or test/faults, and the benchmarks import it through their entries.',
+      severity: 'error',
+      from: { path: '^test/' },
+      to: { path: '^bench/' },
+    },
+    {
       name: 'tests-through-entries',
       comment:
         'Integration tests, their support code and the fault harness use the product through ' +

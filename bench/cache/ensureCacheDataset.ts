@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type DbConfig, listedSource } from '../../src/core/index.js';
-import { ensureBenchDataset, withDbClient, type BenchDataset } from '../dataset/benchDataset.js';
+import { ensureBenchDataset, withDbClient, type BenchDataset } from '../../test/support/index.js';
 import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';
 
 /**

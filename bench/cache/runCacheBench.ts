@@ -3,12 +3,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { DbConfig } from '../../src/core/index.js';
-import { withDbClient, type BenchDataset } from '../dataset/benchDataset.js';
+import { withDbClient, type BenchDataset } from '../../test/support/index.js';
 import { latencyToxics } from '../latency/routeToxics.js';
-import { startToxiproxy, type Toxiproxy } from '../latency/toxiproxy.js';
+import { startToxiproxy, type Toxiproxy } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
-import { benchEnvironment } from '../stream/benchEnvironment.js';
+import { benchEnvironment } from '../../test/support/index.js';
 import type { CacheBenchOptions } from './CacheBenchOptions.js';
 import type { CacheLeg, CacheOversize, CacheSweep } from './CacheBenchReport.js';
 import { cacheGoals } from './cacheGoals.js';
@@ -46,7 +45,7 @@ const WARMUP_SEED = 999_999;
  * report to `outDir`.
  */
 export async function runCacheBench(options: CacheBenchOptions) {
-  const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
+  const { log, signal, progress, childPids, onSpawn, writeReport } = startBenchRun(options);
   const environment = await withDbClient(options.db, benchEnvironment);
   const prepare = async (name: string, samples: number): Promise<BenchDataset> => {
     const d = await ensureCacheDataset(options.db, {
@@ -150,9 +149,7 @@ export async function runCacheBench(options: CacheBenchOptions) {
     await rm(tempRoot, { recursive: true, force: true });
   }
 
-  const report = {
-    startedAt: startedAt.toISOString(),
-    seconds: seconds(),
+  return writeReport('cache', options.outDir, {
     environment: { ...environment, toxiproxy: toxiproxyVersion(options.toxiproxy) },
     settings: {
       samples: n,
@@ -176,10 +173,7 @@ export async function runCacheBench(options: CacheBenchOptions) {
     notes: run.notes,
     childPids,
     toxiproxyPid: toxiproxy.pid,
-    jsonPath: reportPath(options.outDir, 'cache', startedAt),
-  };
-  await writeReportJson(report.jsonPath, report);
-  return report;
+  });
 }
 
 /** `toxiproxy-server -version`'s answer, or `unknown`. */

@@ -1,7 +1,7 @@
 import type { DbConfig } from '../../src/core/index.js';
 import { serveChildEnv, waitUntilReady } from '../../src/cli/index.js';
-import { cliMainArgs } from '../stream/benchScripts.js';
-import { endChild, spawnPinned, tail } from '../stream/spawnPinned.js';
+import { cliMainArgs } from '../../test/support/index.js';
+import { endChild, spawnPinned, tail } from '../../test/support/index.js';
 
 /** The sample cache a loader of `bench cache` runs with. @internal */
 export interface CacheTiers {

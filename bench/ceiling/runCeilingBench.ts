@@ -1,16 +1,16 @@
 import { mkdir } from 'node:fs/promises';
 import { DEFAULT_FLOW_CONTROL_WINDOW } from '../../src/client/index.js';
 import type { DbConfig } from '../../src/core/index.js';
-import { cpuMeter } from '../measure/procfs.js';
+import { cpuMeter } from '../../test/support/index.js';
 import { startBenchChild, type BenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
-import { machineEnvironment } from '../stream/benchEnvironment.js';
+import { machineEnvironment } from '../../test/support/index.js';
 import { ceilingScript, freePort } from './ceilingScripts.js';
 import type { CeilingClientResult, GrpcClientChildConfig } from './grpcClientChild.js';
 import type { GrpcServerChildConfig, GrpcServerChildResult } from './grpcServerChild.js';
 import type { H2ClientChildConfig } from './h2ClientChild.js';
 import type { H2ServerChildConfig, H2ServerChildResult } from './h2ServerChild.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { reportPath, writeReportJson } from '../../test/support/index.js';
 
 /** The legs `bench ceiling` compares. */
 export type CeilingScenario = 'grpc' | 'grpc-framing-copy' | 'grpc-64k-window' | 'raw-http2';

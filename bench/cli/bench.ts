@@ -15,7 +15,7 @@ import { runConcurrencyBench } from '../concurrency/runConcurrencyBench.js';
 import { CORES_FLAGS, resolveCoresBenchOptions } from '../cores/CoresBenchOptions.js';
 import { formatCoresReport } from '../cores/formatCoresReport.js';
 import { runCoresBench } from '../cores/runCoresBench.js';
-import { dropBenchDataset } from '../dataset/benchDataset.js';
+import { dropBenchDataset } from '../../test/support/index.js';
 import { formatIngestBenchReport } from '../ingest/formatIngestBenchReport.js';
 import { INGEST_FLAGS, resolveIngestBenchOptions } from '../ingest/resolveIngestBenchOptions.js';
 import { runIngestBench } from '../ingest/runIngestBench.js';
@@ -34,7 +34,7 @@ import { runStreamBench } from '../stream/runStreamBench.js';
 import { formatTlsReport } from '../tls/formatTlsReport.js';
 import { runTlsBench } from '../tls/runTlsBench.js';
 import { resolveTlsBenchOptions, TLS_BENCH_QUICK, TLS_FLAGS } from '../tls/TlsBenchOptions.js';
-import { benchPython } from '../transform/benchPython.js';
+import { benchPython } from '../../test/support/index.js';
 import { formatTransformReport } from '../transform/formatTransformReport.js';
 import { runTransformBench } from '../transform/runTransformBench.js';
 import {
@@ -55,7 +55,7 @@ import {
 } from './benchOptions.js';
 import { addBenchRobustnessCommands } from './benchRobustness.js';
 import { addBenchSuiteCommand } from './benchSuite.js';
-import { benchStateDir } from '../stream/benchScripts.js';
+import { benchStateDir } from '../../test/support/index.js';
 import { createDbClient } from '../../src/core/index.js';
 
 const SPLITS_FLAGS = {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { DbConfig } from '../../src/core/index.js';
 import { localClusterStatus, startLocalCluster } from '../../src/devdb/index.js';
-import { benchStateDir } from '../stream/benchScripts.js';
+import { benchStateDir } from '../../test/support/index.js';
 import { createProgress, dbConfigFromFlags, type DbFlags } from '../../src/cli/index.js';
 import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';
 

@@ -12,7 +12,6 @@ import { interleavedSchedule } from './interleavedSchedule.js';
 import type { RanksClientConfig, RanksClientResult } from './ranksClientChild.js';
 import { summarizeConcurrencyRuns } from './summarizeConcurrencyRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** The child script, relative to the folder `startBenchChild` runs scripts from. */
@@ -29,7 +28,7 @@ const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
  * JSON report to `outDir`.
  */
 export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
-  const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
+  const { log, progress, childPids, onSpawn, measureEach, writeReport } = startBenchRun(options);
 
   const { environment, dataset, datasetIds } = await preparePhotoBench({
     ...options,
@@ -38,12 +37,9 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
     log,
   });
 
-  const schedule = interleavedSchedule(options.streams, options.runs);
-  const runs: ConcurrencyRun[] = [];
-  let peakRssPerRun = true;
+  let runs: ConcurrencyRun[];
   let serve: ServeProcess | undefined;
   const idsDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-concurrency-'));
-  const bar = progress('bench concurrency', schedule.length, 'runs');
   try {
     if (options.cpuProfileDir) await mkdir(options.cpuProfileDir, { recursive: true });
     serve = await startServeProcess({
@@ -54,36 +50,33 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
         : {}),
     });
     await warmUpLoader(serve, options);
-    for (const { streams, run } of schedule) {
-      signal?.throwIfAborted();
-      const r = await measureRun(options, serve, datasetIds, {
-        streams,
-        run,
-        onSpawn,
-        idsFile: path.join(idsDir, `ids-${run}-${streams}.json`),
-      });
-      if (r.loaderPeakRssBytes === undefined) peakRssPerRun = false;
-      runs.push(r);
-      bar.update(runs.length);
-      bar.log(
+    const loader = serve;
+    runs = await measureEach(
+      'bench concurrency',
+      'runs',
+      interleavedSchedule(options.streams, options.runs),
+      ({ streams, run }) =>
+        measureRun(options, loader, datasetIds, {
+          streams,
+          run,
+          onSpawn,
+          idsFile: path.join(idsDir, `ids-${run}-${streams}.json`),
+        }),
+      (r, { streams, run }) =>
         `run ${run + 1} k=${streams}: ${Math.round(r.samplesPerSecond)} samples/s, ` +
-          `${r.megabytesPerSecond.toFixed(1)} MB/s, per stream min ` +
-          `${Math.round(Math.min(...r.perStreamSamplesPerSecond))}, batch wait p50 ` +
-          `${r.waitMs.p50.toFixed(1)} / p99 ${r.waitMs.p99.toFixed(1)} ms, exactly once ` +
-          `${r.exactlyOnce.ok ? 'yes' : `NO (${JSON.stringify(r.exactlyOnce)})`}`,
-      );
-    }
+        `${r.megabytesPerSecond.toFixed(1)} MB/s, per stream min ` +
+        `${Math.round(Math.min(...r.perStreamSamplesPerSecond))}, batch wait p50 ` +
+        `${r.waitMs.p50.toFixed(1)} / p99 ${r.waitMs.p99.toFixed(1)} ms, exactly once ` +
+        `${r.exactlyOnce.ok ? 'yes' : `NO (${JSON.stringify(r.exactlyOnce)})`}`,
+    );
   } finally {
-    bar.stop();
     await serve?.stop();
     await rm(idsDir, { recursive: true, force: true });
   }
 
   const serverDefaults = serverConfigSchema.parse({ db: {} });
   const { summary, scalingBase } = summarizeConcurrencyRuns(runs);
-  const report = {
-    startedAt: startedAt.toISOString(),
-    seconds: seconds(),
+  return writeReport('concurrency', options.outDir, {
     environment,
     settings: {
       samples: options.samples,
@@ -98,7 +91,7 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
       serverMaxInFlightPerStream: serverDefaults.maxInFlightPerStream,
       serverMaxConcurrentStreams: serverDefaults.maxConcurrentStreams,
       connectionsPerHost: options.db.connectionsPerHost,
-      peakRssPerRun,
+      peakRssPerRun: runs.every((r) => r.loaderPeakRssBytes !== undefined),
       ...(options.cpuProfileDir ? { cpuProfileDir: options.cpuProfileDir } : {}),
     },
     dataset,
@@ -107,10 +100,7 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions) {
     scalingBase,
     servePid: serve.pid,
     childPids,
-    jsonPath: reportPath(options.outDir, 'concurrency', startedAt),
-  };
-  await writeReportJson(report.jsonPath, report);
-  return report;
+  });
 }
 
 /**

@@ -4,13 +4,12 @@ import path from 'node:path';
 import { checkRanksFile } from '../concurrency/checkExactlyOnce.js';
 import { interleavedSchedule } from '../concurrency/interleavedSchedule.js';
 import type { RanksClientConfig, RanksClientResult } from '../concurrency/ranksClientChild.js';
-import { cpuMeter, rssBytes } from '../measure/procfs.js';
+import { cpuMeter, rssBytes } from '../../test/support/index.js';
 import { startServeProcess, type ServeProcess } from '../stream/serveProcess.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { type BenchChild, startBenchChild } from '../stream/startBenchChild.js';
 import { median } from '../stream/stats.js';
 import type { CoresBenchOptions } from './CoresBenchOptions.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** The child script, relative to the folder `startBenchChild` runs scripts from. */
@@ -26,7 +25,7 @@ const CLIENT_SCRIPT = '../concurrency/ranksClientChild';
  * an exactly-once check of the ranks' ids. Every child is ended whatever happens.
  */
 export async function runCoresBench(options: CoresBenchOptions) {
-  const { log, progress, startedAt, seconds } = startBenchRun(options);
+  const { log, progress, measureEach, writeReport } = startBenchRun(options);
   const { environment, dataset, datasetIds } = await preparePhotoBench({
     ...options,
     ids: true,
@@ -34,34 +33,29 @@ export async function runCoresBench(options: CoresBenchOptions) {
     log,
   });
 
-  const schedule = interleavedSchedule(options.workers, options.runs);
-  const runs: CoresRun[] = [];
   const idsDir = await mkdtemp(path.join(os.tmpdir(), 'sl-bench-cores-'));
-  const bar = progress('bench cores', schedule.length, 'runs');
+  let runs: CoresRun[];
   try {
-    for (const { streams: workers, run } of schedule) {
-      options.signal?.throwIfAborted();
-      const r = await measureRun(options, datasetIds, {
-        workers,
-        run,
-        idsFile: path.join(idsDir, `ids-${run}-${workers}.json`),
-      });
-      runs.push(r);
-      bar.update(runs.length);
-      bar.log(
+    runs = await measureEach(
+      'bench cores',
+      'runs',
+      interleavedSchedule(options.workers, options.runs),
+      ({ streams: workers, run }) =>
+        measureRun(options, datasetIds, {
+          workers,
+          run,
+          idsFile: path.join(idsDir, `ids-${run}-${workers}.json`),
+        }),
+      (r, { streams: workers, run }) =>
         `run ${run + 1} workers=${workers}: ${Math.round(r.samplesPerSecond)} samples/s, ` +
-          `loader ${r.loaderCpuSecondsPerGB.toFixed(2)} CPU s per GB, streams per worker ` +
-          `${r.streamsPerWorker.join('/')}, exactly once ${r.exactlyOnce.ok ? 'yes' : 'NO'}`,
-      );
-    }
+        `loader ${r.loaderCpuSecondsPerGB.toFixed(2)} CPU s per GB, streams per worker ` +
+        `${r.streamsPerWorker.join('/')}, exactly once ${r.exactlyOnce.ok ? 'yes' : 'NO'}`,
+    );
   } finally {
-    bar.stop();
     await rm(idsDir, { recursive: true, force: true });
   }
 
-  const report = {
-    startedAt: startedAt.toISOString(),
-    seconds: seconds(),
+  return writeReport('cores', options.outDir, {
     environment,
     settings: {
       samples: options.samples,
@@ -74,10 +68,7 @@ export async function runCoresBench(options: CoresBenchOptions) {
     dataset,
     runs,
     summary: summarize(runs),
-    jsonPath: reportPath(options.outDir, 'cores', startedAt),
-  };
-  await writeReportJson(report.jsonPath, report);
-  return report;
+  });
 }
 
 /** One measured run: k ranks of one job against a loader of `workers` processes. */

@@ -9,7 +9,7 @@ import { createDbClient, type ListedSource, readManifest } from '../../src/core/
 import { startServeProcess, type ServeProcess } from '../stream/serveProcess.js';
 import { prepareIngestFormats, type PayloadRow } from './prepareIngestFormats.js';
 import type { IngestPayload } from './runIngestWay.js';
-import { benchEnvironment, type BenchEnvironment } from '../stream/benchEnvironment.js';
+import { benchEnvironment, type BenchEnvironment } from '../../test/support/index.js';
 import { median } from '../stream/stats.js';
 import type { IngestBenchOptions } from './resolveIngestBenchOptions.js';
 import type {
@@ -22,7 +22,7 @@ import { localDatabasePids } from './localDatabasePids.js';
 import { measureColdStarts } from './measureColdStarts.js';
 import { measureIngestRun } from './measureIngestRun.js';
 import { summarizeIngestRuns } from './summarizeIngestRuns.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { reportPath, writeReportJson } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** Other processes busier than this during a run make the figures suspect. */

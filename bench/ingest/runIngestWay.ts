@@ -10,7 +10,7 @@ import {
   openIngestFormat,
   sampleId,
 } from '../../src/core/index.js';
-import { cliMainArgs, packageRoot } from '../stream/benchScripts.js';
+import { cliMainArgs, packageRoot } from '../../test/support/index.js';
 import type { IngestFormats, PayloadRow } from './prepareIngestFormats.js';
 
 /**

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { totalCpuSeconds } from '../measure/procfs.js';
+import { totalCpuSeconds } from '../../test/support/index.js';
 
 /**
  * Waits until the database processes use less than `thresholdCores` over a `windowMs` window,

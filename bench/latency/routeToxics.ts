@@ -1,4 +1,4 @@
-import type { Toxic } from './toxiproxy.js';
+import type { Toxic } from '../../test/support/index.js';
 
 /**
  * Toxics that add a round trip of `rttMs` to a route: half of it on each direction, each with

@@ -13,9 +13,9 @@ import { type Placement } from '../stream/StreamBenchOptions.js';
 import { latencyChartSvg } from './latencyChartSvg.js';
 import { congestedToxics, latencyToxics } from './routeToxics.js';
 import { latencyRatios, summarizeLatencyRuns } from './summarizeLatencyRuns.js';
-import { startToxiproxy } from './toxiproxy.js';
+import { startToxiproxy } from '../../test/support/index.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { reportPath, writeReportJson } from '../../test/support/index.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** How the trainer asks for its stream in each scenario. */

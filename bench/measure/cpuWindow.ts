@@ -1,5 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { clockTicksPerSecond, processCpuSeconds, totalCpuSeconds } from './procfs.js';
+import {
+  clockTicksPerSecond,
+  processCpuSeconds,
+  totalCpuSeconds,
+} from '../../test/support/index.js';
 import type { CpuSplit } from '../ingest/IngestBenchReport.js';
 
 /**

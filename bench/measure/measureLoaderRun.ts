@@ -1,5 +1,5 @@
 import type { BenchChild } from '../stream/startBenchChild.js';
-import { cpuMeter, peakRssBytes, resetPeakRss, rssBytes } from './procfs.js';
+import { cpuMeter, peakRssBytes, resetPeakRss, rssBytes } from '../../test/support/index.js';
 
 /**
  * Runs a started trainer child against a loader process (none: a tight loop) and measures the

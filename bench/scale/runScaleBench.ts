@@ -1,17 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDbClient, listedSource } from '../../src/core/index.js';
-import { benchEnvironment } from '../stream/benchEnvironment.js';
+import { benchEnvironment } from '../../test/support/index.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { startServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
-import { ensureBenchDataset } from '../dataset/benchDataset.js';
+import { ensureBenchDataset } from '../../test/support/index.js';
 import { prepareScaleSplits, type ScaleSplit } from './prepareScaleSplits.js';
 import type { ScaleBenchOptions } from './ScaleBenchOptions.js';
 import type { ScaleRun } from './ScaleBenchReport.js';
 import { SCALE_CLASSES, SCALE_SAMPLE_BYTES, scaleIngestEntry } from './scaleSample.js';
 import { rssVerdict, summarizeScaleRuns } from './summarizeScaleRuns.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** The client child is `bench stream`'s trainer. */
@@ -29,7 +28,8 @@ const CLIENT_SCRIPT = 'sdkClientChild';
  * ended whatever happens; the JSON report is written to `outDir`.
  */
 export async function runScaleBench(options: ScaleBenchOptions) {
-  const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
+  const { log, signal, progress, childPids, onSpawn, measureEach, writeReport } =
+    startBenchRun(options);
   const sizes = [...options.sizes].sort((a, b) => a - b);
   const samples = sizes[sizes.length - 1]!;
   const warmupSamples = Math.min(options.warmupSamples, samples);
@@ -76,33 +76,24 @@ export async function runScaleBench(options: ScaleBenchOptions) {
     await client.shutdown();
   }
 
-  const runs: ScaleRun[] = [];
-  const bar = progress('bench scale', sizes.length * options.runs, 'runs');
-  try {
-    for (let run = 0; run < options.runs; run++) {
-      const order = run % 2 === 0 ? splits : [...splits].reverse();
-      for (const split of order) {
-        signal?.throwIfAborted();
-        const r = await measureOne(options, split, warmup!, run, onSpawn);
-        runs.push(r);
-        bar.update(runs.length);
-        bar.log(
-          `run ${run + 1} ${split.split} (${r.samples} samples): peak RSS ` +
-            `${mib(r.loaderPeakRssBytes)} MiB (before ${mib(r.loaderRssBeforeBytes)}), ` +
-            `${r.loaderCpuMsPerBatch?.toFixed(2) ?? '-'} loader CPU ms/batch, first batch ` +
-            `${r.firstBatchMs.toFixed(0)} ms, ${Math.round(r.samplesPerSecond)} samples/s`,
-        );
-      }
-    }
-  } finally {
-    bar.stop();
-  }
+  const plan = Array.from({ length: options.runs }, (_, run) =>
+    (run % 2 === 0 ? splits : [...splits].reverse()).map((split) => ({ split, run })),
+  ).flat();
+  const runs: ScaleRun[] = await measureEach(
+    'bench scale',
+    'runs',
+    plan,
+    ({ split, run }) => measureOne(options, split, warmup!, run, onSpawn),
+    (r, { split, run }) =>
+      `run ${run + 1} ${split.split} (${r.samples} samples): peak RSS ` +
+      `${mib(r.loaderPeakRssBytes)} MiB (before ${mib(r.loaderRssBeforeBytes)}), ` +
+      `${r.loaderCpuMsPerBatch?.toFixed(2) ?? '-'} loader CPU ms/batch, first batch ` +
+      `${r.firstBatchMs.toFixed(0)} ms, ${Math.round(r.samplesPerSecond)} samples/s`,
+  );
 
   const summary = summarizeScaleRuns(runs);
   const rss = rssVerdict(summary);
-  const report = {
-    startedAt: startedAt.toISOString(),
-    seconds: seconds(),
+  return writeReport('scale', options.outDir, {
     environment,
     settings: {
       sizes,
@@ -120,10 +111,7 @@ export async function runScaleBench(options: ScaleBenchOptions) {
     summary,
     ...(rss ? { rss } : {}),
     childPids,
-    jsonPath: reportPath(options.outDir, 'scale', startedAt),
-  };
-  await writeReportJson(report.jsonPath, report);
-  return report;
+  });
 }
 
 /**

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import type { Progress } from '../../src/cli/index.js';
 import type { PhotoPresetName } from '../../src/datasets/photos/index.js';
 import type { DbConfig } from '../../src/core/index.js';
 
@@ -9,8 +8,8 @@ export type Placement = (typeof PLACEMENTS)[number];
 /** Every placement, in the order the tables show them. */
 export const PLACEMENTS = ['unpinned', 'pinned'] as const;
 
-/** Makes a progress display for `total` items (the CLI passes `createProgress`). */
-export type BenchProgressFactory = (label: string, total: number, unit: string) => Progress;
+export type { BenchProgressFactory } from '../../test/support/index.js';
+import type { BenchProgressFactory } from '../../test/support/index.js';
 
 /** `progress` if given, else displays that show nothing but pass their lines to `log`. @internal */
 export function progressOrLog(

@@ -4,7 +4,7 @@ import { createDbClient } from '../../src/core/index.js';
 import { pinProcess, resolvePlacements } from './pinning.js';
 import { runLayoutBench } from './layoutBench.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
-import { cpuMeter } from '../measure/procfs.js';
+import { cpuMeter } from '../../test/support/index.js';
 import type { SdkClientConfig, SdkClientResult } from './sdkClientChild.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from './serveProcess.js';
 import { startBenchChild } from './startBenchChild.js';
@@ -14,7 +14,6 @@ import type { StreamBenchOptions } from './resolveStreamBenchOptions.js';
 import type { RunRecord, ScenarioName } from './StreamBenchReport.js';
 import { summarizeRuns } from './summarizeRuns.js';
 import type { TightLoopConfig, TightLoopResult } from './tightLoopChild.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
 import { startBenchRun } from '../report/benchRun.js';
 import { prepareMixSplits, type MixSplits } from './prepareMixSplits.js';
 import { summarizeMixing } from './summarizeMixing.js';
@@ -59,7 +58,7 @@ const MIXED_SCENARIO: ServiceScenario = {
  * `outDir/stream-<timestamp>.json`.
  */
 export async function runStreamBench(options: StreamBenchOptions) {
-  const { log, signal, progress, startedAt, childPids, onSpawn, seconds } = startBenchRun(options);
+  const { log, signal, progress, childPids, onSpawn, writeReport } = startBenchRun(options);
   const notes: string[] = [];
 
   const resolved = await resolvePlacements(options.placements, options.dbPid, log);
@@ -234,9 +233,7 @@ export async function runStreamBench(options: StreamBenchOptions) {
     bar.stop();
   }
 
-  const report = {
-    startedAt: startedAt.toISOString(),
-    seconds: seconds(),
+  return writeReport('stream', options.outDir, {
     environment,
     settings: {
       samples: options.samples,
@@ -261,10 +258,7 @@ export async function runStreamBench(options: StreamBenchOptions) {
     loaderStreamEnds,
     childPids,
     notes,
-    jsonPath: reportPath(options.outDir, 'stream', startedAt),
-  };
-  await writeReportJson(report.jsonPath, report);
-  return report;
+  });
 }
 
 /**

@@ -1,8 +1,8 @@
 import { LoaderClient, type LoaderClientOptions } from '../../src/client/index.js';
 import type { DbConfig } from '../../src/core/index.js';
 import { serveChildEnv, waitUntilServing } from '../../src/cli/index.js';
-import { cliMainArgs } from './benchScripts.js';
-import { endChild, spawnPinned, tail, type SpawnPinnedOptions } from './spawnPinned.js';
+import { cliMainArgs } from '../../test/support/index.js';
+import { endChild, spawnPinned, tail, type SpawnPinnedOptions } from '../../test/support/index.js';
 
 /** A `scylla-loader serve` child process. @internal */
 export interface ServeProcess {

@@ -1,6 +1,6 @@
 import { childScriptArgs } from './benchScripts.js';
 import { CHILD_CONFIG_ENV, MESSAGE_PREFIX, type ChildMessage } from './childProtocol.js';
-import { endChild, spawnPinned, tail, type SpawnPinnedOptions } from './spawnPinned.js';
+import { endChild, spawnPinned, tail, type SpawnPinnedOptions } from '../../test/support/index.js';
 
 /** A running benchmark child (see `runBenchChild` for its side). @internal */
 export interface BenchChild<R> {

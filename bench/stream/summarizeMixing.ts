@@ -72,6 +72,3 @@ function side(these: readonly RunRecord[]) {
     ...(p50 === undefined || p99 === undefined ? {} : { waitMs: { p50, p99 } }),
   };
 }
-
-/** One placement's comparison, as {@link summarizeMixing} makes it. */
-export type MixingSummaryRow = ReturnType<typeof summarizeMixing>[number];

@@ -2,7 +2,7 @@ import type { CeilingBenchReport } from '../ceiling/runCeilingBench.js';
 import type { ConcurrencyBenchReport } from '../concurrency/runConcurrencyBench.js';
 import type { LatencyBenchReport } from '../latency/runLatencyBench.js';
 import type { ScaleBenchReport } from '../scale/runScaleBench.js';
-import type { BenchEnvironment } from '../stream/benchEnvironment.js';
+import type { BenchEnvironment } from '../../test/support/index.js';
 import type { StreamBenchReport } from '../stream/runStreamBench.js';
 import type { PhotoPresetName } from '../../src/datasets/photos/index.js';
 import type { LatencyVsA, SuiteTarget } from './suiteTargets.js';

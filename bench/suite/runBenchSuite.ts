@@ -12,7 +12,7 @@ import { runLatencyBench } from '../latency/runLatencyBench.js';
 import { resolveScaleBenchOptions } from '../scale/ScaleBenchOptions.js';
 import type { ScaleBenchReport } from '../scale/runScaleBench.js';
 import { runScaleBench } from '../scale/runScaleBench.js';
-import { benchEnvironment, type BenchEnvironment } from '../stream/benchEnvironment.js';
+import { benchEnvironment, type BenchEnvironment } from '../../test/support/index.js';
 import { resolveStreamBenchOptions } from '../stream/resolveStreamBenchOptions.js';
 import { runStreamBench } from '../stream/runStreamBench.js';
 import type { BenchProgressFactory } from '../stream/StreamBenchOptions.js';

@@ -10,13 +10,12 @@ import { preparePhotoBench } from '../dataset/benchDataset.js';
 import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
-import { legOrder } from '../transform/transformLegs.js';
+import { legRuns } from '../transform/transformLegs.js';
 import { startTlsBenchNode } from './startTlsBenchNode.js';
 import type { TlsBenchOptions } from './TlsBenchOptions.js';
 import type { TlsLegRun } from './TlsBenchReport.js';
 import { summarizeTlsRuns } from './summarizeTlsRuns.js';
 import { TLS_LEGS, type TlsLegSpec } from './tlsLegs.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /**
@@ -63,7 +62,7 @@ interface LegLoader {
  * and (unless kept) the node are removed whatever happens. Writes the JSON report to `outDir`.
  */
 export async function runTlsBench(options: TlsBenchOptions) {
-  const { log, signal, progress, startedAt, seconds } = startBenchRun(options);
+  const { log, signal, progress, measureEach, writeReport } = startBenchRun(options);
   const legs = TLS_LEGS.filter((l) => options.legs.includes(l.name));
 
   log(
@@ -78,7 +77,6 @@ export async function runTlsBench(options: TlsBenchOptions) {
   });
   let grpc: GrpcSecurity | undefined;
   const serves: ServeProcess[] = [];
-  const runs: TlsLegRun[] = [];
   try {
     const { environment, dataset } = await preparePhotoBench({
       ...options,
@@ -102,28 +100,18 @@ export async function runTlsBench(options: TlsBenchOptions) {
       loaders.set(leg.name, loader);
     }
 
-    const bar = progress('bench tls', legs.length * options.runs, 'legs');
-    try {
-      for (let run = 0; run < options.runs; run++) {
-        for (const leg of legOrder(legs, run)) {
-          signal?.throwIfAborted();
-          const r = await runLeg(options, leg, run, loaders.get(leg.name)!, node.pid);
-          runs.push(r);
-          bar.update(runs.length);
-          bar.log(
-            `run ${run + 1} ${leg.name}: ${(r.bytes / r.wallSeconds / 1e6).toFixed(1)} MB/s, ` +
-              `${(r.samples / r.wallSeconds).toFixed(0)} samples/s, loader ` +
-              `${r.cpuSeconds.loader === undefined ? 'n/a' : ((1e9 * r.cpuSeconds.loader) / r.bytes).toFixed(2)} CPU s/GB`,
-          );
-        }
-      }
-    } finally {
-      bar.stop();
-    }
+    const runs = await measureEach(
+      'bench tls',
+      'legs',
+      legRuns(legs, options.runs),
+      ({ leg, run }) => runLeg(options, leg, run, loaders.get(leg.name)!, node.pid),
+      (r, { leg, run }) =>
+        `run ${run + 1} ${leg.name}: ${(r.bytes / r.wallSeconds / 1e6).toFixed(1)} MB/s, ` +
+        `${(r.samples / r.wallSeconds).toFixed(0)} samples/s, loader ` +
+        `${r.cpuSeconds.loader === undefined ? 'n/a' : ((1e9 * r.cpuSeconds.loader) / r.bytes).toFixed(2)} CPU s/GB`,
+    );
 
-    const report = {
-      startedAt: startedAt.toISOString(),
-      seconds: seconds(),
+    return writeReport('tls', options.outDir, {
       environment,
       settings: {
         samples: options.samples,
@@ -141,10 +129,7 @@ export async function runTlsBench(options: TlsBenchOptions) {
         'the client is on the same machine: its TLS work competes with the loader and the ' +
           'database for the same cores',
       ],
-      jsonPath: reportPath(options.outDir, 'tls', startedAt),
-    };
-    await writeReportJson(report.jsonPath, report);
-    return report;
+    });
   } finally {
     await Promise.allSettled(serves.map((s) => s.stop()));
     if (grpc) await rm(grpc.ca.dir, { recursive: true, force: true });

@@ -1,22 +1,16 @@
 import path from 'node:path';
 import type { DbConfig } from '../../src/core/index.js';
 import { latencyToxics } from '../latency/routeToxics.js';
-import { startToxiproxy } from '../latency/toxiproxy.js';
+import { startToxiproxy } from '../../test/support/index.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
-import { packageRoot } from '../stream/benchScripts.js';
+import { packageRoot } from '../../test/support/index.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from '../stream/serveProcess.js';
 import { startBenchChild } from '../stream/startBenchChild.js';
 import type { TransformBenchOptions } from './TransformBenchOptions.js';
 import type { TransformLegChildResult, TransformLegRun } from './TransformBenchReport.js';
 import { summarizeTransformRuns } from './summarizeTransformRuns.js';
-import {
-  legOrder,
-  serverTransform,
-  transformLegs,
-  type TransformLegSpec,
-} from './transformLegs.js';
-import { reportPath, writeReportJson } from '../report/reportJson.js';
+import { legRuns, serverTransform, transformLegs, type TransformLegSpec } from './transformLegs.js';
 import { startBenchRun } from '../report/benchRun.js';
 
 /** The Python side of every leg. */
@@ -35,7 +29,7 @@ const ID_BYTES = 16;
  * ended whatever happens. Writes the JSON report to `outDir`.
  */
 export async function runTransformBench(options: TransformBenchOptions) {
-  const { log, signal, progress, startedAt, seconds } = startBenchRun(options);
+  const { log, signal, progress, measureEach, writeReport } = startBenchRun(options);
   const legs = transformLegs(options.rttMs).filter((l) => options.legs.includes(l.name));
 
   const { environment, dataset } = await preparePhotoBench({
@@ -44,7 +38,7 @@ export async function runTransformBench(options: TransformBenchOptions) {
     log,
   });
 
-  const runs: TransformLegRun[] = [];
+  let runs: TransformLegRun[];
   const notes: string[] = [
     'toxiproxy stands for the network: its CPU is in no leg (the 0 ms proxied leg pays its ' +
       'latency cost like the other one)',
@@ -52,7 +46,6 @@ export async function runTransformBench(options: TransformBenchOptions) {
   const upstream = `${options.db.contactPoints[0] ?? '127.0.0.1'}:${options.db.port}`;
   const toxiproxy = await startToxiproxy(options.toxiproxy);
   const serves: ServeProcess[] = [];
-  const bar = progress('bench transform', legs.length * options.runs, 'legs');
   try {
     const proxyPort = await toxiproxy.createProxy('main', upstream);
     await toxiproxy.setToxics('main', latencyToxics(0));
@@ -72,37 +65,34 @@ export async function runTransformBench(options: TransformBenchOptions) {
       : undefined;
     const proxied = legs.some((l) => l.route === 'proxy') ? await start(viaProxy) : undefined;
 
-    for (let run = 0; run < options.runs; run++) {
-      for (const leg of legOrder(legs, run)) {
-        signal?.throwIfAborted();
+    runs = await measureEach(
+      'bench transform',
+      'legs',
+      legRuns(legs, options.runs),
+      async ({ leg, run }) => {
         if (leg.route === 'proxy') await toxiproxy.setToxics('main', latencyToxics(leg.rttMs ?? 0));
         const serve =
           leg.route === 'proxy' ? proxied : leg.decoder === 'sharp' ? sharpOnly : direct;
-        const r = await runLeg(options, leg, run, serve!, {
-          meanBytes: dataset.meanBytes,
-        });
-        runs.push(r);
-        bar.update(runs.length);
+        return runLeg(options, leg, run, serve!, { meanBytes: dataset.meanBytes });
+      },
+      (r, { leg, run }) => {
         const cpu = r.cpuSeconds;
-        bar.log(
+        return (
           `run ${run + 1} ${leg.name}: ${(r.images / r.wallSeconds).toFixed(0)} images/s, CPU ` +
-            `${((1000 * ((cpu.loader ?? 0) + cpu.python)) / r.images).toFixed(2)} ms/image ` +
-            `(loader ${cpu.loader === undefined ? 'n/a' : ((1000 * cpu.loader) / r.images).toFixed(2)}, ` +
-            `Python ${((1000 * cpu.python) / r.images).toFixed(2)}), ` +
-            `${(r.wireBytesPerImage / 1e3).toFixed(1)} kB/image`,
+          `${((1000 * ((cpu.loader ?? 0) + cpu.python)) / r.images).toFixed(2)} ms/image ` +
+          `(loader ${cpu.loader === undefined ? 'n/a' : ((1000 * cpu.loader) / r.images).toFixed(2)}, ` +
+          `Python ${((1000 * cpu.python) / r.images).toFixed(2)}), ` +
+          `${(r.wireBytesPerImage / 1e3).toFixed(1)} kB/image`
         );
-      }
-    }
+      },
+    );
   } finally {
-    bar.stop();
     await Promise.allSettled(serves.map((s) => s.stop()));
     await toxiproxy.stop();
   }
 
   const { summary, goals } = summarizeTransformRuns(legs, runs);
-  const report = {
-    startedAt: startedAt.toISOString(),
-    seconds: seconds(),
+  return writeReport('transform', options.outDir, {
     environment: { ...environment, python: options.python },
     settings: {
       samples: options.samples,
@@ -122,10 +112,7 @@ export async function runTransformBench(options: TransformBenchOptions) {
     summary,
     goals,
     notes,
-    jsonPath: reportPath(options.outDir, 'transform', startedAt),
-  };
-  await writeReportJson(report.jsonPath, report);
-  return report;
+  });
 }
 
 /**

@@ -74,6 +74,13 @@ export function legOrder<T>(legs: readonly T[], run: number): T[] {
   return [...legs.slice(k), ...legs.slice(0, k)];
 }
 
+/** Every leg of every run, each run in its own `legOrder`. @internal */
+export function legRuns<T>(legs: readonly T[], runs: number): { leg: T; run: number }[] {
+  return Array.from({ length: runs }, (_, run) =>
+    legOrder(legs, run).map((leg) => ({ leg, run })),
+  ).flat();
+}
+
 /**
  * The server-side transform of the benchmark, as the request's `transform` field (proto JSON,
  * camelCase, the shape proto-loader types it in): decode to RGB, RandomResizedCrop to

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { procStat } from '../../bench/measure/procfs.js';
+import { procStat } from '../support/index.js';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -7,8 +7,8 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DbConfig } from '../../src/core/index.js';
 import { serveChildEnv, waitUntilServing } from '../../src/cli/index.js';
-import { cliMainArgs } from '../../bench/stream/benchScripts.js';
-import { endChild, spawnPinned, tail } from '../../bench/stream/spawnPinned.js';
+import { cliMainArgs } from '../support/index.js';
+import { endChild, spawnPinned, tail } from '../support/index.js';
 
 /**
  * The pids of the live node:cluster workers forked by `pid` (a `serve --workers N` primary):

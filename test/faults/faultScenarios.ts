@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startLocalCluster } from '../../src/devdb/index.js';
 import { localClusterStatus } from '../../src/devdb/index.js';
 import { stopLocalNode } from '../../src/devdb/index.js';
-import type { Toxic } from '../../bench/latency/toxiproxy.js';
+import type { Toxic } from '../support/index.js';
 import {
   type FaultBed,
   type FaultContext,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createDbClient, type DbConfig, invalidArgument } from '../../src/core/index.js';
 import { startLocalCluster } from '../../src/devdb/index.js';
 import { stopLocalCluster } from '../../src/devdb/index.js';
-import type { BenchProgressFactory } from '../../bench/stream/StreamBenchOptions.js';
+import type { BenchProgressFactory } from '../support/index.js';
 import { FAULT_SCENARIOS } from './faultScenarios.js';
 import { prepareFaultDataset } from './prepareFaultDataset.js';
 import {
@@ -13,7 +13,7 @@ import {
   type ScenarioResult,
   type ScenarioScale,
 } from './runScenario.js';
-import { writeReportJson } from '../../bench/report/reportJson.js';
+import { writeReportJson } from '../support/index.js';
 
 /** How `bench faults` runs. @internal */
 export interface FaultsBenchOptions {

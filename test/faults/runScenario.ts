@@ -1,7 +1,7 @@
 import type cassandra from 'cassandra-driver';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DbConfig } from '../../src/core/index.js';
-import { startToxiproxy, type Toxiproxy } from '../../bench/latency/toxiproxy.js';
+import { startToxiproxy, type Toxiproxy } from '../support/index.js';
 import { checkHistory, type Verdict } from './checkHistory.js';
 import { LoaderFleet } from './LoaderFleet.js';
 import type { FaultDataset } from './prepareFaultDataset.js';

@@ -7,7 +7,7 @@ import { createDbClient } from '../../src/core/index.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 import { toolPath } from '../support/toolPath.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startToxiproxy } from '../../bench/latency/toxiproxy.js';
+import { startToxiproxy } from '../support/index.js';
 
 let client: cassandra.Client;
 let bed: FaultBed;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { benchPython } from '../../bench/transform/benchPython.js';
+import { benchPython } from '../support/index.js';
 import {
   loadNativeTransform,
   type NativePlan,

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseValue } from '../../cli/benchOptions.js';
-import { BENCH_PYTHON_ENV, benchPython } from '../../transform/benchPython.js';
+import { BENCH_PYTHON_ENV, benchPython } from '../../../test/support/index.js';
 import { formatTransformReport } from '../../transform/formatTransformReport.js';
 import { summarizeTransformRuns } from '../../transform/summarizeTransformRuns.js';
 import {
@@ -19,7 +19,7 @@ import {
   transformLegs,
   TRANSFORM_LEG_NAMES,
 } from '../../transform/transformLegs.js';
-import { packageRoot } from '../../stream/benchScripts.js';
+import { packageRoot } from '../../../test/support/index.js';
 import { LoaderError } from '../../../src/core/index.js';
 
 const legsFlag = (list: string): unknown => parseValue(TRANSFORM_FLAGS.legs.schema, list);

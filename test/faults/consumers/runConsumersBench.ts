@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LoaderClient } from '../../../src/client/index.js';
 import type { DbConfig } from '../../../src/core/index.js';
-import { ensureGeneratedDataset } from '../../../bench/dataset/benchDataset.js';
+import { ensureGeneratedDataset } from '../../support/index.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';
 import { startProbedServe } from '../probe/startProbedServe.js';
 import { mib, treeUsage } from '../probe/treeUsage.js';

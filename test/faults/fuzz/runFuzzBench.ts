@@ -3,7 +3,7 @@ import { type FuzzOutcome, sendFuzzCases } from './sendFuzzCases.js';
 import fc from 'fast-check';
 import { LoaderClient } from '../../../src/client/index.js';
 import type { DbConfig } from '../../../src/core/index.js';
-import { ensureGeneratedDataset } from '../../../bench/dataset/benchDataset.js';
+import { ensureGeneratedDataset } from '../../support/index.js';
 import { scrapeMetrics } from '../probe/scrapeMetrics.js';
 import { startProbedServe } from '../probe/startProbedServe.js';
 import { mib, treeUsage } from '../probe/treeUsage.js';

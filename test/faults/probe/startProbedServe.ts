@@ -1,7 +1,7 @@
 import type { DbConfig } from '../../../src/core/index.js';
 import { serveChildEnv, waitUntilReady } from '../../../src/cli/index.js';
-import { cliMainArgs } from '../../../bench/stream/benchScripts.js';
-import { endChild, spawnPinned, tail } from '../../../bench/stream/spawnPinned.js';
+import { cliMainArgs } from '../../support/index.js';
+import { endChild, spawnPinned, tail } from '../../support/index.js';
 
 /**
  * A `serve` child started by `startProbedServe`, with what the fault benchmarks watch: its

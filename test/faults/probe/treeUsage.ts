@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { rssBytes } from '../../../bench/measure/procfs.js';
+import { rssBytes } from '../../support/index.js';
 
 /**
  * A loader's processes: `pid` and its descendants, from `/proc/<pid>/task/<tid>/children`.

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { LoaderError } from '../../src/core/index.js';
-import { packageRoot } from '../stream/benchScripts.js';
+import { packageRoot } from './scripts.js';
 
 /** Environment variable naming the Python of the benchmark's legs, over the test venv. */
 export const BENCH_PYTHON_ENV = 'SCYLLA_LOADER_BENCH_PYTHON';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { endChild, tail } from '../stream/spawnPinned.js';
+import { endChild, tail } from './spawnPinned.js';
 
 /** A toxic as toxiproxy's HTTP API takes it (`POST /proxies/<proxy>/toxics`). @internal */
 export interface Toxic {

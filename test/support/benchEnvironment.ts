@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type cassandra from 'cassandra-driver';
-import { clockTicksPerSecond } from '../measure/procfs.js';
+import { clockTicksPerSecond } from './procfs.js';
 
 /** This machine: cores, CPU model, memory, load average, kernel and Node. @internal */
 export function machineEnvironment() {

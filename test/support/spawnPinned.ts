@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { packageRoot } from './benchScripts.js';
+import { packageRoot } from './scripts.js';
 
 /** Where and how to start a benchmark process. @internal */
 export interface SpawnPinnedOptions {
