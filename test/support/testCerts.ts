@@ -1,5 +1,5 @@
 /**
- * The tests' test CA: made by `src/devdb/makeTestCa.ts`, where the benchmarks can import it
- * too (bench/ may not import test/).
+ * The tests' test CA: made by `src/devdb/makeTestCa.ts` (the dev database's, which `db start
+ * --tls` uses too), taken through the devdb entry.
  */
 export { makeTestCa, type TestCa, type TestCert } from '../../src/devdb/index.js';
