@@ -58,6 +58,8 @@ export interface BenchHarness {
 export function benchHarness(label: string): BenchHarness {
   const dataset = uniqueKeyspace();
   let dir: string | undefined;
+  /** Reports a bench wrote outside the harness's folder (those run with `outDir: false`). */
+  const reports: string[] = [];
   const outDir = async (): Promise<string> =>
     (dir ??= await mkdtemp(path.join(os.tmpdir(), `sl-bench-${label}-`)));
   afterAll(async () => {
@@ -75,6 +77,7 @@ export function benchHarness(label: string): BenchHarness {
       await client.shutdown();
     }
     if (dir) await rm(dir, { recursive: true, force: true });
+    await Promise.all(reports.map((f) => rm(f, { force: true })));
   });
   return {
     dataset,
@@ -105,6 +108,7 @@ export function benchHarness(label: string): BenchHarness {
       expect(code, stderr.slice(-3000)).toBe(options.exitCode ?? 0);
       const json = /^(?:figures|JSON): (.+)$/m.exec(stdout)?.[1];
       const report = (json ? JSON.parse(await readFile(json, 'utf8')) : undefined) as R;
+      if (json) reports.push(json);
       return {
         code,
         stdout,

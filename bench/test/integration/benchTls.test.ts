@@ -1,5 +1,4 @@
-import { rm } from 'node:fs/promises';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TlsBenchReport } from '../../tls/runTlsBench.js';
 import { TLS_LEG_NAMES } from '../../tls/tlsLegs.js';
 import { isPortOpen } from '../../../src/devdb/index.js';
@@ -9,12 +8,6 @@ import { benchHarness } from './benchHarness.js';
 // the security tests' (127.0.0.31) nor a `bench tls` run by hand (127.0.0.41).
 const ADDRESS = '127.0.0.43';
 const bench = benchHarness('tls');
-let jsonPath: string | undefined;
-
-afterAll(async () => {
-  if (jsonPath) await rm(jsonPath, { force: true });
-});
-
 describe('bench tls --quick', () => {
   // Figures only: the goal is printed, never asserted here.
   it(
@@ -30,7 +23,6 @@ describe('bench tls --quick', () => {
           SCYLLA_LOADER_TLS_CERT: '/nonexistent/cert.pem',
         },
       });
-      jsonPath = result.jsonPath;
 
       const rows = result.stdout
         .split('\n')

@@ -1,15 +1,9 @@
-import { rm } from 'node:fs/promises';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TransformBenchReport } from '../../transform/runTransformBench.js';
 import { TRANSFORM_LEG_NAMES } from '../../transform/transformLegs.js';
 import { benchHarness } from './benchHarness.js';
 
 const bench = benchHarness('transform');
-let jsonPath: string | undefined;
-
-afterAll(async () => {
-  if (jsonPath) await rm(jsonPath, { force: true });
-});
 
 describe('bench transform --quick', () => {
   // Figures only: the goals are printed, never asserted here.
@@ -21,7 +15,6 @@ describe('bench transform --quick', () => {
         outDir: false,
         dbEnv: true,
       });
-      jsonPath = result.jsonPath;
 
       const rows = result.stdout
         .split('\n')

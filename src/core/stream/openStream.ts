@@ -187,9 +187,13 @@ export async function openStream(
     figures.skippedMissing += batch.skippedMissing;
     figures.skippedUndecodable += batch.skippedUndecodable;
     figures.windowPositions = fetcher.windowPositions;
+    if (!plan.mixed) {
+      sent[0]! += batch.samples.length;
+      counters[0]!.inc(batch.samples.length);
+      return;
+    }
     const counts = new Array<number>(sent.length).fill(0);
-    if (plan.mixed) for (const s of batch.samples) counts[s.source]!++;
-    else counts[0] = batch.samples.length;
+    for (const s of batch.samples) counts[s.source]!++;
     counts.forEach((c, i) => {
       if (c === 0) return;
       sent[i]! += c;
