@@ -43,6 +43,12 @@ export interface DecodedBatch {
    * channels], row-major (a view, no copy); undefined for bytes as stored or re-encoded.
    */
   tensor: { data: Uint8Array; shape: [number, number, number, number]; dtype: 'uint8' } | undefined;
+  /**
+   * With a transform's `masks`: each sample's transformed mask, one uint8 tensor of `shape`
+   * [samples, height, width, 1] (a view, no copy), aligned pixel for pixel with `tensor`;
+   * undefined otherwise (`labelBlobs` is then what the server sent).
+   */
+  masks: { data: Uint8Array; shape: [number, number, number, 1]; dtype: 'uint8' } | undefined;
   /** True on the rank's last batch of the epoch. */
   lastInEpoch: boolean;
 }

@@ -39,4 +39,12 @@ export interface TransformOptions {
   quality?: number;
   /** `fail` (default): end the stream with DATA_LOSS; `skip`: leave the sample out and count it. */
   badImagePolicy?: BadImagePolicyName;
+  /**
+   * The samples' label blobs are segmentation masks aligned with the images: the server applies
+   * every geometric step of the image (EXIF orientation, resize, crop, flip) to them by nearest
+   * neighbour, with the same random draws, and the batch carries them as `masks` (a uint8
+   * N x H x W x 1 tensor). Needs `raw` output with a crop. Without it (default), label blobs
+   * come as stored: a crop or flip does not touch them.
+   */
+  masks?: boolean;
 }

@@ -83,6 +83,17 @@ export function decodeBatch(batch: Batch__Output | null, path: string, sources =
     }
     tensor = { data: batch.data, shape, dtype: 'uint8' };
   }
+  let masks: DecodedBatch['masks'];
+  if (batch.maskShape.length > 0) {
+    const s = batch.maskShape;
+    if (s.length !== 4 || s[0] !== n || s[3] !== 1) {
+      fail(`mask shape [${s.join(', ')}] for ${n} samples (want [n, h, w, 1])`);
+    }
+    if (batch.masks.length !== n * s[1]! * s[2]!) {
+      fail(`${batch.masks.length} mask bytes for a tensor of shape [${s.join(', ')}]`);
+    }
+    masks = { data: batch.masks, shape: [n, s[1]!, s[2]!, 1], dtype: 'uint8' };
+  }
   const ids = new Array<string>(n);
   for (let i = 0; i < n; i++) {
     ids[i] = uuidFromBytes(batch.ids, i * 16);
@@ -102,6 +113,7 @@ export function decodeBatch(batch: Batch__Output | null, path: string, sources =
     skippedMissing: batch.skippedMissing,
     skippedUndecodable: batch.skippedUndecodable,
     tensor,
+    masks,
     lastInEpoch: batch.lastInEpoch,
   };
 }

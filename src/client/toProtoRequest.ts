@@ -201,6 +201,12 @@ export function toProtoTransform(t: TransformOptions): Transform {
       case 'double':
         out[key] = (value as number | undefined) ?? 0;
         break;
+      case 'bool':
+        if (value !== undefined && typeof value !== 'boolean') {
+          throw new RangeError(`${where} must be true or false, got ${String(value)}`);
+        }
+        out[key] = value === true;
+        break;
       case 'enum': {
         const { prefix, values } = f.type;
         const table = Object.fromEntries(values.map((v) => [v, `${prefix}${v.toUpperCase()}`]));

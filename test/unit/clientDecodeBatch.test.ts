@@ -31,6 +31,8 @@ function batch(overrides: Partial<Batch__Output> = {}): Batch__Output {
     dtype: 'D_TYPE_UNSPECIFIED',
     skippedUndecodable: 0,
     sourceIndexes: [],
+    masks: Buffer.alloc(0),
+    maskShape: [],
     ...overrides,
   };
 }

@@ -251,6 +251,35 @@ describe('encodeBatchResponse', () => {
     expect(e.batch?.shape).toEqual([0, 4, 5, 3]);
   });
 
+  it('with masks, sends the label blobs as the masks tensor (fields 16-17), not as label blobs', () => {
+    const samples = [0, 1].map((i) => sample(i, 4 * 5 * 3, i, bytes(4 * 5, 50 + i)));
+    const { message, bytes: sent } = encodeBatchResponse(
+      batch(samples),
+      token,
+      LIMIT,
+      [4, 5, 3],
+      true,
+      true,
+    );
+    const decoded = method.responseDeserialize(message) as StreamBatchesResponse;
+    expect(decoded.batch?.maskShape).toEqual([2, 4, 5, 1]);
+    expect(Buffer.from(decoded.batch!.masks as Uint8Array)).toEqual(
+      Buffer.concat(samples.map((s) => s.labelBlob!)),
+    );
+    expect((decoded.batch!.labelBlobs as Uint8Array).length).toBe(0);
+    expect(decoded.batch?.labelBlobSizes).toEqual([]);
+    expect(decoded.batch?.sourceIndexes).toEqual([0, 0]);
+    // Masks count toward the batch's bytes (and its message limit).
+    expect(sent).toBe(2 * (60 + 20));
+    expect(() =>
+      encodeBatchResponse(batch(samples), token, 160 + 2 * 64 + 200, [4, 5, 3], false, true),
+    ).toThrow('over the message limit');
+    const short = [samples[0]!, { ...samples[1]!, labelBlob: bytes(19, 1) }];
+    expect(() => encodeBatchResponse(batch(short), token, LIMIT, [4, 5, 3], false, true)).toThrow(
+      /mask of 19 bytes in a batch of 2x4x5x1/,
+    );
+  });
+
   it('refuses a raw sample whose size is not one element of the tensor', () => {
     const b = batch([sample(0, 60), sample(1, 59)]);
     expect(() => encodeBatchResponse(b, token, LIMIT, [4, 5, 3])).toThrow(/59 bytes .* 4x5x3/);

@@ -42,6 +42,7 @@ const EVERY_OPTION: Required<TransformOptions> = {
   output: 'jpeg',
   quality: 80,
   badImagePolicy: 'skip',
+  masks: true,
 };
 
 /** {@link EVERY_OPTION} with one field of each oneof (the first, or the one named). */
@@ -66,6 +67,7 @@ describe('the transform description (steps.ts)', () => {
       'crop',
       'flip',
       'output',
+      'masks',
     ]);
   });
 
@@ -145,7 +147,10 @@ describe('the transform description (steps.ts)', () => {
     const limits = { batchSize: 8, maxTransformSide: 4096, maxMessageBytes: 64 << 20 };
     const wire = toProtoTransform(withOneOf('randomResizedCrop'));
     const spec: TransformSpec = validateTransformRequest(
-      { ...wire, crop: 'randomResizedCrop' } as Parameters<typeof validateTransformRequest>[0],
+      // Masks need RAW output: this JPEG transform checks every other step (masks: below).
+      { ...wire, crop: 'randomResizedCrop', masks: false } as Parameters<
+        typeof validateTransformRequest
+      >[0],
       limits,
     );
     // Resume tokens fingerprint the spec as JSON: this order is part of every token issued.
@@ -175,6 +180,32 @@ describe('the transform description (steps.ts)', () => {
     });
   });
 
+  it('puts masks last in the spec, and leaves the key out without them (token fingerprints)', () => {
+    const limits = { batchSize: 8, maxTransformSide: 4096, maxMessageBytes: 64 << 20 };
+    const raw = toProtoTransform({
+      channels: 3,
+      randomResizedCrop: { height: 64, width: 64 },
+      masks: true,
+    });
+    const request = { ...raw, crop: 'randomResizedCrop' } as Parameters<
+      typeof validateTransformRequest
+    >[0];
+    const spec = validateTransformRequest(request, limits);
+    expect(Object.keys(spec).at(-1)).toBe('masks');
+    expect(spec.masks).toBe(true);
+    expect('masks' in validateTransformRequest({ ...request, masks: false }, limits)).toBe(false);
+    expect(() =>
+      validateTransformRequest({ ...request, output: 'TRANSFORM_OUTPUT_JPEG' }, limits),
+    ).toThrow('transform.masks needs RAW output');
+    // A batch's masks count toward the response limit: 8 x 64 x 64 x (3 + 1) bytes.
+    expect(() =>
+      validateTransformRequest(request, {
+        ...limits,
+        maxMessageBytes: (1 << 20) + 8 * 64 * 64 * 3,
+      }),
+    ).toThrow('with their 64x64x1 masks');
+  });
+
   it("is what the Python client's transform_steps.json holds (npx vitest run -u this file writes it)", async () => {
     const file = '../../clients/python/src/scylla_loader/transform_steps.json';
     // As prettier writes it (the lint checks every JSON file of the tree).
@@ -190,6 +221,9 @@ function checkType(f: TransformField, field: protobuf.Field): void {
     case 'uint32':
     case 'double':
       expect(field.type, where).toBe(f.type.kind);
+      return;
+    case 'bool':
+      expect(field.type, where).toBe('bool');
       return;
     case 'enum': {
       const e = field.resolvedType as protobuf.Enum;

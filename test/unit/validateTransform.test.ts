@@ -12,6 +12,7 @@ const base: Transform__Output = {
   output: 'TRANSFORM_OUTPUT_UNSPECIFIED',
   quality: 0,
   badImagePolicy: 'BAD_IMAGE_POLICY_UNSPECIFIED',
+  masks: false,
   crop: 'randomResizedCrop',
   randomResizedCrop: {
     height: 224,

@@ -584,13 +584,17 @@ export class BatchFetcher {
     const { position } = sample;
     this.transforming.add(position);
     const mixedPosition = this.opts.mixed ? this.plan.epochPosition(position) : undefined;
-    transform.run(sample.data, sample.id, epoch, mixedPosition).then(
-      (data) => {
+    const mask = transform.spec.masks ? (sample.labelBlob ?? undefined) : undefined;
+    transform.run(sample.data, sample.id, epoch, mixedPosition, mask).then(
+      ({ data, mask: transformed }) => {
         this.transforming.delete(position);
         if (this.closed || epoch !== this.assembler.epoch) return;
         // The sample is this engine's own: swap in the output rather than copy the object.
-        this.hold(data.length - sample.data.length);
+        const before = sampleBytes(sample);
         sample.data = data;
+        // With masks, the label blob is the mask, transformed as its image was.
+        if (transformed) sample.labelBlob = transformed;
+        this.hold(sampleBytes(sample) - before);
         this.assembler.add(sample, performance.now());
         this.pump();
         this.notify();

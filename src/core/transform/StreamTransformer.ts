@@ -5,6 +5,7 @@ import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import { SampleRandom } from './SampleRandom.js';
 import type { NativeTransformModule } from './nativeTransform.js';
 import { type Decoder, type TransformThread, transformImage } from './transformImage.js';
+import { transformMask } from './transformMask.js';
 import type { TransformSpec } from './TransformSpec.js';
 import { UndecodableImageError } from './UndecodableImageError.js';
 
@@ -43,12 +44,19 @@ export class StreamTransformer {
 
   /**
    * The transformed bytes of sample `id` of epoch `epoch` (at `position` of a mixed epoch: see
-   * {@link SampleRandom}).
+   * {@link SampleRandom}), and with the spec's `masks` its mask (`labelBlob`) transformed alike
+   * (same plan, same draws).
    *
-   * @throws {@link UndecodableImageError} naming the sample when it cannot be decoded; the
-   *   abort reason once the stream is cancelled.
+   * @throws {@link UndecodableImageError} naming the sample when it (or its mask) cannot be
+   *   decoded; the abort reason once the stream is cancelled.
    */
-  run(data: Buffer, id: Buffer, epoch: number, position?: number): Promise<Buffer> {
+  run(
+    data: Buffer,
+    id: Buffer,
+    epoch: number,
+    position?: number,
+    labelBlob?: Buffer,
+  ): Promise<{ data: Buffer; mask?: Buffer }> {
     const { metrics } = this.ctx;
     metrics.transformsWaiting.inc();
     return this.ctx.streamLimit(() =>
@@ -70,7 +78,14 @@ export class StreamTransformer {
           decoder = out.decoder;
           thread = out.thread;
           metrics.transformPixels.inc(out.width * out.height);
-          return out.data;
+          if (!this.spec.masks) return { data: out.data };
+          const mask = await transformMask(
+            labelBlob,
+            out.target,
+            this.ctx.maxPixels,
+            this.ctx.native,
+          );
+          return { data: out.data, mask: mask.data };
         } catch (err) {
           if (!(err instanceof UndecodableImageError)) throw err;
           this.undecodable++;

@@ -44,6 +44,18 @@ export interface NativeTransformModule {
   transform(data: Buffer, plan: NativePlan, out: Buffer, offset: number): void;
   /** As {@link transform}, on libuv's thread pool; `out` must not be touched until it settles. */
   transformAsync(data: Buffer, plan: NativePlan, out: Buffer, offset: number): Promise<void>;
+  /**
+   * Applies `plan` (and the image's EXIF `orientation`) to an 8-bit grey or palette PNG mask of
+   * the image's stored size by nearest neighbour: `plan.width * plan.height` bytes (grey
+   * levels or palette indices) into `out` at `offset`. Absent from an addon built before it.
+   */
+  transformMask?(
+    data: Buffer,
+    plan: TransformPlan & { maxPixels: number },
+    orientation: number,
+    out: Buffer,
+    offset: number,
+  ): void;
 }
 
 /** Where the module was looked for, and what was found. */

@@ -38,6 +38,7 @@ export interface TransformRequest {
   output: string;
   quality: number;
   badImagePolicy: string;
+  masks: boolean;
 }
 
 /** What a request is validated against. */
@@ -84,6 +85,7 @@ export interface TransformSubField {
 export type TransformFieldType =
   | { kind: 'uint32' }
   | { kind: 'double' }
+  | { kind: 'bool' }
   | ({ kind: 'enum' } & TransformEnum)
   | {
       kind: 'message';
@@ -445,11 +447,14 @@ const outputStep = step<{ output: OutputSpec }>({
       );
     }
     const { batchSize, maxMessageBytes } = limits;
-    const sampleBytes = crop.height * crop.width * t.channels;
+    // A mask is one more byte per pixel, in the same response.
+    const perPixel = t.channels + (t.masks ? 1 : 0);
+    const sampleBytes = crop.height * crop.width * perPixel;
     if (batchSize * sampleBytes > maxMessageBytes - (1 << 20)) {
       const name = limits.settingNames?.maxMessageBytes ?? 'maxMessageBytes';
+      const what = t.masks ? `samples with their ${crop.height}x${crop.width}x1 masks` : 'samples';
       throw invalidArgument(
-        `a batch of ${batchSize} raw ${crop.height}x${crop.width}x${t.channels} samples is ` +
+        `a batch of ${batchSize} raw ${crop.height}x${crop.width}x${t.channels} ${what} is ` +
           `${batchSize * sampleBytes} bytes, over the server's response limit of ` +
           `${maxMessageBytes} bytes less 1 MiB for ids, labels and the token ` +
           `(${name}); use a batch size of at most ` +
@@ -460,8 +465,46 @@ const outputStep = step<{ output: OutputSpec }>({
   },
 });
 
+/**
+ * Label blobs as masks aligned with the images: every geometric step of the plan applies to
+ * them too, with nearest-neighbour sampling (`transformMask.ts`), and they go out as a second
+ * raw tensor. Absent from the spec when not asked for, so that resume tokens of streams
+ * without masks keep their fingerprint.
+ */
+const masksStep = step<{ masks?: true }>({
+  name: 'masks',
+  summary: 'label blobs are masks: each geometric step follows them (nearest neighbour)',
+  fields: [
+    {
+      proto: 'masks',
+      number: 10,
+      sdk: 'masks',
+      python: 'masks',
+      type: { kind: 'bool' },
+      spec: 'masks',
+    },
+  ],
+  validate(t) {
+    if (!t.masks) return {};
+    if (lookup(OUTPUT, t.output, 'transform.output') !== 'raw') {
+      throw invalidArgument(
+        'transform.masks needs RAW output (with center_crop or random_resized_crop), so that ' +
+          'the masks of a batch form one tensor; JPEG or WebP output cannot carry them',
+      );
+    }
+    return { masks: true };
+  },
+});
+
 /** The steps, in the order they apply (and validate, and draw their random numbers). */
-export const TRANSFORM_STEPS = [decodeStep, resizeStep, cropStep, flipStep, outputStep] as const;
+export const TRANSFORM_STEPS = [
+  decodeStep,
+  resizeStep,
+  cropStep,
+  flipStep,
+  outputStep,
+  masksStep,
+] as const;
 
 type StepOut<S> = S extends TransformStep<infer O> ? O : never;
 type Intersect<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
@@ -501,7 +544,10 @@ export function validateTransformRequest(
   for (const s of TRANSFORM_STEPS) Object.assign(parts, s.validate(t, limits));
   const spec: Record<string, unknown> = {};
   for (const field of transformFields()) {
-    if (field.spec !== undefined && !(field.spec in spec)) spec[field.spec] = parts[field.spec];
+    // A step may leave its key out (masks not asked for): it is then absent, not undefined.
+    if (field.spec !== undefined && field.spec in parts && !(field.spec in spec)) {
+      spec[field.spec] = parts[field.spec];
+    }
   }
   for (const key of Object.keys(parts)) {
     if (!(key in spec)) throw new Error(`transform step output ${key} is no field's spec`);

@@ -6,6 +6,7 @@ import { MAX_JPEG_SCANS, countJpegScans, isJpeg } from './jpegScans.js';
 import { type TransformPlan, largestPlanPixels, planTransform } from './planTransform.js';
 import { isTruncated } from './truncation.js';
 import type { SampleRandom } from './SampleRandom.js';
+import type { MaskTarget } from './transformMask.js';
 import type { Interpolation, TransformSpec } from './TransformSpec.js';
 import { type UndecodableReason, UndecodableImageError } from './UndecodableImageError.js';
 
@@ -22,6 +23,8 @@ export interface TransformedImage {
   decoder: Decoder;
   /** Where the work ran: on the calling thread (a small plan) or libuv's thread pool. */
   thread: TransformThread;
+  /** The geometry its mask (if any) follows: stored size, EXIF orientation, plan. */
+  target: MaskTarget;
 }
 
 /** Where a transform ran (a label of the transform metrics). */
@@ -143,7 +146,7 @@ export async function transformImage(
     maxPixels,
     names,
   );
-  let out: Omit<TransformedImage, 'sourcePixels' | 'decoder' | 'thread'>;
+  let out: Omit<TransformedImage, 'sourcePixels' | 'decoder' | 'thread' | 'target'>;
   try {
     // Channels are converted before anything else, as the trainer's decoders do (`convert('RGB')`
     // or `convert('L')` first): resizing with alpha would blend colours by their alpha, and grey
@@ -166,7 +169,19 @@ export async function transformImage(
         `${plan.width}x${plan.height}x${spec.channels}`,
     );
   }
-  return { ...out, sourcePixels: meta.width * meta.height, decoder: 'sharp', thread: 'pool' };
+  const target = {
+    storedWidth: meta.width,
+    storedHeight: meta.height,
+    orientation: meta.orientation ?? 1,
+    plan,
+  };
+  return {
+    ...out,
+    sourcePixels: meta.width * meta.height,
+    decoder: 'sharp',
+    thread: 'pool',
+    target,
+  };
 }
 
 /**
@@ -234,6 +249,12 @@ async function transformNative(
     sourcePixels: pixels,
     decoder: 'native',
     thread: onLoop ? 'loop' : 'pool',
+    target: {
+      storedWidth: probe.width,
+      storedHeight: probe.height,
+      orientation: probe.orientation,
+      plan,
+    },
   };
 }
 
@@ -263,7 +284,7 @@ async function runPlan(
   plan: TransformPlan,
   spec: TransformSpec,
   maxPixels: number,
-): Promise<Omit<TransformedImage, 'sourcePixels' | 'decoder' | 'thread'>> {
+): Promise<Omit<TransformedImage, 'sourcePixels' | 'decoder' | 'thread' | 'target'>> {
   const kernel = KERNELS[spec.interpolation];
   // Resizes keep `fastShrinkOnLoad` off: libjpeg's reduced-size decoding is then used only for
   // a shrink of 4x or more and leaves at least 2x to the resize kernel, so the pixels stay close

@@ -20,6 +20,9 @@ const TAG_SHAPE = 0x62; // 12, packed uint32
 const TAG_DTYPE = 0x68; // 13, varint (enum)
 const TAG_SKIPPED_UNDECODABLE = 0x70; // 14, varint
 const TAG_SOURCE_INDEXES = 0x7a; // 15, packed uint32
+// Fields 16 on take two-byte tags.
+const TAG_MASKS = [0x82, 0x01] as const; // 16, bytes
+const TAG_MASK_SHAPE = [0x8a, 0x01] as const; // 17, packed uint32
 const DTYPE_UINT8 = 1; // D_TYPE_UINT8
 
 /**
@@ -40,7 +43,9 @@ const DTYPE_UINT8 = 1; // D_TYPE_UINT8
  * With `tensor` (a raw transform's height, width and channels), `data` is one contiguous
  * uint8 tensor and the batch carries its shape (samples first) and dtype; every sample must
  * be exactly one element of it. A `mixed` stream's batch carries each sample's source index
- * (each below 64: one byte).
+ * (each below 64: one byte). With `masks` (a raw transform's masks), each sample's label blob
+ * is its transformed mask, `height x width` bytes: they go out as the `masks` tensor of shape
+ * (samples, height, width, 1) instead of label blobs.
  *
  * @returns The encoded message, and the batch's sample and label blob bytes (for metrics).
  * @throws {@link LoaderError} INVALID_ARGUMENT when the batch may exceed `maxMessageBytes`.
@@ -51,7 +56,9 @@ export function encodeBatchResponse(
   maxMessageBytes: number,
   tensor?: readonly [number, number, number],
   mixed = false,
+  masks = false,
 ): { message: Buffer; bytes: number } {
+  if (masks && !tensor) throw new Error('masks without a raw tensor');
   const { samples } = batch;
   const n = samples.length;
   // The same coercions as protobufjs's `fromObject`, so both encode the same values.
@@ -63,6 +70,10 @@ export function encodeBatchResponse(
   const sampleElements = tensor ? tensor[0] * tensor[1] * tensor[2] : 0;
   let shapeLength = 0;
   for (const d of shape) shapeLength += varintSize(d);
+  const maskShape = masks && tensor ? [n, tensor[0], tensor[1], 1] : [];
+  const maskElements = masks && tensor ? tensor[0] * tensor[1] : 0;
+  let maskShapeLength = 0;
+  for (const d of maskShape) maskShapeLength += varintSize(d);
 
   let dataBytes = 0;
   let blobBytes = 0;
@@ -77,6 +88,9 @@ export function encodeBatchResponse(
         `a raw sample of ${s.data.length} bytes in a batch of ${tensor.join('x')} samples`,
       );
     }
+    if (masks && blob !== maskElements) {
+      throw new Error(`a mask of ${blob} bytes in a batch of ${maskShape.join('x')} masks`);
+    }
     dataBytes += s.data.length;
     blobBytes += blob;
     labelsLength += varintSize(zigzag(s.label));
@@ -84,7 +98,8 @@ export function encodeBatchResponse(
     blobSizesLength += varintSize(blob);
   }
   assertBatchFits(n, dataBytes + blobBytes, resumeToken, maxMessageBytes);
-  const withBlobs = blobBytes > 0;
+  const withBlobs = blobBytes > 0 && !masks;
+  const withMasks = blobBytes > 0 && masks;
 
   const inner =
     (epoch !== 0 ? 1 + varintSize(epoch) : 0) +
@@ -99,7 +114,9 @@ export function encodeBatchResponse(
     (batch.lastInEpoch ? 2 : 0) +
     (tensor ? lengthDelimitedSize(shapeLength) + 2 : 0) +
     (skippedUndecodable !== 0 ? 1 + varintSize(skippedUndecodable) : 0) +
-    (mixed && n > 0 ? lengthDelimitedSize(n) : 0);
+    (mixed && n > 0 ? lengthDelimitedSize(n) : 0) +
+    (withMasks ? 1 + lengthDelimitedSize(blobBytes) : 0) +
+    (masks ? 1 + lengthDelimitedSize(maskShapeLength) : 0);
   const size = lengthDelimitedSize(inner);
   const out = allocFramedMessage(size);
 
@@ -183,6 +200,22 @@ export function encodeBatchResponse(
     out[pos++] = TAG_SOURCE_INDEXES;
     pos = writeVarint(out, pos, n);
     for (let i = 0; i < n; i++) out[pos++] = samples[i]!.source;
+  }
+  if (withMasks) {
+    out[pos++] = TAG_MASKS[0];
+    out[pos++] = TAG_MASKS[1];
+    pos = writeVarint(out, pos, blobBytes);
+    for (let i = 0; i < n; i++) {
+      const mask = samples[i]!.labelBlob!;
+      out.set(mask, pos);
+      pos += mask.length;
+    }
+  }
+  if (masks) {
+    out[pos++] = TAG_MASK_SHAPE[0];
+    out[pos++] = TAG_MASK_SHAPE[1];
+    pos = writeVarint(out, pos, maskShapeLength);
+    for (const d of maskShape) pos = writeVarint(out, pos, d);
   }
   // The buffer is uninitialised memory: a size and a write that disagree (an id not 16 bytes
   // long) would send stale heap bytes, so that is an error rather than a malformed batch.

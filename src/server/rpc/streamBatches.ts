@@ -83,6 +83,7 @@ async function runStream(ctx: ServerContext, deps: StreamDeps, call: Call): Prom
         ctx.config.maxMessageBytes,
         plan.tensor,
         plan.mixed,
+        req.transform?.masks === true,
       );
       await writes.settle();
       abort.signal.throwIfAborted();

@@ -57,6 +57,11 @@ class Batch:
             into that list, ``int64``; ``None`` for a single-source stream. A sample's label
             is its source's kind: an integer in ``labels``, a blob in ``label_blobs``, or
             none (-1 and an empty blob), so sources of different kinds mix in one batch.
+        masks: With a transform's ``masks=True``: every sample's transformed mask, one
+            contiguous ``uint8`` tensor of ``mask_shape`` (samples, height, width, 1), aligned
+            pixel for pixel with ``data`` (:meth:`mask_array`, :meth:`mask_tensor`); ``b""``
+            otherwise (``label_blobs`` then holds the blobs as stored).
+        mask_shape: Shape of ``masks``; ``()`` without masks.
     """
 
     epoch: int
@@ -75,6 +80,8 @@ class Batch:
     dtype: str | None = None
     skipped_undecodable: int = 0
     source_indexes: npt.NDArray[np.int64] | None = None
+    masks: bytes = b""
+    mask_shape: tuple[int, ...] = ()
     _ids: list[str] = field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
@@ -123,18 +130,48 @@ class Batch:
         ``t.clone()`` gives a writable copy.
         """
         self._require_tensor("tensor")
-        import torch
+        return _torch_view(self.data, self.shape)
 
-        if len(self.data) == 0:
-            # Every sample skipped: torch.frombuffer refuses an empty buffer.
-            return torch.empty(self.shape, dtype=torch.uint8)
-        with warnings.catch_warnings():
-            # torch warns that the buffer is not writable: bytes are not, by design (see above).
-            warnings.filterwarnings(
-                "ignore", message="The given buffer is not writable", category=UserWarning
+    @property
+    def has_masks(self) -> bool:
+        """Whether the batch carries masks (a transform with ``masks=True``)."""
+        return len(self.mask_shape) == 4
+
+    def _require_masks(self, method: str) -> None:
+        if not self.has_masks:
+            raise ValueError(
+                f"Batch.{method}() needs a batch streamed with Transform(masks=True); this one "
+                "has none (label_blobs holds the blobs as stored)"
             )
-            flat = torch.frombuffer(self.data, dtype=torch.uint8)
-        return flat.view(self.shape)
+
+    def mask_array(self) -> npt.NDArray[np.uint8]:
+        """The batch's masks as a read-only numpy ``uint8`` array of ``mask_shape``
+        (N, H, W, 1), a view of ``masks`` (no copy). ValueError without masks."""
+        self._require_masks("mask_array")
+        return np.frombuffer(self.masks, dtype=np.uint8).reshape(self.mask_shape)
+
+    def mask_tensor(self) -> torch.Tensor:
+        """The batch's masks as a ``torch.uint8`` tensor of ``mask_shape`` (N, H, W, 1)
+        sharing ``masks``' memory (no copy; never write it in place, as :meth:`tensor`).
+        ValueError without masks; needs torch."""
+        self._require_masks("mask_tensor")
+        return _torch_view(self.masks, self.mask_shape)
+
+
+def _torch_view(data: bytes, shape: tuple[int, ...]) -> torch.Tensor:
+    """``data`` as a ``torch.uint8`` tensor of ``shape``, without copying."""
+    import torch
+
+    if len(data) == 0:
+        # Every sample skipped: torch.frombuffer refuses an empty buffer.
+        return torch.empty(shape, dtype=torch.uint8)
+    with warnings.catch_warnings():
+        # torch warns that the buffer is not writable: bytes are not, by design (see above).
+        warnings.filterwarnings(
+            "ignore", message="The given buffer is not writable", category=UserWarning
+        )
+        flat = torch.frombuffer(data, dtype=torch.uint8)
+    return flat.view(shape)
 
 
 def _split(
@@ -200,6 +237,7 @@ def decode_batch(
         label_blobs = blobs
     shape, dtype = _tensor_layout(message, n, len(data), sizes, fail)
     source_indexes = _source_indexes(message, n, sources, fail)
+    mask_shape = _mask_shape(message, n, fail)
     return Batch(
         epoch=message.epoch,
         index=message.index,
@@ -217,7 +255,24 @@ def decode_batch(
         dtype=dtype,
         skipped_undecodable=message.skipped_undecodable,
         source_indexes=source_indexes,
+        masks=message.masks,
+        mask_shape=mask_shape,
     )
+
+
+def _mask_shape(message: loader_pb2.Batch, n: int, fail: _Fail) -> tuple[int, ...]:
+    """The shape of a batch's masks, checked against their bytes; ``()`` without masks."""
+    shape = tuple(int(d) for d in message.mask_shape)
+    if not shape:
+        if message.masks:
+            fail(f"{len(message.masks)} mask bytes without a mask shape")
+        return ()
+    if len(shape) != 4 or shape[0] != n or shape[3] != 1:
+        fail(f"mask shape {list(shape)} for {n} samples (want (samples, height, width, 1))")
+    if len(message.masks) != n * shape[1] * shape[2]:
+        fail(f"mask shape {list(shape)} needs {n * shape[1] * shape[2]} bytes but "
+             f"{len(message.masks)} were received")
+    return shape
 
 
 def _source_indexes(

@@ -148,6 +148,14 @@ class Transform:
         quality: JPEG or WebP quality, 1 to 100; 0: the server's default (90). Must be 0 with
             ``raw``.
         bad_image: What an undecodable sample does; ``None``: the server's default (fail).
+        masks: The samples' label blobs are segmentation masks aligned with the images (same
+            stored size; 8-bit grey or palette PNG values, or any decodable image's first
+            channel): every geometric step of the image (EXIF orientation, resize, crop, flip)
+            is applied to them by nearest neighbour with the same random draws, and batches
+            carry them as :attr:`Batch.masks` (:meth:`Batch.mask_array`), (N, H, W, 1)
+            ``uint8``. Needs ``raw`` output. Without it, label blobs come as stored: a server
+            crop or flip does not touch them. A sample whose mask is missing or not its
+            image's size follows ``bad_image``.
     """
 
     channels: int = 3
@@ -159,6 +167,7 @@ class Transform:
     output: TransformOutput = "raw"
     quality: int = 0
     bad_image: BadImagePolicy | None = None
+    masks: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.channels, bool) or not isinstance(self.channels, int) or (
@@ -194,6 +203,13 @@ class Transform:
         _choice("output", _OUTPUT, self.output)
         if self.bad_image is not None:
             _choice("bad_image", _BAD_IMAGE, self.bad_image)
+        if not isinstance(self.masks, bool):
+            raise ValueError(f"masks must be True or False, got {self.masks!r}")
+        if self.masks and self.output != "raw":
+            raise ValueError(
+                "masks=True needs output='raw' (with a crop), so that a batch's masks form one "
+                "tensor"
+            )
         if self.output == "raw":
             if self.center_crop is None and self.random_resized_crop is None:
                 raise ValueError(
@@ -242,6 +258,8 @@ def _set_field(message: loader_pb2.Transform, field: Mapping[str, Any], value: A
         setattr(message, name, _unspecified(field["python"]) if value is None else table[value])
     elif kind["kind"] == "double":
         setattr(message, name, float(value))
+    elif kind["kind"] == "bool":
+        setattr(message, name, bool(value))
     elif kind["kind"] == "uint32":
         setattr(message, name, value)
     elif value is not None:  # a nested message: a tuple of its fields, or a dataclass

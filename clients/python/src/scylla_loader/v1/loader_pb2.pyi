@@ -207,7 +207,7 @@ class RandomResizedCrop(_message.Message):
     def __init__(self, height: _Optional[int] = ..., width: _Optional[int] = ..., scale_min: _Optional[float] = ..., scale_max: _Optional[float] = ..., ratio_min: _Optional[float] = ..., ratio_max: _Optional[float] = ...) -> None: ...
 
 class Transform(_message.Message):
-    __slots__ = ("channels", "resize", "center_crop", "random_resized_crop", "horizontal_flip", "interpolation", "output", "quality", "bad_image_policy")
+    __slots__ = ("channels", "resize", "center_crop", "random_resized_crop", "horizontal_flip", "interpolation", "output", "quality", "bad_image_policy", "masks")
     CHANNELS_FIELD_NUMBER: _ClassVar[int]
     RESIZE_FIELD_NUMBER: _ClassVar[int]
     CENTER_CROP_FIELD_NUMBER: _ClassVar[int]
@@ -217,6 +217,7 @@ class Transform(_message.Message):
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     QUALITY_FIELD_NUMBER: _ClassVar[int]
     BAD_IMAGE_POLICY_FIELD_NUMBER: _ClassVar[int]
+    MASKS_FIELD_NUMBER: _ClassVar[int]
     channels: int
     resize: int
     center_crop: CenterCrop
@@ -226,10 +227,11 @@ class Transform(_message.Message):
     output: TransformOutput
     quality: int
     bad_image_policy: BadImagePolicy
-    def __init__(self, channels: _Optional[int] = ..., resize: _Optional[int] = ..., center_crop: _Optional[_Union[CenterCrop, _Mapping]] = ..., random_resized_crop: _Optional[_Union[RandomResizedCrop, _Mapping]] = ..., horizontal_flip: _Optional[float] = ..., interpolation: _Optional[_Union[Interpolation, str]] = ..., output: _Optional[_Union[TransformOutput, str]] = ..., quality: _Optional[int] = ..., bad_image_policy: _Optional[_Union[BadImagePolicy, str]] = ...) -> None: ...
+    masks: bool
+    def __init__(self, channels: _Optional[int] = ..., resize: _Optional[int] = ..., center_crop: _Optional[_Union[CenterCrop, _Mapping]] = ..., random_resized_crop: _Optional[_Union[RandomResizedCrop, _Mapping]] = ..., horizontal_flip: _Optional[float] = ..., interpolation: _Optional[_Union[Interpolation, str]] = ..., output: _Optional[_Union[TransformOutput, str]] = ..., quality: _Optional[int] = ..., bad_image_policy: _Optional[_Union[BadImagePolicy, str]] = ..., masks: _Optional[bool] = ...) -> None: ...
 
 class Batch(_message.Message):
-    __slots__ = ("epoch", "index", "ids", "labels", "data", "data_sizes", "label_blobs", "label_blob_sizes", "resume_token", "skipped_missing", "last_in_epoch", "shape", "dtype", "skipped_undecodable", "source_indexes")
+    __slots__ = ("epoch", "index", "ids", "labels", "data", "data_sizes", "label_blobs", "label_blob_sizes", "resume_token", "skipped_missing", "last_in_epoch", "shape", "dtype", "skipped_undecodable", "source_indexes", "masks", "mask_shape")
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
@@ -245,6 +247,8 @@ class Batch(_message.Message):
     DTYPE_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_UNDECODABLE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_INDEXES_FIELD_NUMBER: _ClassVar[int]
+    MASKS_FIELD_NUMBER: _ClassVar[int]
+    MASK_SHAPE_FIELD_NUMBER: _ClassVar[int]
     epoch: int
     index: int
     ids: bytes
@@ -260,7 +264,9 @@ class Batch(_message.Message):
     dtype: DType
     skipped_undecodable: int
     source_indexes: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: _Optional[bool] = ..., shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., skipped_undecodable: _Optional[int] = ..., source_indexes: _Optional[_Iterable[int]] = ...) -> None: ...
+    masks: bytes
+    mask_shape: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: _Optional[bool] = ..., shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., skipped_undecodable: _Optional[int] = ..., source_indexes: _Optional[_Iterable[int]] = ..., masks: _Optional[bytes] = ..., mask_shape: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class StreamBatchesResponse(_message.Message):
     __slots__ = ("batch",)
