@@ -140,6 +140,12 @@ describe.each([
         const out = await transformImage(image, s, random, MAX_PIXELS, module);
         const m = await transformMask(mask, out.target, MAX_PIXELS, module);
         if (out.target.plan.flip) flips++;
+        expect(m.decoder).toBe(kind.endsWith('+rgb') ? 'sharp' : module ? 'native' : 'js');
+        if (module) {
+          // The native module and the fallback pick the very same pixels.
+          const fallback = await transformMask(mask, out.target, MAX_PIXELS);
+          expect(fallback.data.equals(m.data)).toBe(true);
+        }
         expect(mismatchShare(out.data, m.data, 56, 64, 3, hi)).toBeLessThan(0.01);
         // The blob as stored, naively resized to the output: the same check sees it is wrong.
         const { data: naive } = await sharp(mask)

@@ -1,5 +1,15 @@
 import type { TransformPlan } from './geometry.js';
 
+/** What a mask follows: its image's stored size, EXIF orientation and plan. @internal */
+export interface MaskTarget {
+  /** The image's size as stored (before its orientation). */
+  storedWidth: number;
+  storedHeight: number;
+  /** The image's EXIF orientation, 1-8: the mask is aligned with the stored pixels. */
+  orientation: number;
+  plan: TransformPlan;
+}
+
 /**
  * Where each output row and column of a plan reads the oriented source image, by nearest
  * neighbour: the source pixel holding the centre of the output pixel, through the resize, the

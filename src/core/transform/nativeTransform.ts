@@ -56,6 +56,14 @@ export interface NativeTransformModule {
     out: Buffer,
     offset: number,
   ): void;
+  /** As {@link transformMask}, on libuv's thread pool; `out` untouched until it settles. */
+  transformMaskAsync?(
+    data: Buffer,
+    plan: TransformPlan & { maxPixels: number },
+    orientation: number,
+    out: Buffer,
+    offset: number,
+  ): Promise<void>;
 }
 
 /** Where the module was looked for, and what was found. */

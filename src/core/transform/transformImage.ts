@@ -6,7 +6,7 @@ import { MAX_JPEG_SCANS, countJpegScans, isJpeg } from './jpegScans.js';
 import { type TransformPlan, largestPlanPixels, planTransform } from './planTransform.js';
 import { isTruncated } from './truncation.js';
 import type { SampleRandom } from './SampleRandom.js';
-import type { MaskTarget } from './transformMask.js';
+import type { MaskTarget } from './maskGeometry.js';
 import type { Interpolation, TransformSpec } from './TransformSpec.js';
 import { type UndecodableReason, UndecodableImageError } from './UndecodableImageError.js';
 

@@ -1,19 +1,9 @@
 import sharp, { type OutputInfo } from 'sharp';
-import type { TransformPlan } from './geometry.js';
 import { decodeMaskPng, isIndexedMaskPng, readPngHeader } from './decodeMaskPng.js';
-import { sampleMask } from './maskGeometry.js';
+import { type MaskTarget, sampleMask } from './maskGeometry.js';
 import type { NativeTransformModule } from './nativeTransform.js';
+import { SYNC_MAX_PIXELS } from './transformImage.js';
 import { UndecodableImageError } from './UndecodableImageError.js';
-
-/** What a mask follows: its image's stored size, EXIF orientation and plan. @internal */
-export interface MaskTarget {
-  /** The image's size as stored (before its orientation). */
-  storedWidth: number;
-  storedHeight: number;
-  /** The image's EXIF orientation, 1-8: the mask is aligned with the stored pixels. */
-  orientation: number;
-  plan: TransformPlan;
-}
 
 /** Which path transformed a mask. */
 export type MaskDecoder = 'native' | 'js' | 'sharp';
@@ -43,16 +33,22 @@ export async function transformMask(
   const out = Buffer.allocUnsafe(plan.width * plan.height);
   const png = readPngHeader(data);
   if (png) checkSize(png.width, png.height, target, maxPixels);
+  // As the image's: a small mask costs less than the hop to the thread pool.
+  const small = png !== undefined && png.width * png.height <= SYNC_MAX_PIXELS;
   if (png && native?.transformMask && png.bitDepth === 8 && isIndexedMaskPng(png)) {
+    const nativePlan = { ...plan, maxPixels };
     try {
-      native.transformMask(data, { ...plan, maxPixels }, target.orientation, out, 0);
+      if (small || !native.transformMaskAsync) {
+        native.transformMask(data, nativePlan, target.orientation, out, 0);
+      } else {
+        await native.transformMaskAsync(data, nativePlan, target.orientation, out, 0);
+      }
     } catch (err) {
       throw nativeMaskError(err);
     }
     return { data: out, decoder: 'native' };
   }
   if (png && isIndexedMaskPng(png)) {
-    const small = png.width * png.height <= 128 * 128;
     const pixels = await decodeMaskPng(data, png, small);
     sampleMask(pixels, png.width, png.height, target.orientation, plan, out, 0);
     return { data: out, decoder: 'js' };
