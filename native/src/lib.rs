@@ -166,47 +166,13 @@ pub fn transform_async(data: Buffer, plan: Plan, out: Buffer, offset: i64) -> na
     Ok(AsyncTask::new(TransformTask { data, plan, out, offset }))
 }
 
-/// The geometry of a `TransformPlan` (planTransform.ts) and the pixel limit: what a mask
-/// follows of its image's plan.
-#[napi(object)]
-pub struct MaskPlan {
-    pub source: Size,
-    pub resize: Option<Size>,
-    pub region: Option<Region>,
-    pub pad: Option<Pad>,
-    pub output: Option<Size>,
-    pub flip: bool,
-    pub width: u32,
-    pub height: u32,
-    pub max_pixels: f64,
-}
-
-impl MaskPlan {
-    fn to_internal(&self) -> transform::Plan {
-        let size = |s: &Size| transform::Size { width: s.width, height: s.height };
-        transform::Plan {
-            source: size(&self.source),
-            resize: self.resize.as_ref().map(size),
-            region: self.region.as_ref().map(|r| orient::Rect { x: r.left, y: r.top, w: r.width, h: r.height }),
-            pad: self.pad.as_ref().map(|p| transform::Pad { top: p.top, bottom: p.bottom, left: p.left, right: p.right }),
-            output: self.output.as_ref().map(size),
-            flip: self.flip,
-            width: self.width,
-            height: self.height,
-            channels: 1,
-            filter: Filter::Nearest,
-            max_pixels: self.max_pixels,
-            max_scans: 0,
-        }
-    }
-}
-
 /// Applies a plan (and the image's EXIF `orientation`) to an 8-bit grey or palette PNG mask
-/// by nearest neighbour, on the calling thread: `plan.width * plan.height` bytes (grey levels
+/// by nearest neighbour (the plan's channels and interpolation are not read), on the calling
+/// thread: `plan.width * plan.height` bytes (grey levels
 /// or palette indices) into `out` at `offset`.
 #[napi]
-pub fn transform_mask(data: BufferSlice, plan: MaskPlan, orientation: u32, mut out: BufferSlice, offset: i64) -> napi::Result<()> {
-    let plan = plan.to_internal();
+pub fn transform_mask(data: BufferSlice, plan: Plan, orientation: u32, mut out: BufferSlice, offset: i64) -> napi::Result<()> {
+    let plan = plan.to_internal()?;
     mask::transform_mask(&data, &plan, orientation as u8, output_slice(&mut out, offset)?)?;
     Ok(())
 }
@@ -236,7 +202,7 @@ impl Task for TransformMaskTask {
 }
 
 #[napi(ts_return_type = "Promise<void>")]
-pub fn transform_mask_async(data: Buffer, plan: MaskPlan, orientation: u32, out: Buffer, offset: i64) -> napi::Result<AsyncTask<TransformMaskTask>> {
-    let plan = plan.to_internal();
+pub fn transform_mask_async(data: Buffer, plan: Plan, orientation: u32, out: Buffer, offset: i64) -> napi::Result<AsyncTask<TransformMaskTask>> {
+    let plan = plan.to_internal()?;
     Ok(AsyncTask::new(TransformMaskTask { data, plan, orientation: orientation as u8, out, offset }))
 }

@@ -117,20 +117,6 @@ fn axis(size: u32, before: u32, to: u32, start: u32, len: u32, base: u32, source
         .collect()
 }
 
-/// Index of the stored pixel under oriented `(x, y)`: `start + x * step_x + y * step_y`.
-fn oriented_steps(orientation: u8, w: i64, h: i64) -> (i64, i64, i64) {
-    match orientation {
-        2 => (w - 1, -1, w),
-        3 => ((h - 1) * w + w - 1, -1, -w),
-        4 => ((h - 1) * w, 1, -w),
-        5 => (0, w, 1),
-        6 => ((h - 1) * w, -w, 1),
-        7 => ((h - 1) * w + w - 1, -w, -1),
-        8 => (w - 1, w, -1),
-        _ => (0, 1, w),
-    }
-}
-
 /// Decodes the PNG mask `data` (its image's stored size) and writes `plan.width *
 /// plan.height` bytes of it, oriented by `orientation` and sampled by the plan, to `out`.
 pub fn transform_mask(data: &[u8], plan: &Plan, orientation: u8, out: &mut [u8]) -> Result<()> {
@@ -155,17 +141,17 @@ pub fn transform_mask(data: &[u8], plan: &Plan, orientation: u8, out: &mut [u8])
     }
     let cols = axis(plan.width, pad_left, to.0, region.x, region.w, base.width, plan.source.width, plan.flip);
     let rows = axis(plan.height, pad_top, to.1, region.y, region.h, base.height, plan.source.height, false);
-    let (start, step_x, step_y) = oriented_steps(orientation, w as i64, h as i64);
+    let (start, step_x, step_y) = crate::orient::stored_steps(orientation, w, h);
     let out = &mut out[..len];
     for (y, line) in out.chunks_exact_mut(plan.width as usize).enumerate() {
         let Some(sy) = rows[y] else {
             line.fill(0);
             continue;
         };
-        let row_start = start + sy as i64 * step_y;
+        let row_start = start + sy as isize * step_y;
         for (x, px) in line.iter_mut().enumerate() {
             *px = match cols[x] {
-                Some(sx) => pixels[(row_start + sx as i64 * step_x) as usize],
+                Some(sx) => pixels[(row_start + sx as isize * step_x) as usize],
                 None => 0,
             };
         }

@@ -63,12 +63,11 @@ pub fn rect_to_oriented(orientation: u8, w: u32, h: u32, r: Rect) -> Rect {
     map_rect(r, |x, y| to_oriented(orientation, w, h, x, y))
 }
 
-/// Orients a stored `w x h` image of `channels` bytes per pixel. A window of the stored image
-/// orients to the matching window of the oriented image, so this also serves for crops.
-pub fn orient_pixels(orientation: u8, src: &[u8], w: u32, h: u32, channels: usize) -> Vec<u8> {
+/// Where oriented `(x', y')` reads a stored `w x h` image: pixel index `start + x' * step_x +
+/// y' * step_y` (from `to_stored` above), as `(start, step_x, step_y)`.
+pub fn stored_steps(orientation: u8, w: u32, h: u32) -> (isize, isize, isize) {
     let (ws, hs) = (w as isize, h as isize);
-    // Source pixel index = start + x' * step_x + y' * step_y, from `to_stored` above.
-    let (start, step_x, step_y) = match orientation {
+    match orientation {
         2 => (ws - 1, -1, ws),
         3 => ((hs - 1) * ws + ws - 1, -1, -ws),
         4 => ((hs - 1) * ws, 1, -ws),
@@ -76,8 +75,17 @@ pub fn orient_pixels(orientation: u8, src: &[u8], w: u32, h: u32, channels: usiz
         6 => ((hs - 1) * ws, -ws, 1),
         7 => ((hs - 1) * ws + ws - 1, -ws, -1),
         8 => (ws - 1, ws, -1),
-        _ => return src[..w as usize * h as usize * channels].to_vec(),
-    };
+        _ => (0, 1, ws),
+    }
+}
+
+/// Orients a stored `w x h` image of `channels` bytes per pixel. A window of the stored image
+/// orients to the matching window of the oriented image, so this also serves for crops.
+pub fn orient_pixels(orientation: u8, src: &[u8], w: u32, h: u32, channels: usize) -> Vec<u8> {
+    if !(2..=8).contains(&orientation) {
+        return src[..w as usize * h as usize * channels].to_vec();
+    }
+    let (start, step_x, step_y) = stored_steps(orientation, w, h);
     let (wo, ho) = oriented_size(orientation, w, h);
     let mut dst = vec![0u8; src.len().min(w as usize * h as usize * channels)];
     let mut d = 0;

@@ -51,7 +51,7 @@ export interface NativeTransformModule {
    */
   transformMask?(
     data: Buffer,
-    plan: TransformPlan & { maxPixels: number },
+    plan: NativePlan,
     orientation: number,
     out: Buffer,
     offset: number,
@@ -59,7 +59,7 @@ export interface NativeTransformModule {
   /** As {@link transformMask}, on libuv's thread pool; `out` untouched until it settles. */
   transformMaskAsync?(
     data: Buffer,
-    plan: TransformPlan & { maxPixels: number },
+    plan: NativePlan,
     orientation: number,
     out: Buffer,
     offset: number,

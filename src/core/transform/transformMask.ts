@@ -36,7 +36,13 @@ export async function transformMask(
   // As the image's: a small mask costs less than the hop to the thread pool.
   const small = png !== undefined && png.width * png.height <= SYNC_MAX_PIXELS;
   if (png && native?.transformMask && png.bitDepth === 8 && isIndexedMaskPng(png)) {
-    const nativePlan = { ...plan, maxPixels };
+    // The image's plan as the module takes it; a mask has one channel and is never blended.
+    const nativePlan = {
+      ...plan,
+      channels: 1 as const,
+      interpolation: 'nearest' as const,
+      maxPixels,
+    };
     try {
       if (small || !native.transformMaskAsync) {
         native.transformMask(data, nativePlan, target.orientation, out, 0);
