@@ -51,4 +51,9 @@ export interface TransformGoals {
   trainerCpuPilOverRaw: number | null;
   /** Same for the torchvision.transforms.v2 leg. */
   trainerCpuV2OverRaw: number | null;
+  /**
+   * The loader's CPU per image + mask pair (masks leg) over its CPU per image alone (server
+   * raw leg, the same photos; goal: at most 1.3).
+   */
+  masksLoaderCpuVsImage: number | null;
 }

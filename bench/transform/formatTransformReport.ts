@@ -1,6 +1,7 @@
 import {
   CPU_EFFICIENCY_GOAL,
   LATENCY_RETENTION_GOAL,
+  MASKS_OVER_IMAGE_GOAL,
   NATIVE_OVER_SHARP_GOAL,
   type TransformLegSummary,
 } from './summarizeTransformRuns.js';
@@ -70,6 +71,11 @@ export function formatTransformReport(report: TransformReportView): string {
     '- Python (trainer-side) CPU per image, PIL / server raw: ' +
       `${times(report.goals.trainerCpuPilOverRaw)}, v2 / server raw: ` +
       `${times(report.goals.trainerCpuV2OverRaw)} (no goal: the trainer's share alone)`,
+    '- loader CPU per image + mask pair / per image alone (masks leg / server raw, issue 38): ' +
+      (report.goals.masksLoaderCpuVsImage === null
+        ? `n/a (a leg is missing), goal <= ${MASKS_OVER_IMAGE_GOAL}x`
+        : `${report.goals.masksLoaderCpuVsImage.toFixed(2)}x (goal <= ${MASKS_OVER_IMAGE_GOAL}x: ` +
+          `${report.goals.masksLoaderCpuVsImage <= MASKS_OVER_IMAGE_GOAL ? 'met' : 'not met'})`),
     ...(report.notes.length > 0 ? ['', ...report.notes.map((n) => `note: ${n}`)] : []),
     '',
     `figures: ${report.jsonPath}`,

@@ -12,6 +12,7 @@ import type { TransformLegChildResult, TransformLegRun } from './TransformBenchR
 import { summarizeTransformRuns } from './summarizeTransformRuns.js';
 import { legRuns, serverTransform, transformLegs, type TransformLegSpec } from './transformLegs.js';
 import { startBenchRun } from '../report/benchRun.js';
+import { prepareSegmentationBench, segmentationDatasetName } from './segmentationDataset.js';
 
 /** The Python side of every leg. */
 const LEG_SCRIPT = path.join(packageRoot, 'clients', 'python', 'bench', 'transform_legs.py');
@@ -37,6 +38,17 @@ export async function runTransformBench(options: TransformBenchOptions) {
     progress,
     log,
   });
+
+  // The masks leg's pairs: the same photos, each with a PNG mask as its label blob.
+  const segmentation = legs.some((l) => l.masks)
+    ? await prepareSegmentationBench({ ...options, progress })
+    : undefined;
+  if (segmentation) {
+    log(
+      `dataset ${segmentation.name}: ${segmentation.samples} image + mask pairs, mean ` +
+        `${(segmentation.meanBytes / 1e3).toFixed(1)} kB`,
+    );
+  }
 
   let runs: TransformLegRun[];
   const notes: string[] = [
@@ -108,6 +120,7 @@ export async function runTransformBench(options: TransformBenchOptions) {
       transform: serverTransform({ ...options, output: 'raw', quality: options.jpegQuality }),
     },
     dataset,
+    ...(segmentation ? { segmentationDataset: segmentation } : {}),
     runs,
     summary,
     goals,
@@ -130,7 +143,7 @@ async function runLeg(
   const config = {
     leg: leg.kind,
     address: serve.address,
-    dataset: options.dataset,
+    dataset: leg.masks ? segmentationDatasetName(options.dataset) : options.dataset,
     batchSize: options.batchSize,
     epochs: options.epochs,
     seed: run,
@@ -142,6 +155,7 @@ async function runLeg(
             flip: options.flip,
             output: leg.output ?? 'raw',
             quality: options.jpegQuality,
+            masks: leg.masks === true,
           }),
         }
       : {}),

@@ -8,6 +8,8 @@ export const CPU_EFFICIENCY_GOAL = 2;
 export const NATIVE_OVER_SHARP_GOAL = 3;
 /** Goal of the issue: share of the 0 ms rate kept at the injected round trip. */
 export const LATENCY_RETENTION_GOAL = 0.9;
+/** Goal of issue 38: the loader's CPU per image + mask pair over per image, at most. */
+export const MASKS_OVER_IMAGE_GOAL = 1.3;
 
 /**
  * Medians of each leg's runs, in the order of `legs` (legs without runs are left out), and
@@ -62,6 +64,10 @@ export function summarizeTransformRuns(
     rawOverJpegBytes: ratio(raw?.wireBytesPerImage, of('server-jpeg')?.wireBytesPerImage),
     trainerCpuPilOverRaw: ratio(of('python-pil')?.cpuMsPerImage.python, raw?.cpuMsPerImage.python),
     trainerCpuV2OverRaw: ratio(of('python-v2')?.cpuMsPerImage.python, raw?.cpuMsPerImage.python),
+    masksLoaderCpuVsImage: ratio(
+      of('server-raw-masks')?.cpuMsPerImage.loader ?? undefined,
+      raw?.cpuMsPerImage.loader ?? undefined,
+    ),
   };
   return { summary, goals };
 }

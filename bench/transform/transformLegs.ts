@@ -9,6 +9,7 @@ export const TRANSFORM_LEG_NAMES = [
   'server-jpeg',
   'server-raw-proxy-0ms',
   'server-raw-proxy-rtt',
+  'server-raw-masks',
 ] as const;
 
 /** One leg's name. */
@@ -27,6 +28,11 @@ export interface TransformLegSpec {
   route: 'direct' | 'proxy';
   /** Round trip injected on the proxy during this leg, in ms (the run's `rttMs` for `-rtt`). */
   rttMs?: number;
+  /**
+   * The segmentation dataset (the same photos, each with a PNG mask as its label blob),
+   * streamed with `Transform.masks`: each pair's mask follows its image's crop and flip.
+   */
+  masks?: true;
 }
 
 /**
@@ -35,7 +41,8 @@ export interface TransformLegSpec {
  * (sharp decodes), (b) and (c) the same transform in Python on the stored bytes (PIL, then
  * torchvision.transforms.v2), (d) the server's transform re-encoded as JPEG (bytes on the
  * wire), and leg (a) on a loader behind toxiproxy at 0 ms and at `rttMs`, so the ratio of the
- * two is the latency's cost alone (the proxy's own is in both). @internal
+ * two is the latency's cost alone (the proxy's own is in both), and leg (a) on the same photos
+ * each with a PNG mask that follows its crop and flip (`Transform.masks`). @internal
  */
 export function transformLegs(rttMs: number): TransformLegSpec[] {
   return [
@@ -46,6 +53,7 @@ export function transformLegs(rttMs: number): TransformLegSpec[] {
     { name: 'server-jpeg', kind: 'server', output: 'jpeg', route: 'direct' },
     { name: 'server-raw-proxy-0ms', kind: 'server', output: 'raw', route: 'proxy', rttMs: 0 },
     { name: 'server-raw-proxy-rtt', kind: 'server', output: 'raw', route: 'proxy', rttMs },
+    { name: 'server-raw-masks', kind: 'server', output: 'raw', route: 'direct', masks: true },
   ];
 }
 
@@ -60,7 +68,8 @@ export function legLabel(leg: TransformLegSpec): string {
       return (
         `server: RRC + flip, ${leg.output === 'jpeg' ? 'JPEG' : 'raw'}` +
         (leg.output === 'jpeg' ? '' : leg.decoder === 'sharp' ? ' (sharp)' : ' (native)') +
-        (leg.route === 'proxy' ? `, via toxiproxy ${leg.rttMs ?? 0} ms` : '')
+        (leg.route === 'proxy' ? `, via toxiproxy ${leg.rttMs ?? 0} ms` : '') +
+        (leg.masks ? ', image + PNG mask pairs' : '')
       );
   }
 }
@@ -93,6 +102,7 @@ export function serverTransform(options: {
   flip: number;
   output: 'raw' | 'jpeg';
   quality: number;
+  masks?: boolean;
 }): Transform {
   return {
     channels: 3,
@@ -109,5 +119,6 @@ export function serverTransform(options: {
     output: options.output === 'raw' ? 'TRANSFORM_OUTPUT_RAW' : 'TRANSFORM_OUTPUT_JPEG',
     ...(options.output === 'raw' ? {} : { quality: options.quality }),
     badImagePolicy: 'BAD_IMAGE_POLICY_FAIL',
+    ...(options.masks ? { masks: true } : {}),
   };
 }

@@ -37,6 +37,9 @@ describe('bench transform --quick', () => {
       expect(result.stdout).toMatch(/Python v2: \d+\.\d\dx/);
       expect(result.stdout).toMatch(/at 150 ms \/ at 0 ms \(both via toxiproxy\): \d+\.\d\d /);
       expect(result.stdout).toMatch(/raw \/ JPEG q90: \d+\.\d\dx/);
+      expect(result.stdout).toMatch(
+        /per image alone .*: \d+\.\d\dx \(goal <= 1.3x: (met|not met)\)/,
+      );
 
       const { report } = result;
       expect(report.runs).toHaveLength(TRANSFORM_LEG_NAMES.length);

@@ -175,6 +175,8 @@ function sampleRuns(): TransformLegRun[] {
     legRun({ leg: 'server-jpeg', wireBytesPerImage: 25_100 }),
     legRun({ leg: 'server-raw-proxy-0ms', wallSeconds: 5 }),
     legRun({ leg: 'server-raw-proxy-rtt', wallSeconds: 1000 / 190 }),
+    // Image + mask pairs: 3.6 ms of loader CPU per pair, 1.2x the image alone's 3.
+    legRun({ leg: 'server-raw-masks', cpuSeconds: { loader: 3.6, python: 1 } }),
   ];
 }
 
@@ -201,6 +203,7 @@ describe('summarizeTransformRuns', () => {
     // Python CPU per image: PIL 9 ms, v2 7 ms, server raw 1.5 ms (median of 1, 1.5, 2).
     expect(goals.trainerCpuPilOverRaw).toBeCloseTo(6);
     expect(goals.trainerCpuV2OverRaw).toBeCloseTo(14 / 3);
+    expect(goals.masksLoaderCpuVsImage).toBeCloseTo(1.2);
   });
 
   it('leaves a goal out when one of its legs did not run', () => {
