@@ -14,12 +14,18 @@ fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-/// The PNG's stored values, one byte per pixel, and its size.
-fn decode(data: &[u8], max_pixels: f64) -> Result<(u32, u32, Vec<u8>)> {
+/// The PNG's header: its size.
+fn header(data: &[u8]) -> Result<(u32, u32)> {
     if data.len() < 33 || data[..8] != SIGNATURE || &data[12..16] != b"IHDR" {
         return Err(ImageError::Corrupt("not a PNG".into()));
     }
-    let (w, h) = (be32(data, 16), be32(data, 20));
+    Ok((be32(data, 16), be32(data, 20)))
+}
+
+/// The PNG's stored values, one byte per pixel, of rows `0..rows` (the rows below are left 0:
+/// a crop that does not reach them skips their unfiltering).
+fn decode(data: &[u8], max_pixels: f64, rows: u32) -> Result<Vec<u8>> {
+    let (w, h) = header(data)?;
     let (depth, colour, interlace) = (data[24], data[25], data[28]);
     if depth != 8 || !(colour == 0 || colour == 3) || interlace != 0 {
         return Err(ImageError::Unsupported(format!(
@@ -67,39 +73,53 @@ fn decode(data: &[u8], max_pixels: f64) -> Result<(u32, u32, Vec<u8>)> {
     }
     let row = w as usize;
     let mut out = vec![0u8; row * h as usize];
-    for y in 0..h as usize {
+    let zeros = vec![0u8; row];
+    for y in 0..(rows.min(h) as usize) {
         let (done, rest) = raw.split_at_mut(y * stride);
-        let prev = if y > 0 { Some(&done[(y - 1) * stride + 1..y * stride]) } else { None };
+        let prev: &[u8] = if y > 0 { &done[(y - 1) * stride + 1..y * stride] } else { &zeros };
         let cur = &mut rest[..stride];
         let filter = cur[0];
         let cur = &mut cur[1..];
-        for i in 0..row {
-            let a = if i > 0 { cur[i - 1] } else { 0 };
-            let b = prev.map_or(0, |p| p[i]);
-            let c = if i > 0 { prev.map_or(0, |p| p[i - 1]) } else { 0 };
-            let pred = match filter {
-                0 => 0,
-                1 => a,
-                2 => b,
-                3 => ((a as u16 + b as u16) >> 1) as u8,
-                4 => {
-                    let p = a as i16 + b as i16 - c as i16;
-                    let (pa, pb, pc) = ((p - a as i16).abs(), (p - b as i16).abs(), (p - c as i16).abs());
-                    if pa <= pb && pa <= pc {
+        // One loop per filter: the choice is the row's, not the pixel's.
+        match filter {
+            0 => {}
+            1 => {
+                for i in 1..row {
+                    cur[i] = cur[i].wrapping_add(cur[i - 1]);
+                }
+            }
+            2 => {
+                for (v, &b) in cur.iter_mut().zip(prev) {
+                    *v = v.wrapping_add(b);
+                }
+            }
+            3 => {
+                cur[0] = cur[0].wrapping_add(prev[0] >> 1);
+                for i in 1..row {
+                    cur[i] = cur[i].wrapping_add(((cur[i - 1] as u16 + prev[i] as u16) >> 1) as u8);
+                }
+            }
+            4 => {
+                cur[0] = cur[0].wrapping_add(prev[0]);
+                for i in 1..row {
+                    let (a, b, c) = (cur[i - 1] as i16, prev[i] as i16, prev[i - 1] as i16);
+                    let p = a + b - c;
+                    let (pa, pb, pc) = ((p - a).abs(), (p - b).abs(), (p - c).abs());
+                    let pred = if pa <= pb && pa <= pc {
                         a
                     } else if pb <= pc {
                         b
                     } else {
                         c
-                    }
+                    };
+                    cur[i] = cur[i].wrapping_add(pred as u8);
                 }
-                f => return Err(ImageError::Corrupt(format!("the PNG mask has row filter {f}"))),
-            };
-            cur[i] = cur[i].wrapping_add(pred);
+            }
+            f => return Err(ImageError::Corrupt(format!("the PNG mask has row filter {f}"))),
         }
         out[y * row..(y + 1) * row].copy_from_slice(cur);
     }
-    Ok((w, h, out))
+    Ok(out)
 }
 
 /// Where each output position of one axis reads the oriented source; `None` is padding.
@@ -120,7 +140,7 @@ fn axis(size: u32, before: u32, to: u32, start: u32, len: u32, base: u32, source
 /// Decodes the PNG mask `data` (its image's stored size) and writes `plan.width *
 /// plan.height` bytes of it, oriented by `orientation` and sampled by the plan, to `out`.
 pub fn transform_mask(data: &[u8], plan: &Plan, orientation: u8, out: &mut [u8]) -> Result<()> {
-    let (w, h, pixels) = decode(data, plan.max_pixels)?;
+    let (w, h) = header(data)?;
     let (ow, oh) = if orientation >= 5 { (h, w) } else { (w, h) };
     if (ow, oh) != (plan.source.width, plan.source.height) {
         return Err(ImageError::InvalidArgument(format!(
@@ -142,6 +162,20 @@ pub fn transform_mask(data: &[u8], plan: &Plan, orientation: u8, out: &mut [u8])
     let cols = axis(plan.width, pad_left, to.0, region.x, region.w, base.width, plan.source.width, plan.flip);
     let rows = axis(plan.height, pad_top, to.1, region.y, region.h, base.height, plan.source.height, false);
     let (start, step_x, step_y) = crate::orient::stored_steps(orientation, w, h);
+    // The last stored row the sampled pixels reach: rows below it are not unfiltered.
+    let span = |m: &[Option<u32>]| {
+        let used = m.iter().flatten();
+        used.clone().min().zip(used.max()).map(|(a, b)| (*a as isize, *b as isize))
+    };
+    let last_row = match (span(&cols), span(&rows)) {
+        (Some((x0, x1)), Some((y0, y1))) => [(x0, y0), (x0, y1), (x1, y0), (x1, y1)]
+            .iter()
+            .map(|&(x, y)| ((start + x * step_x + y * step_y) / w as isize) as u32)
+            .max()
+            .unwrap_or(h - 1),
+        _ => 0,
+    };
+    let pixels = decode(data, plan.max_pixels, last_row + 1)?;
     let out = &mut out[..len];
     for (y, line) in out.chunks_exact_mut(plan.width as usize).enumerate() {
         let Some(sy) = rows[y] else {

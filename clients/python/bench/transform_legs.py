@@ -62,7 +62,8 @@ def tree_cpu_seconds() -> float:
 
 
 def wire_bytes(batch: Any) -> int:
-    return len(batch.data) + len(batch.id_bytes) + len(batch.resume_token)
+    # A masks leg's masks are response bytes too (empty otherwise).
+    return len(batch.data) + len(batch.id_bytes) + len(batch.resume_token) + len(batch.masks)
 
 
 def as_tensor(batch: Any) -> Any:
