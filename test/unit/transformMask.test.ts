@@ -121,6 +121,30 @@ describe('mask geometry (nearest neighbour)', () => {
       .toBuffer();
     expect(await decodeMaskPng(greyPng, readPngHeader(greyPng)!, false)).toEqual(grey);
   });
+
+  it.each([2, 4, 16])(
+    'unpacks a palette PNG of fewer than 8 bits (%i colours) to the indices of its colours',
+    async (colours) => {
+      const w = 29;
+      const h = 7;
+      const rgb = Buffer.alloc(w * h * 3);
+      for (let i = 0; i < w * h; i++) rgb.fill(((i * 5) % colours) * 15, i * 3, i * 3 + 3);
+      const png = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
+        .png({ palette: true, colours, dither: 0 })
+        .toBuffer();
+      const header = readPngHeader(png)!;
+      expect(header.colorType).toBe(3);
+      expect(header.bitDepth).toBeLessThan(8);
+      const indices = await decodeMaskPng(png, header, true);
+      // Each index's palette colour is the pixel's colour as sharp decodes it.
+      const plte = png.indexOf('PLTE', 0, 'latin1') + 4;
+      const { data: decoded } = await sharp(png)
+        .removeAlpha()
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      for (let i = 0; i < w * h; i++) expect(png[plte + indices[i]! * 3]).toBe(decoded[i * 3]);
+    },
+  );
 });
 
 const native = loadNativeTransform().module;
