@@ -73,6 +73,20 @@ describe('decodeBatch', () => {
     expect(String(d.resumeToken)).toBe('\0\0\0');
   });
 
+  it('gives the masks as an [n, h, w, 1] uint8 view, and refuses a layout that disagrees', () => {
+    const masks = Buffer.from([1, 2, 3, 4, 5, 6, 7, 8]);
+    const d = decodeBatch(batch({ masks, maskShape: [2, 2, 2, 1] }), PATH);
+    expect(d.masks).toEqual({ data: masks, shape: [2, 2, 2, 1], dtype: 'uint8' });
+    expect(d.masks?.data.buffer).toBe(masks.buffer);
+    expect(decodeBatch(batch(), PATH).masks).toBeUndefined();
+    expect(decodeError(batch({ masks, maskShape: [2, 2, 2, 2] })).message).toContain(
+      'mask shape [2, 2, 2, 2] for 2 samples',
+    );
+    expect(decodeError(batch({ masks, maskShape: [2, 2, 3, 1] })).message).toContain(
+      '8 mask bytes for a tensor of shape [2, 2, 3, 1]',
+    );
+  });
+
   it('gives undefined label blobs when the batch has none', () => {
     const d = decodeBatch(batch({ labelBlobs: Buffer.alloc(0), labelBlobSizes: [] }), PATH);
     expect(d.labelBlobs).toBeUndefined();

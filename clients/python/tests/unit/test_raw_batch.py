@@ -114,3 +114,41 @@ def test_a_bad_layout_is_data_loss(mutate, message: str) -> None:  # type: ignor
         decode_batch(m, target="host:1")
     assert caught.value.code == grpc.StatusCode.DATA_LOSS
     assert "epoch 1, batch 2" in str(caught.value)
+
+
+def masked_batch() -> loader_pb2.Batch:
+    m = raw_batch()
+    m.masks = bytes(range(3 * 4 * 5))
+    m.mask_shape.extend([3, 4, 5, 1])
+    return m
+
+
+def test_masks_are_a_zero_copy_nhw1_tensor_beside_the_images() -> None:
+    batch = decode_batch(masked_batch())
+    assert batch.has_masks and batch.mask_shape == (3, 4, 5, 1)
+    masks = batch.mask_array()
+    assert masks.shape == (3, 4, 5, 1) and int(masks.ctypes.data) == address(batch.masks)
+    assert int(masks[2, 3, 4, 0]) == 59
+    tensor = batch.mask_tensor()
+    assert tensor.shape == (3, 4, 5, 1) and tensor.data_ptr() == address(batch.masks)
+    without = decode_batch(raw_batch())
+    assert not without.has_masks and without.masks == b""
+    with pytest.raises(ValueError, match="needs a batch streamed with Transform\\(masks=True\\)"):
+        without.mask_array()
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda m: m.mask_shape.__setitem__(0, 2), r"mask shape \[2, 4, 5, 1\] for 3 samples"),
+        (lambda m: m.mask_shape.__setitem__(3, 3), r"mask shape \[3, 4, 5, 3\] for 3 samples"),
+        (lambda m: setattr(m, "masks", b"\0" * 59), r"needs 60 bytes but 59 were received"),
+        (lambda m: m.ClearField("mask_shape"), "60 mask bytes without a mask shape"),
+    ],
+)
+def test_a_bad_mask_layout_is_data_loss(mutate, message: str) -> None:  # type: ignore[no-untyped-def]
+    m = masked_batch()
+    mutate(m)
+    with pytest.raises(LoaderError, match=message) as caught:
+        decode_batch(m, target="host:1")
+    assert caught.value.code == grpc.StatusCode.DATA_LOSS
