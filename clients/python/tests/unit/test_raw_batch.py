@@ -89,6 +89,13 @@ def test_sample_bytes_have_no_tensor() -> None:
         batch.array()
 
 
+def masked_batch() -> loader_pb2.Batch:
+    m = raw_batch()
+    m.masks = bytes(range(3 * 4 * 5))
+    m.mask_shape.extend([3, 4, 5, 1])
+    return m
+
+
 def _bad_sizes(m: loader_pb2.Batch) -> None:
     # Same total, unequal samples: 60 + 60 + 60 becomes 59 + 61 + 60.
     m.data_sizes[0] = 59
@@ -105,22 +112,19 @@ def _bad_sizes(m: loader_pb2.Batch) -> None:
         (lambda m: m.shape.__setitem__(1, 5), r"needs 225 bytes but 180 were received"),
         (_bad_sizes, r"sample sizes \[59, 60, 61\] differ from 60"),
         (lambda m: setattr(m, "dtype", loader_pb2.D_TYPE_UNSPECIFIED), r"tensor shape \[3, 4, 5, 3\] without a dtype"),
+        (lambda m: m.mask_shape.__setitem__(0, 2), r"mask shape \[2, 4, 5, 1\] for 3 samples"),
+        (lambda m: m.mask_shape.__setitem__(3, 3), r"mask shape \[3, 4, 5, 3\] for 3 samples"),
+        (lambda m: setattr(m, "masks", b"\0" * 59), r"needs 60 bytes but 59 were received"),
+        (lambda m: m.ClearField("mask_shape"), "60 mask bytes without a mask shape"),
     ],
 )
 def test_a_bad_layout_is_data_loss(mutate, message: str) -> None:  # type: ignore[no-untyped-def]
-    m = raw_batch()
+    m = masked_batch()  # the images' layout, and the masks' beside it
     mutate(m)
     with pytest.raises(LoaderError, match=message) as caught:
         decode_batch(m, target="host:1")
     assert caught.value.code == grpc.StatusCode.DATA_LOSS
     assert "epoch 1, batch 2" in str(caught.value)
-
-
-def masked_batch() -> loader_pb2.Batch:
-    m = raw_batch()
-    m.masks = bytes(range(3 * 4 * 5))
-    m.mask_shape.extend([3, 4, 5, 1])
-    return m
 
 
 def test_masks_are_a_zero_copy_nhw1_tensor_beside_the_images() -> None:
@@ -136,19 +140,3 @@ def test_masks_are_a_zero_copy_nhw1_tensor_beside_the_images() -> None:
     with pytest.raises(ValueError, match="needs a batch streamed with Transform\\(masks=True\\)"):
         without.mask_array()
 
-
-@pytest.mark.parametrize(
-    ("mutate", "message"),
-    [
-        (lambda m: m.mask_shape.__setitem__(0, 2), r"mask shape \[2, 4, 5, 1\] for 3 samples"),
-        (lambda m: m.mask_shape.__setitem__(3, 3), r"mask shape \[3, 4, 5, 3\] for 3 samples"),
-        (lambda m: setattr(m, "masks", b"\0" * 59), r"needs 60 bytes but 59 were received"),
-        (lambda m: m.ClearField("mask_shape"), "60 mask bytes without a mask shape"),
-    ],
-)
-def test_a_bad_mask_layout_is_data_loss(mutate, message: str) -> None:  # type: ignore[no-untyped-def]
-    m = masked_batch()
-    mutate(m)
-    with pytest.raises(LoaderError, match=message) as caught:
-        decode_batch(m, target="host:1")
-    assert caught.value.code == grpc.StatusCode.DATA_LOSS
