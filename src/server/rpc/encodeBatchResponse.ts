@@ -40,7 +40,8 @@ const DTYPE_UINT8 = 1; // D_TYPE_UINT8
  * With `tensor` (a raw transform's height, width and channels), `data` is one contiguous
  * uint8 tensor and the batch carries its shape (samples first) and dtype; every sample must
  * be exactly one element of it. A `mixed` stream's batch carries each sample's source index
- * (each below 64: one byte).
+ * (each below 64: one byte). `columns` is the batch's `Batch.columns` fields, encoded already
+ * (`encodeColumns`): they go last, and count toward the message limit.
  *
  * @returns The encoded message, and the batch's sample and label blob bytes (for metrics).
  * @throws {@link LoaderError} INVALID_ARGUMENT when the batch may exceed `maxMessageBytes`.
@@ -51,6 +52,7 @@ export function encodeBatchResponse(
   maxMessageBytes: number,
   tensor?: readonly [number, number, number],
   mixed = false,
+  columns?: Buffer,
 ): { message: Buffer; bytes: number } {
   const { samples } = batch;
   const n = samples.length;
@@ -83,7 +85,8 @@ export function encodeBatchResponse(
     dataSizesLength += varintSize(s.data.length);
     blobSizesLength += varintSize(blob);
   }
-  assertBatchFits(n, dataBytes + blobBytes, resumeToken, maxMessageBytes);
+  const columnBytes = columns?.length ?? 0;
+  assertBatchFits(n, dataBytes + blobBytes + columnBytes, resumeToken, maxMessageBytes);
   const withBlobs = blobBytes > 0;
 
   const inner =
@@ -99,7 +102,8 @@ export function encodeBatchResponse(
     (batch.lastInEpoch ? 2 : 0) +
     (tensor ? lengthDelimitedSize(shapeLength) + 2 : 0) +
     (skippedUndecodable !== 0 ? 1 + varintSize(skippedUndecodable) : 0) +
-    (mixed && n > 0 ? lengthDelimitedSize(n) : 0);
+    (mixed && n > 0 ? lengthDelimitedSize(n) : 0) +
+    columnBytes;
   const size = lengthDelimitedSize(inner);
   const out = allocFramedMessage(size);
 
@@ -183,6 +187,10 @@ export function encodeBatchResponse(
     out[pos++] = TAG_SOURCE_INDEXES;
     pos = writeVarint(out, pos, n);
     for (let i = 0; i < n; i++) out[pos++] = samples[i]!.source;
+  }
+  if (columns !== undefined) {
+    out.set(columns, pos);
+    pos += columns.length;
   }
   // The buffer is uninitialised memory: a size and a write that disagree (an id not 16 bytes
   // long) would send stale heap bytes, so that is an error rather than a malformed batch.
