@@ -11,6 +11,7 @@ import grpc
 import numpy as np
 import numpy.typing as npt
 
+from .columns import Column, decode_columns
 from .errors import LoaderError
 from .v1 import loader_pb2
 
@@ -57,6 +58,8 @@ class Batch:
             into that list, ``int64``; ``None`` for a single-source stream. A sample's label
             is its source's kind: an integer in ``labels``, a blob in ``label_blobs``, or
             none (-1 and an empty blob), so sources of different kinds mix in one batch.
+        columns: The metadata columns the request asked for (``columns=``), by name, each a
+            :class:`Column` with one value per sample; empty when it asked for none.
     """
 
     epoch: int
@@ -75,6 +78,7 @@ class Batch:
     dtype: str | None = None
     skipped_undecodable: int = 0
     source_indexes: npt.NDArray[np.int64] | None = None
+    columns: dict[str, Column] = field(default_factory=dict)
     _ids: list[str] = field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
@@ -217,6 +221,7 @@ def decode_batch(
         dtype=dtype,
         skipped_undecodable=message.skipped_undecodable,
         source_indexes=source_indexes,
+        columns=decode_columns(message.columns, n, fail),
     )
 
 

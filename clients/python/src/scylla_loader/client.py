@@ -299,6 +299,7 @@ class LoaderClient:
         resume_token: bytes | None = None,
         transform: Transform | None = None,
         job_checkpoint: bytes | None = None,
+        columns: Iterable[str] | None = None,
         timeout: float | None = None,
         on_reconnect: Callable[[ReconnectInfo], None] | None = None,
     ) -> BatchStream:
@@ -329,6 +330,11 @@ class LoaderClient:
           epoch as rank ``rank`` of ``world_size`` with a share of exactly the samples no old
           rank delivered, then later epochs in full. While that epoch lasts, pass it again with
           this rank's ``resume_token`` (reconnections here do so by themselves).
+        - ``columns``: metadata columns each batch carries (:attr:`Batch.columns`, by name):
+          any typed column of the dataset (``describe_dataset().columns``) and
+          ``"source_key"``. In a mixture a source whose dataset lacks one gives nulls; a column
+          no source has is INVALID_ARGUMENT. Columns change nothing about which samples a
+          batch holds: a resume token works with other columns.
         - Backpressure: a message is read only when the loop asks for the next batch; the
           HTTP/2 window holds the server back meanwhile.
         - ``sources`` (instead of ``dataset`` and ``split``): a mixed stream, e.g.
@@ -371,6 +377,7 @@ class LoaderClient:
             resume_token=resume_token,
             transform=transform,
             job_checkpoint=job_checkpoint,
+            columns=columns,
         )
         deadline = None if timeout is None else time.monotonic() + timeout
         return BatchStream(self, request, deadline, on_reconnect)

@@ -61,6 +61,15 @@ class DType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     D_TYPE_UNSPECIFIED: _ClassVar[DType]
     D_TYPE_UINT8: _ClassVar[DType]
 
+class ColumnType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    COLUMN_TYPE_UNSPECIFIED: _ClassVar[ColumnType]
+    COLUMN_TYPE_TEXT: _ClassVar[ColumnType]
+    COLUMN_TYPE_INT: _ClassVar[ColumnType]
+    COLUMN_TYPE_BIGINT: _ClassVar[ColumnType]
+    COLUMN_TYPE_DOUBLE: _ClassVar[ColumnType]
+    COLUMN_TYPE_BOOLEAN: _ClassVar[ColumnType]
+
 class ClassTargetMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CLASS_TARGET_MODE_UNSPECIFIED: _ClassVar[ClassTargetMode]
@@ -100,6 +109,12 @@ BAD_IMAGE_POLICY_FAIL: BadImagePolicy
 BAD_IMAGE_POLICY_SKIP: BadImagePolicy
 D_TYPE_UNSPECIFIED: DType
 D_TYPE_UINT8: DType
+COLUMN_TYPE_UNSPECIFIED: ColumnType
+COLUMN_TYPE_TEXT: ColumnType
+COLUMN_TYPE_INT: ColumnType
+COLUMN_TYPE_BIGINT: ColumnType
+COLUMN_TYPE_DOUBLE: ColumnType
+COLUMN_TYPE_BOOLEAN: ColumnType
 CLASS_TARGET_MODE_UNSPECIFIED: ClassTargetMode
 CLASS_TARGET_MODE_NATURAL: ClassTargetMode
 CLASS_TARGET_MODE_BALANCED: ClassTargetMode
@@ -109,7 +124,7 @@ BAD_SAMPLE_POLICY_FAIL: BadSamplePolicy
 BAD_SAMPLE_POLICY_SKIP: BadSamplePolicy
 
 class StreamBatchesRequest(_message.Message):
-    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform", "job_checkpoint", "sources", "samples_per_epoch")
+    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform", "job_checkpoint", "sources", "samples_per_epoch", "columns")
     DATASET_FIELD_NUMBER: _ClassVar[int]
     SPLIT_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -129,6 +144,7 @@ class StreamBatchesRequest(_message.Message):
     JOB_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     SOURCES_FIELD_NUMBER: _ClassVar[int]
     SAMPLES_PER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
     dataset: str
     split: str
     batch_size: int
@@ -148,7 +164,8 @@ class StreamBatchesRequest(_message.Message):
     job_checkpoint: bytes
     sources: _containers.RepeatedCompositeFieldContainer[StreamSource]
     samples_per_epoch: int
-    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: _Optional[bool] = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ..., sources: _Optional[_Iterable[_Union[StreamSource, _Mapping]]] = ..., samples_per_epoch: _Optional[int] = ...) -> None: ...
+    columns: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: _Optional[bool] = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ..., sources: _Optional[_Iterable[_Union[StreamSource, _Mapping]]] = ..., samples_per_epoch: _Optional[int] = ..., columns: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class StreamSource(_message.Message):
     __slots__ = ("dataset", "split", "weight", "repeat")
@@ -229,7 +246,7 @@ class Transform(_message.Message):
     def __init__(self, channels: _Optional[int] = ..., resize: _Optional[int] = ..., center_crop: _Optional[_Union[CenterCrop, _Mapping]] = ..., random_resized_crop: _Optional[_Union[RandomResizedCrop, _Mapping]] = ..., horizontal_flip: _Optional[float] = ..., interpolation: _Optional[_Union[Interpolation, str]] = ..., output: _Optional[_Union[TransformOutput, str]] = ..., quality: _Optional[int] = ..., bad_image_policy: _Optional[_Union[BadImagePolicy, str]] = ...) -> None: ...
 
 class Batch(_message.Message):
-    __slots__ = ("epoch", "index", "ids", "labels", "data", "data_sizes", "label_blobs", "label_blob_sizes", "resume_token", "skipped_missing", "last_in_epoch", "shape", "dtype", "skipped_undecodable", "source_indexes")
+    __slots__ = ("epoch", "index", "ids", "labels", "data", "data_sizes", "label_blobs", "label_blob_sizes", "resume_token", "skipped_missing", "last_in_epoch", "shape", "dtype", "skipped_undecodable", "source_indexes", "columns")
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
@@ -245,6 +262,7 @@ class Batch(_message.Message):
     DTYPE_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_UNDECODABLE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_INDEXES_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
     epoch: int
     index: int
     ids: bytes
@@ -260,7 +278,28 @@ class Batch(_message.Message):
     dtype: DType
     skipped_undecodable: int
     source_indexes: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: _Optional[bool] = ..., shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., skipped_undecodable: _Optional[int] = ..., source_indexes: _Optional[_Iterable[int]] = ...) -> None: ...
+    columns: _containers.RepeatedCompositeFieldContainer[Column]
+    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: _Optional[bool] = ..., shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., skipped_undecodable: _Optional[int] = ..., source_indexes: _Optional[_Iterable[int]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ...) -> None: ...
+
+class Column(_message.Message):
+    __slots__ = ("name", "type", "text_values", "int_values", "bigint_values", "double_values", "boolean_values", "nulls")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    TEXT_VALUES_FIELD_NUMBER: _ClassVar[int]
+    INT_VALUES_FIELD_NUMBER: _ClassVar[int]
+    BIGINT_VALUES_FIELD_NUMBER: _ClassVar[int]
+    DOUBLE_VALUES_FIELD_NUMBER: _ClassVar[int]
+    BOOLEAN_VALUES_FIELD_NUMBER: _ClassVar[int]
+    NULLS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    type: ColumnType
+    text_values: _containers.RepeatedScalarFieldContainer[str]
+    int_values: _containers.RepeatedScalarFieldContainer[int]
+    bigint_values: _containers.RepeatedScalarFieldContainer[int]
+    double_values: _containers.RepeatedScalarFieldContainer[float]
+    boolean_values: _containers.RepeatedScalarFieldContainer[bool]
+    nulls: bytes
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[ColumnType, str]] = ..., text_values: _Optional[_Iterable[str]] = ..., int_values: _Optional[_Iterable[int]] = ..., bigint_values: _Optional[_Iterable[int]] = ..., double_values: _Optional[_Iterable[float]] = ..., boolean_values: _Optional[_Iterable[bool]] = ..., nulls: _Optional[bytes] = ...) -> None: ...
 
 class StreamBatchesResponse(_message.Message):
     __slots__ = ("batch",)
