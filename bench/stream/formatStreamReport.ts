@@ -1,5 +1,5 @@
 import { formatMixingReport } from './formatMixingReport.js';
-import { formatColumnsReport } from './benchColumns.js';
+import { formatColumnsReport } from './formatColumnsReport.js';
 import { scenarioLabel } from './runStreamBench.js';
 import type { StreamBenchReport } from './runStreamBench.js';
 
