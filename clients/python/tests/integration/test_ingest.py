@@ -288,8 +288,9 @@ def test_the_torchvision_example_ingests_fake_data_and_an_image_folder(
         assert client.describe_dataset(fake, timeout=60).sample_count == 300
         described = client.describe_dataset(folder, timeout=60)
     assert described.label_names == ["ant", "bee"] and described.class_counts == {0: 3, 1: 3}
-    # The files' own bytes (JPEG), in ImageFolder's sorted order: tree/0 is ant/0.jpg.
-    expected = {sample_id(folder, f"tree/{i}"): data for i, data in enumerate(files.values())}
+    # The files' own bytes (JPEG), keyed by their paths under the root: tree/ant/0.jpg.
+    expected = {sample_id(folder, f"tree/{p.relative_to(root).as_posix()}"): data
+                for p, data in files.items()}
     assert stored(loader.target, folder) == expected
 
 

@@ -1,12 +1,9 @@
-import datetime
-
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Iterable as _Iterable, Mapping as _Mapping
-from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -165,7 +162,7 @@ class StreamBatchesRequest(_message.Message):
     sources: _containers.RepeatedCompositeFieldContainer[StreamSource]
     samples_per_epoch: int
     columns: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: _Optional[bool] = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ..., sources: _Optional[_Iterable[_Union[StreamSource, _Mapping]]] = ..., samples_per_epoch: _Optional[int] = ..., columns: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: bool = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ..., sources: _Optional[_Iterable[_Union[StreamSource, _Mapping]]] = ..., samples_per_epoch: _Optional[int] = ..., columns: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class StreamSource(_message.Message):
     __slots__ = ("dataset", "split", "weight", "repeat")
@@ -177,7 +174,7 @@ class StreamSource(_message.Message):
     split: str
     weight: float
     repeat: bool
-    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., weight: _Optional[float] = ..., repeat: _Optional[bool] = ...) -> None: ...
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., weight: _Optional[float] = ..., repeat: bool = ...) -> None: ...
 
 class JobCheckpoint(_message.Message):
     __slots__ = ("world_size", "ranks", "base")
@@ -279,7 +276,7 @@ class Batch(_message.Message):
     skipped_undecodable: int
     source_indexes: _containers.RepeatedScalarFieldContainer[int]
     columns: _containers.RepeatedCompositeFieldContainer[Column]
-    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: _Optional[bool] = ..., shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., skipped_undecodable: _Optional[int] = ..., source_indexes: _Optional[_Iterable[int]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ...) -> None: ...
+    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: bool = ..., shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., skipped_undecodable: _Optional[int] = ..., source_indexes: _Optional[_Iterable[int]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ...) -> None: ...
 
 class Column(_message.Message):
     __slots__ = ("name", "type", "text_values", "int_values", "bigint_values", "double_values", "boolean_values", "nulls")
@@ -411,7 +408,7 @@ class CreateSplitsRequest(_message.Message):
     seed: int
     new_version: bool
     allow_shortfall: bool
-    def __init__(self, dataset: _Optional[str] = ..., name: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[PartWeight, _Mapping]]] = ..., folds: _Optional[int] = ..., group_by: _Optional[_Iterable[str]] = ..., class_target_mode: _Optional[_Union[ClassTargetMode, str]] = ..., class_ratios: _Optional[_Mapping[int, float]] = ..., max_total: _Optional[int] = ..., filters: _Optional[_Iterable[_Union[MetadataFilter, _Mapping]]] = ..., seed: _Optional[int] = ..., new_version: _Optional[bool] = ..., allow_shortfall: _Optional[bool] = ...) -> None: ...
+    def __init__(self, dataset: _Optional[str] = ..., name: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[PartWeight, _Mapping]]] = ..., folds: _Optional[int] = ..., group_by: _Optional[_Iterable[str]] = ..., class_target_mode: _Optional[_Union[ClassTargetMode, str]] = ..., class_ratios: _Optional[_Mapping[int, float]] = ..., max_total: _Optional[int] = ..., filters: _Optional[_Iterable[_Union[MetadataFilter, _Mapping]]] = ..., seed: _Optional[int] = ..., new_version: bool = ..., allow_shortfall: bool = ...) -> None: ...
 
 class SplitPart(_message.Message):
     __slots__ = ("name", "size", "class_counts", "targets", "groups")
@@ -461,7 +458,7 @@ class SplitSet(_message.Message):
     content_hash: str
     worst_deviation: float
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[int] = ..., params_json: _Optional[str] = ..., seed: _Optional[int] = ..., folds: _Optional[int] = ..., parts: _Optional[_Iterable[_Union[SplitPart, _Mapping]]] = ..., content_hash: _Optional[str] = ..., worst_deviation: _Optional[float] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[int] = ..., params_json: _Optional[str] = ..., seed: _Optional[int] = ..., folds: _Optional[int] = ..., parts: _Optional[_Iterable[_Union[SplitPart, _Mapping]]] = ..., content_hash: _Optional[str] = ..., worst_deviation: _Optional[float] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class CreateSplitsResponse(_message.Message):
     __slots__ = ("split_set",)
@@ -528,7 +525,7 @@ class MetadataValue(_message.Message):
     int: int
     double: float
     boolean: bool
-    def __init__(self, text: _Optional[str] = ..., int: _Optional[int] = ..., double: _Optional[float] = ..., boolean: _Optional[bool] = ...) -> None: ...
+    def __init__(self, text: _Optional[str] = ..., int: _Optional[int] = ..., double: _Optional[float] = ..., boolean: bool = ...) -> None: ...
 
 class IngestSample(_message.Message):
     __slots__ = ("source_key", "data", "label", "label_blob", "metadata")
@@ -585,4 +582,4 @@ class IngestSamplesResponse(_message.Message):
     skipped_samples: _containers.RepeatedCompositeFieldContainer[SkippedSample]
     done: bool
     dataset_samples: int
-    def __init__(self, acknowledged_requests: _Optional[int] = ..., acknowledged_samples: _Optional[int] = ..., written: _Optional[int] = ..., already_present: _Optional[int] = ..., skipped: _Optional[int] = ..., skipped_samples: _Optional[_Iterable[_Union[SkippedSample, _Mapping]]] = ..., done: _Optional[bool] = ..., dataset_samples: _Optional[int] = ...) -> None: ...
+    def __init__(self, acknowledged_requests: _Optional[int] = ..., acknowledged_samples: _Optional[int] = ..., written: _Optional[int] = ..., already_present: _Optional[int] = ..., skipped: _Optional[int] = ..., skipped_samples: _Optional[_Iterable[_Union[SkippedSample, _Mapping]]] = ..., done: bool = ..., dataset_samples: _Optional[int] = ...) -> None: ...
