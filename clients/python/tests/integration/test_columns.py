@@ -4,10 +4,15 @@ resumed stream may ask for other columns."""
 
 from __future__ import annotations
 
+import json
 import math
 import secrets
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +23,7 @@ from .loader_process import LoaderProcess, drop_test_datasets
 
 pytestmark = pytest.mark.integration
 
+PACKAGE = Path(__file__).resolve().parents[2]
 SAMPLE_ID_NAMESPACE = uuid.UUID("3f6c1d2e-8b4a-5c7e-9d10-2a4b6c8e0f13")
 COLUMNS = {"caption": "text", "n": "int", "big": "bigint", "x": "double", "ok": "boolean"}
 N = 60
@@ -124,3 +130,42 @@ def test_columns_are_refused_with_the_servers_words(loader: LoaderProcess, datas
         with pytest.raises(LoaderError) as err:
             list(client.stream_batches(dataset, "all", batch_size=4, columns=["nope"]))
     assert "column \"nope\" is not in dataset" in str(err.value)
+
+
+def test_dict_items_keep_their_columns_through_a_stateful_checkpoint_in_a_new_process(
+    loader: LoaderProcess, dataset: str, tmp_path: Path
+) -> None:
+    def run(name: str, columns: list[str], **extra: object) -> list[dict[str, Any]]:
+        out = tmp_path / f"{name}.json"
+        spec = {"target": loader.target, "dataset": dataset, "columns": columns,
+                "out": str(out), **extra}
+        p = subprocess.run([sys.executable, "-m", "tests.integration.records_run", json.dumps(spec)],
+                           cwd=PACKAGE, timeout=300)
+        assert p.returncode == 0, name
+        items: list[dict[str, Any]] = json.loads(out.read_text())
+        return items
+
+    index = by_key(dataset)
+
+    def check_items(items: list[dict[str, Any]], columns: list[str]) -> list[str]:
+        seen: list[str] = []
+        for item in items:
+            for j, sample_id in enumerate(item["id"]):
+                i = index[sample_id]
+                for name in columns:
+                    want = f"k/{i}" if name == "source_key" else values(i)[name]
+                    assert item[name][j] == want, (name, i, item[name][j], want)
+                seen.append(sample_id)
+        return seen
+
+    first_columns = ["source_key", "caption", "x"]
+    ckpt = tmp_path / "mid.pt"
+    first = run("first", first_columns, save_after=3, save_to=str(ckpt))
+    whole = check_items(first, first_columns)
+    assert sorted(whole) == sorted(index)
+    # A new process resumes the checkpoint asking for other columns: exactly the rest.
+    rest = run("rest", ["n", "ok", "big"], load=str(ckpt))
+    resumed = check_items(rest, ["n", "ok", "big"])
+    head = [i for item in first[:3] for i in item["id"]]
+    assert sorted(head + resumed) == sorted(index)
+    assert len(set(head + resumed)) == N

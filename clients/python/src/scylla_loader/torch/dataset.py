@@ -7,7 +7,7 @@ import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -16,12 +16,14 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from ..batch import Batch
 from ..client import LoaderClient
+from ..columns import validate_column_names
 from ..request import Ordering, ShardRule, ShuffleMode
 from ..retry import ReconnectPolicy
 from ..security import TlsOptions, TokenSource, check_security
 from ..source import Source, SourceLike, stream_input
 from ..transform import Transform
 from .decode import DECODE_MODES, Decode, DecodeMode, collate
+from .records import check_record_columns, record
 from .length import batch_count, mixed_positions, shard_length, split_size
 from .job_state import JOB_STATE_KIND, JOB_STATE_VERSION, find_worker_states, merge_states
 from .sharding import resolve_rank, worker_shard
@@ -141,6 +143,16 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         return_label_blobs: Items gain a list of each sample's label blob as ``bytes`` (a
             mask, a caption; ``b""`` for a sample without one), after the ids when
             ``return_ids`` is set too and before the source indexes of ``with_sources``.
+        columns: Metadata columns of the dataset (and ``"source_key"``) each batch carries:
+            items are then dicts (see ``as_dict``) with each column by its name: text as a
+            list of ``str`` (``None`` for a null), numbers as tensors (``int64`` for int and
+            bigint, ``float64``, ``bool``; a batch with a null in a number column has it as
+            ``float64`` with NaN; a double column is always ``float64``). Not part of the
+            stream's identity: a checkpoint resumes with other columns.
+        as_dict: Items are dicts ``{"image", "label", "id"[, "source"][, <column>...]}``
+            instead of tuples (implied by ``columns``); ``return_ids``,
+            ``return_label_blobs`` and ``with_sources`` do not apply then (``source`` is there
+            in a mixture, ``id`` always).
         tls: TLS to the loader, as for :class:`LoaderClient`; PEM file paths are read in each
             worker when its client is made (and checked here first).
         token: Bearer token or token function, as for :class:`LoaderClient`. With spawned
@@ -179,6 +191,8 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         epoch: int = 0,
         return_ids: bool = False,
         return_label_blobs: bool = False,
+        columns: Sequence[str] | None = None,
+        as_dict: bool = False,
         reconnect: ReconnectPolicy = ReconnectPolicy(),
         tls: TlsOptions | bool | None = None,
         token: TokenSource | None = None,
@@ -259,6 +273,9 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self.server_transform = server_transform
         self.return_ids = return_ids
         self.return_label_blobs = return_label_blobs
+        self.columns = validate_column_names(columns) if columns is not None else []
+        check_record_columns(self.columns)
+        self.as_dict = as_dict or bool(self.columns)
         self.reconnect = reconnect
         self.client_options = dict(client_options or {})
         security_keys = {"tls", "token", "insecure_token", "credentials"}
@@ -365,7 +382,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             self._client_pid = os.getpid()
         return self._client
 
-    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+    def __iter__(self) -> Iterator[Any]:
         _refuse_dataloader_batching()
         info = get_worker_info()
         worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
@@ -436,6 +453,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             resume_token=token,
             transform=self.server_transform,
             job_checkpoint=checkpoint,
+            columns=self.columns or None,
         )
         raw = self.server_transform is not None and self.server_transform.raw
         try:
@@ -451,12 +469,16 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                     item = collate(
                         batch.samples, batch.labels, self.decode, self.transform, self.decode_mode
                     )
-                if self.return_ids:
-                    item = (*item, batch.ids)
-                if self.return_label_blobs:
-                    item = (*item, _label_blob_list(batch))
-                if self.with_sources:
-                    item = (*item, _source_tensor(batch))
+                out: Any = item
+                if self.as_dict:
+                    out = record(batch, item[0], item[1], None, self._input.mixed)
+                else:
+                    if self.return_ids:
+                        out = (*out, batch.ids)
+                    if self.return_label_blobs:
+                        out = (*out, _label_blob_list(batch))
+                    if self.with_sources:
+                        out = (*out, _source_tensor(batch))
                 # The state is updated before the yield: a snapshot taken once the item is out
                 # (StatefulDataLoader's) counts it as delivered.
                 self._state = {
@@ -464,7 +486,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                     "resume_token": batch.resume_token,
                     "epoch_done": batch.last_in_epoch,
                 }
-                yield item
+                yield out
             self._state = {**self._state, "epoch_done": True}
         finally:
             stream.close()
