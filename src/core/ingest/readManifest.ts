@@ -28,7 +28,8 @@ interface RawRow {
 /**
  * Reads a CSV (header row) or JSONL (one object per line) manifest. Columns: `path` (required;
  * also the sample's source key), `label` (an integer, or a class name: names are sorted and
- * numbered from 0), `label_blob_path` (optional file whose bytes become the label blob), and
+ * numbered from 0), `label_blob_path` (optional file whose bytes become the label blob; a
+ * manifest with neither column is unlabelled, one with either needs one on every row), and
  * any metadata columns, typed as declared or inferred (see {@link inferColumnType}). A
  * malformed line is an INVALID_ARGUMENT error naming the file and line.
  */
@@ -50,9 +51,8 @@ export async function readManifest(
   if (!columnNames.has('path')) {
     throw invalidArgument(`manifest ${abs} has no "path" column`);
   }
-  if (!columnNames.has('label') && !columnNames.has('label_blob_path')) {
-    throw invalidArgument(`manifest ${abs} needs a "label" or a "label_blob_path" column`);
-  }
+  // Without either column the manifest is unlabelled; with one, every row needs a label.
+  const unlabelled = !columnNames.has('label') && !columnNames.has('label_blob_path');
 
   const columns: ColumnSpec[] = [];
   for (const name of [...columnNames].sort()) {
@@ -78,8 +78,11 @@ export async function readManifest(
     let label: number | null = null;
     if (rawLabel !== undefined && rawLabel !== null && rawLabel !== '') {
       label = labelNames.length > 0 ? labelIndex.get(String(rawLabel))! : Number(rawLabel);
-    } else if (!r.values['label_blob_path']) {
-      throw invalidArgument(`${r.origin}: row has neither a label nor a label_blob_path`);
+    } else if (!unlabelled && !r.values['label_blob_path']) {
+      throw invalidArgument(
+        `${r.origin}: row has neither a label nor a label_blob_path (a manifest without ` +
+          '"label" and "label_blob_path" columns is unlabelled; with them, every row needs one)',
+      );
     }
     const blob = r.values['label_blob_path'];
     const metadata: IngestEntry['metadata'] = {};
@@ -100,7 +103,15 @@ export async function readManifest(
       origin: r.origin,
     };
   });
-  return listedSource({ description: `manifest:${abs}`, entries, labelNames, columns });
+  return listedSource({
+    description: `manifest:${abs}`,
+    entries,
+    labelNames,
+    columns,
+    ...(unlabelled
+      ? { unlabelled: `manifest ${abs} has no "label" or "label_blob_path" column` }
+      : {}),
+  });
 }
 
 /** Integer labels stay as they are; any other label makes every label a class name. */

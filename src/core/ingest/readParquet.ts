@@ -61,7 +61,8 @@ export const DEFAULT_LABEL_COLUMNS = ['label', 'labels', 'class', 'target'] as c
  * Columns: the image column (binary, or a `{bytes, path}` struct), the label column (integers
  * stay labels; strings are class names, sorted and numbered from 0; an integer column that
  * Hugging Face's `huggingface` key-value metadata describes as a ClassLabel takes its names),
- * optionally a key column and a label blob column. Every other column of a scalar type is a
+ * optionally a key column and a label blob column (files with neither a label column nor a
+ * label blob column are an unlabelled dataset). Every other column of a scalar type is a
  * metadata column: int32 (and smaller) as int, int64 and uint32 as bigint, float and double
  * as double, string as text, boolean as boolean, named by mapping the Parquet names (see
  * {@link metadataColumnNames}: `NSFW` -> `nsfw`, `caption.en` -> `caption_en`; names that map
@@ -108,6 +109,14 @@ export async function readParquet(
     description: `parquet:${first.path}${more}`,
     labelNames,
     columns: layout.metadata.map(({ name, type }) => ({ name, type })),
+    // Neither a label column nor a label blob column: the rows are samples without labels.
+    ...(layout.label === undefined && layout.labelBlobColumn === undefined
+      ? {
+          unlabelled:
+            `${first.path} has no label column (looked for ${DEFAULT_LABEL_COLUMNS.join(', ')}; ` +
+            `${(options.nameOption ?? ownOptionName)('labelColumn')} <name> names another)`,
+        }
+      : {}),
     total,
     async *samples() {
       for (const file of parquetFiles) {
@@ -392,12 +401,6 @@ function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout 
       );
     }
     label = { name: labelName, kind: type === 'text' ? 'text' : 'int' };
-  } else if (labelBlobColumn === undefined) {
-    throw invalidArgument(
-      `${first.path} has no label column (looked for ${DEFAULT_LABEL_COLUMNS.join(', ')}); pass ` +
-        `${optionName('labelColumn')} <name> (or ${optionName('labelBlobColumn')} <name>); its columns: ` +
-        listing(),
-    );
   }
   const classLabel = label && features?.[label.name]?.['names'];
   const hfNames =
@@ -712,7 +715,7 @@ function rowEntry(
     if (entry.label === null && !entry.labelBlob) {
       return fail(`label column ${layout.label.name} is null`);
     }
-  } else if (!entry.labelBlob) {
+  } else if (layout.labelBlobColumn !== undefined && !entry.labelBlob) {
     return fail(`label blob column ${layout.labelBlobColumn} is null`);
   }
 

@@ -23,10 +23,11 @@ export const webDatasetFormat: IngestFormat = {
   ],
   declaresTypes: true,
   sharding: 'own',
-  open: (input, { values, declaredTypes, shard }) =>
+  open: (input, { values, declaredTypes, shard, nameOption }) =>
     readWebDataset([input].flat(), {
       ...(shard ? { shard } : {}),
       ...(values['labelField'] ? { labelField: values['labelField'] } : {}),
       declaredTypes,
+      nameOption,
     }),
 };
