@@ -40,7 +40,7 @@ describe('refuseUnlabelled', () => {
 
   it('refuses a balanced split of a partly labelled dataset, and ratios naming -1', () => {
     expect(() => refuseUnlabelled('mixed', some, { mode: 'balanced' })).toThrow(
-      /^dataset mixed: 2 of its 4 samples \(after the filters\) have no label, and a balanced split .* needs a label on every sample; leave them out with a range filter on column label from 0/,
+      /^dataset mixed: 2 of its 4 samples \(after the filters\) have no label, and a balanced split .* needs a label on every sample; leave them out with a range filter on column label from 0 \(label=0\.\.\)/,
     );
     expect(() => refuseUnlabelled('d', all, { mode: 'ratios', ratios: { [-1]: 1 } })).toThrow(
       /name label -1, which is not a class/,

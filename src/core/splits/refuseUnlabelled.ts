@@ -36,6 +36,6 @@ export function refuseUnlabelled(dataset: string, input: SplitInput, targets: Cl
   throw invalidArgument(
     `dataset ${dataset}: ${unlabelled} of its ${input.count} samples (after the filters) have ` +
       `no label, and ${what} needs a label on every sample; leave them out with a range filter ` +
-      'on column label from 0, or split without class targets (natural proportions, the default)',
+      'on column label from 0 (label=0..), or split without class targets (natural proportions, the default)',
   );
 }
