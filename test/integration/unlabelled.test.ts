@@ -278,4 +278,37 @@ describe('unlabelled datasets', () => {
         "call's first sample had one",
     );
   });
+
+  it('a dataset with labelled and unlabelled samples refuses a balanced split until a label filter leaves the unlabelled out', async () => {
+    const ks = newDataset();
+    const labelled = Array.from({ length: 8 }, (_, i) => ({
+      sourceKey: `l/${i}`,
+      data: png(i),
+      label: i % 2,
+    }));
+    const bare = Array.from({ length: 4 }, (_, i) => ({ sourceKey: `u/${i}`, data: png(i) }));
+    await client.ingest(ks, labelled);
+    await client.ingest(ks, bare);
+    expect((await client.describeDataset(ks)).classCounts).toEqual({ [-1]: 4, 0: 4, 1: 4 });
+    const parts = { a: 1, b: 1 };
+    const refused = await client
+      .createSplits({ dataset: ks, name: 'bal', parts, classTargets: 'balanced' })
+      .then(
+        () => undefined,
+        (e: unknown) => e as ClientError,
+      );
+    expect(refused?.codeName).toBe('INVALID_ARGUMENT');
+    expect(refused?.message).toContain(
+      `dataset ${ks}: 4 of its 12 samples (after the filters) have no label, and a balanced ` +
+        'split',
+    );
+    const set = await client.createSplits({
+      dataset: ks,
+      name: 'bal',
+      parts,
+      classTargets: 'balanced',
+      filters: [{ column: 'label', min: 0 }],
+    });
+    expect(set.parts.map((p) => p.size).reduce((x, y) => x + y, 0)).toBe(8);
+  });
 });
