@@ -156,6 +156,19 @@ describe('unlabelled datasets', () => {
     expect(describe.stdout).toContain(`unlabelled    ${N} samples without a label`);
   });
 
+  it('--ignore-labels ingests a tree of folders that are not classes as unlabelled (CLI)', async () => {
+    const root = path.join(work, 'nested');
+    const keys = Array.from({ length: N }, (_, i) => `part-${i % 3}/x${i}.png`);
+    for (const [i, k] of keys.entries()) {
+      await mkdir(path.dirname(path.join(root, k)), { recursive: true });
+      await writeFile(path.join(root, k), png(i));
+    }
+    const ks = newDataset();
+    const report = await ingestCli(ks, '--image-folder', root, '--ignore-labels');
+    expect(report).toContain('unlabelled: labels ignored (--ignore-labels)');
+    await expectUnlabelled(ks, keys);
+  });
+
   it('a manifest without label columns ingests unlabelled, its other columns as metadata (CLI)', async () => {
     const dir = path.join(work, 'manifest');
     await mkdir(dir);

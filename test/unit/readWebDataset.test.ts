@@ -224,6 +224,13 @@ describe('readWebDataset', () => {
     const labelled = await readWebDataset([masked]);
     expect(labelled.unlabelled).toBeUndefined();
     expect((await all(labelled)).map((e) => e.error !== undefined)).toEqual([true, false]);
+    // Unless labels are ignored: then every sample is stored without label or blob.
+    const ignored = await readWebDataset([masked], { ignoreLabels: true });
+    expect(ignored.unlabelled).toBe('labels ignored (ignoreLabels)');
+    expect((await all(ignored)).map((e) => [e.label, e.labelBlob, e.error])).toEqual([
+      [null, undefined, undefined],
+      [null, undefined, undefined],
+    ]);
   });
 
   it('reads a .txt member as the caption, metadata column txt, not as a label', async () => {

@@ -78,6 +78,10 @@ export function registerIngestCommand(program: Command): void {
     .option('--shard <i/n>', 'ingest only part i of n of the source (run n processes, i = 0..n-1)')
     .option('--workers <n>', 'split the source over n processes of this machine', '1')
     .option('--strict', 'stop at the first bad sample (unreadable, undecodable, too big)', false)
+    .option(
+      '--ignore-labels',
+      "store every sample without a label or label blob, whatever the source has (an image folder's files at any depth)",
+    )
     .addOption(new Option('--worker-child').hideHelp())
     .addOption(
       new Option(
@@ -108,6 +112,7 @@ export async function openIngestSource(flags: IngestFlags): Promise<IngestSource
     declaredTypes,
     ...(shard ? { shard } : {}),
     nameOption: ingestFlagOf,
+    ...(flags.ignoreLabels === true ? { ignoreLabels: true } : {}),
   });
 }
 

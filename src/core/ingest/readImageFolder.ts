@@ -9,10 +9,16 @@ import { listedSource, type ListedSource } from './IngestSource.js';
  * folder). Class names are sorted and numbered from 0, as torchvision's ImageFolder does, and
  * each sample's source key is its root-relative POSIX path. Hidden files and folders are
  * ignored. A root with files and no folder at all is an unlabelled dataset: each file is a
- * sample without a label. A root with class folders ignores files beside them, as
+ * sample without a label; so is every file at any depth with `ignoreLabels`. A root with class folders ignores files beside them, as
  * torchvision's ImageFolder does.
  */
-export async function readImageFolder(root: string): Promise<ListedSource> {
+export async function readImageFolder(
+  root: string,
+  options: {
+    /** Read every file at any depth as a sample without a label; names the setting asking it. */
+    ignoreLabels?: string;
+  } = {},
+): Promise<ListedSource> {
   const abs = path.resolve(root);
   const rootStat = await stat(abs).catch(() => null);
   if (!rootStat) throw notFound(`ImageFolder root ${abs} does not exist`);
@@ -30,7 +36,7 @@ export async function readImageFolder(root: string): Promise<ListedSource> {
     metadata: {},
     origin: file,
   });
-  if (classes.length === 0) {
+  if (classes.length === 0 || options.ignoreLabels !== undefined) {
     const files = await listFiles(abs);
     if (files.length === 0) {
       throw invalidArgument(
@@ -43,7 +49,10 @@ export async function readImageFolder(root: string): Promise<ListedSource> {
       entries: files.map((file) => entry(file, null)),
       labelNames: [],
       columns: [],
-      unlabelled: `${abs} has files and no class folders`,
+      unlabelled:
+        options.ignoreLabels !== undefined
+          ? `labels ignored (${options.ignoreLabels})`
+          : `${abs} has files and no class folders`,
     });
   }
 

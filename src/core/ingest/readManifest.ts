@@ -18,6 +18,8 @@ export interface ManifestOptions {
   root?: string;
   /** Declared column types; undeclared columns are inferred from their values. */
   declaredTypes?: Record<string, ColumnType>;
+  /** Leave the label columns unread: every sample is unlabelled. Names the setting asking it. */
+  ignoreLabels?: string;
 }
 
 interface RawRow {
@@ -52,7 +54,9 @@ export async function readManifest(
     throw invalidArgument(`manifest ${abs} has no "path" column`);
   }
   // Without either column the manifest is unlabelled; with one, every row needs a label.
-  const unlabelled = !columnNames.has('label') && !columnNames.has('label_blob_path');
+  const unlabelled =
+    options.ignoreLabels !== undefined ||
+    (!columnNames.has('label') && !columnNames.has('label_blob_path'));
 
   const columns: ColumnSpec[] = [];
   for (const name of [...columnNames].sort()) {
@@ -67,7 +71,7 @@ export async function readManifest(
     }
   }
 
-  const labelNames = labelNamesOf(rows);
+  const labelNames = unlabelled ? [] : labelNamesOf(rows);
   const labelIndex = new Map(labelNames.map((n, i) => [n, i]));
   const entries: IngestEntry[] = rows.map((r) => {
     const p = r.values['path'];
@@ -76,7 +80,9 @@ export async function readManifest(
     }
     const rawLabel = r.values['label'];
     let label: number | null = null;
-    if (rawLabel !== undefined && rawLabel !== null && rawLabel !== '') {
+    if (unlabelled) {
+      // No label, no blob.
+    } else if (rawLabel !== undefined && rawLabel !== null && rawLabel !== '') {
       label = labelNames.length > 0 ? labelIndex.get(String(rawLabel))! : Number(rawLabel);
     } else if (!unlabelled && !r.values['label_blob_path']) {
       throw invalidArgument(
@@ -96,7 +102,7 @@ export async function readManifest(
       sourceKey: p,
       filePath: path.resolve(root, p),
       label,
-      ...(typeof blob === 'string' && blob !== ''
+      ...(!unlabelled && typeof blob === 'string' && blob !== ''
         ? { labelBlobPath: path.resolve(root, blob) }
         : {}),
       metadata,
@@ -109,7 +115,12 @@ export async function readManifest(
     labelNames,
     columns,
     ...(unlabelled
-      ? { unlabelled: `manifest ${abs} has no "label" or "label_blob_path" column` }
+      ? {
+          unlabelled:
+            options.ignoreLabels !== undefined
+              ? `labels ignored (${options.ignoreLabels})`
+              : `manifest ${abs} has no "label" or "label_blob_path" column`,
+        }
       : {}),
   });
 }

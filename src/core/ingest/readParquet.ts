@@ -42,6 +42,11 @@ export interface ParquetOptions {
   /** A binary column whose bytes become each sample's label blob. */
   labelBlobColumn?: string;
   /**
+   * Store every row without a label or label blob: no label column is looked for (a `label`
+   * column is then a metadata column, `src_label`).
+   */
+  ignoreLabels?: boolean;
+  /**
    * Metadata column types to use instead of those the Parquet types map to, by metadata column
    * name (the name a Parquet column maps to, e.g. `nsfw` for `NSFW`).
    */
@@ -112,9 +117,10 @@ export async function readParquet(
     // Neither a label column nor a label blob column: the rows are samples without labels.
     ...(layout.label === undefined && layout.labelBlobColumn === undefined
       ? {
-          unlabelled:
-            `${first.path} has no label column (looked for ${DEFAULT_LABEL_COLUMNS.join(', ')}; ` +
-            `${(options.nameOption ?? ownOptionName)('labelColumn')} <name> names another)`,
+          unlabelled: options.ignoreLabels
+            ? `labels ignored (${(options.nameOption ?? ownOptionName)('ignoreLabels')})`
+            : `${first.path} has no label column (looked for ${DEFAULT_LABEL_COLUMNS.join(', ')}; ` +
+              `${(options.nameOption ?? ownOptionName)('labelColumn')} <name> names another)`,
         }
       : {}),
     total,
@@ -390,7 +396,9 @@ function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout 
   }
 
   let label: ColumnLayout['label'];
-  const labelName = options.labelColumn ?? DEFAULT_LABEL_COLUMNS.find((name) => kinds.has(name));
+  const labelName = options.ignoreLabels
+    ? undefined
+    : (options.labelColumn ?? DEFAULT_LABEL_COLUMNS.find((name) => kinds.has(name)));
   if (labelName !== undefined) {
     const kind = need(labelName, optionName('labelColumn'));
     const type = kind.kind === 'scalar' ? kind.type : undefined;

@@ -30,6 +30,8 @@ export interface WebDatasetOptions {
   declaredTypes?: Record<string, ColumnType>;
   /** How messages name an option (default: its name; the CLI passes one giving its flags). */
   nameOption?: NameOption;
+  /** Store every sample without a label or label blob, whatever members it has. */
+  ignoreLabels?: boolean;
 }
 
 /** Extensions of the image member, in order of preference (compared in lower case). */
@@ -94,11 +96,13 @@ export async function readWebDataset(
   const labelField = options.labelField ?? 'label';
 
   const survey = await surveyFiles(files, labelField, owns);
-  const labelNames = labelNamesOf(survey.labels);
+  const ignore = options.ignoreLabels === true;
+  const labelNames = ignore ? [] : labelNamesOf(survey.labels);
   const columns = columnsOf(survey, options.declaredTypes ?? {}, files);
   const columnOf = survey.columnOf;
   const labelIndex = new Map(labelNames.map((n, i) => [n, i]));
-  const labelled = survey.labels.size > 0 || survey.blobs;
+  const labelled = !ignore && (survey.labels.size > 0 || survey.blobs);
+  const optionName = options.nameOption ?? ownOptionName;
   const more = files.length > 1 ? `(+${files.length - 1} more)` : '';
 
   return {
@@ -108,10 +112,11 @@ export async function readWebDataset(
     ...(labelled
       ? {}
       : {
-          unlabelled:
-            'no sample has a .cls or .label member, a .json field ' +
-            `${JSON.stringify(labelField)} or a label blob member ` +
-            `(${(options.nameOption ?? ownOptionName)('labelField')} <name> names another field)`,
+          unlabelled: ignore
+            ? `labels ignored (${optionName('ignoreLabels')})`
+            : 'no sample has a .cls or .label member, a .json field ' +
+              `${JSON.stringify(labelField)} or a label blob member ` +
+              `(${optionName('labelField')} <name> names another field)`,
         }),
     total: survey.total,
     async *samples() {
@@ -289,7 +294,7 @@ function makeSample(
   const parsed = parseGroup(group, ctx.labelField, ctx.labelled);
   if (typeof parsed === 'string') return parsed;
   let label: number | null = null;
-  if (parsed.label !== undefined) {
+  if (ctx.labelled && parsed.label !== undefined) {
     if (ctx.labelNames.length === 0) label = Number(parsed.label);
     else {
       const index = ctx.labelIndex.get(parsed.label);
@@ -318,7 +323,8 @@ function makeSample(
   } catch (err) {
     return (err as Error).message;
   }
-  const blob = parsed.blobExt !== undefined ? group.members.get(parsed.blobExt) : undefined;
+  const blob =
+    ctx.labelled && parsed.blobExt !== undefined ? group.members.get(parsed.blobExt) : undefined;
   return {
     data: group.members.get(parsed.imageExt) ?? Buffer.alloc(0),
     label,

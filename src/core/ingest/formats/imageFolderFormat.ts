@@ -16,5 +16,9 @@ export const imageFolderFormat: IngestFormat = {
   options: [],
   declaresTypes: false,
   sharding: 'entries',
-  open: (input) => readImageFolder(String(input)),
+  open: (input, { ignoreLabels, nameOption }) =>
+    readImageFolder(
+      String(input),
+      ignoreLabels ? { ignoreLabels: nameOption('ignoreLabels') } : {},
+    ),
 };

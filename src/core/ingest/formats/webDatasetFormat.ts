@@ -23,8 +23,9 @@ export const webDatasetFormat: IngestFormat = {
   ],
   declaresTypes: true,
   sharding: 'own',
-  open: (input, { values, declaredTypes, shard, nameOption }) =>
+  open: (input, { values, declaredTypes, shard, nameOption, ignoreLabels }) =>
     readWebDataset([input].flat(), {
+      ...(ignoreLabels ? { ignoreLabels: true } : {}),
       ...(shard ? { shard } : {}),
       ...(values['labelField'] ? { labelField: values['labelField'] } : {}),
       declaredTypes,
