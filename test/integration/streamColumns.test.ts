@@ -1,4 +1,8 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import cassandra from 'cassandra-driver';
+import { pack } from 'tar-stream';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -12,6 +16,8 @@ import { createDbClient, datasetNamespace, sampleId } from '../../src/core/index
 import type { LoaderServer } from '../../src/server/index.js';
 import { startTestServer } from '../support/loaderServer.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
+import { dbEnv } from '../support/dbEnv.js';
+import { runCli } from '../support/runCli.js';
 
 /** Metadata columns of every type a stream returns. */
 const COLUMNS = { caption: 'text', n: 'int', big: 'bigint', x: 'double', ok: 'boolean' } as const;
@@ -267,4 +273,81 @@ describe('metadata columns in the stream', () => {
       client.streamBatches({ dataset: full, split: 'all', batchSize: 4, columns: ['label'] }),
     ).toThrow(/Batch.labels/);
   });
+});
+
+describe('image-text pairs from a WebDataset without labels', () => {
+  const PAIRS = 30;
+  let pairs: string;
+  let work: string;
+  const caption = (i: number): string => `a small orange square, number ${i}`;
+  const json = (i: number) => (i % 10 === 3 ? { width: 50 + i } : { width: 50 + i, score: i / 4 });
+
+  beforeAll(async () => {
+    work = await mkdtemp(path.join(os.tmpdir(), 'sl-records-'));
+    const p = pack();
+    for (let i = 0; i < PAIRS; i++) {
+      const key = `k${String(i).padStart(3, '0')}`;
+      const jpeg = await sharp({
+        create: { width: 32, height: 32, channels: 3, background: { r: 200, g: i * 8, b: 0 } },
+      })
+        .jpeg()
+        .toBuffer();
+      p.entry({ name: `${key}.jpg` }, jpeg);
+      p.entry({ name: `${key}.txt` }, caption(i));
+      p.entry({ name: `${key}.json` }, JSON.stringify(json(i)));
+    }
+    p.finalize();
+    const chunks: Buffer[] = [];
+    for await (const chunk of p as AsyncIterable<Buffer>) chunks.push(chunk);
+    const tar = path.join(work, 'pairs.tar');
+    await writeFile(tar, Buffer.concat(chunks));
+    pairs = uniqueKeyspace();
+    datasets.push(pairs);
+    const run = await runCli(['ingest', pairs, '--webdataset', tar], dbEnv(testDbConfig()));
+    expect(run.code, run.stderr).toBe(0);
+  }, 120_000);
+
+  afterAll(async () => {
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  /** Checks each image comes with its own caption and JSON values, by its key. */
+  function checkPairs(batches: DecodedBatch[]): string[] {
+    const ns = datasetNamespace(pairs);
+    const keys: string[] = [];
+    for (const b of batches) {
+      b.ids.forEach((id, i) => {
+        const key = b.columns['source_key']!.valueAt(i) as string;
+        const n = Number(/k(\d+)$/.exec(key)![1]);
+        expect(sampleId(key, ns)).toBe(id);
+        expect(b.labels[i]).toBe(-1);
+        expect(b.columns['txt']!.valueAt(i)).toBe(caption(n));
+        expect(b.columns['width']!.valueAt(i)).toBe(50 + n);
+        expect(b.columns['score']!.valueAt(i)).toBe(json(n).score ?? null);
+        keys.push(key);
+      });
+    }
+    return keys;
+  }
+
+  it.each(['out-of-order', 'in-order'] as const)(
+    'streams every image with its own caption and values (%s), and through a resume',
+    async (ordering) => {
+      const options = {
+        dataset: pairs,
+        split: 'all',
+        batchSize: 4,
+        seed: 8,
+        ordering,
+        columns: ['source_key', 'txt', 'width', 'score'],
+      };
+      const all = checkPairs(await collect(options));
+      expect(new Set(all).size).toBe(PAIRS);
+      const head = await collect(options, 3);
+      const rest = await collect({ ...options, resumeToken: head.at(-1)!.resumeToken });
+      const resumed = [...checkPairs(head), ...checkPairs(rest)];
+      expect(resumed.length).toBe(PAIRS);
+      expect(new Set(resumed)).toEqual(new Set(all));
+    },
+  );
 });
