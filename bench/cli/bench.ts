@@ -28,6 +28,7 @@ import { runScaleBench } from '../scale/runScaleBench.js';
 import { resolveScaleBenchOptions, SCALE_FLAGS } from '../scale/ScaleBenchOptions.js';
 import { formatSplitBench, runSplitBench } from '../splits/runSplitBench.js';
 import { formatMixingReport } from '../stream/formatMixingReport.js';
+import { formatColumnsReport } from '../stream/formatColumnsReport.js';
 import { formatStreamReport } from '../stream/formatStreamReport.js';
 import { resolveStreamBenchOptions, STREAM_FLAGS } from '../stream/resolveStreamBenchOptions.js';
 import { runStreamBench } from '../stream/runStreamBench.js';
@@ -191,6 +192,13 @@ export function registerBenchCommands(bench: Command): Command {
           markdown: formatStreamReport(report),
           table: 'mixing',
           docsMarkdown: formatMixingReport(report),
+        };
+      }
+      if (options.columns) {
+        return {
+          markdown: formatStreamReport(report),
+          table: 'columns',
+          docsMarkdown: formatColumnsReport(report),
         };
       }
       const table = options.groupReads === undefined ? 'stream' : 'grouped-reads';

@@ -11,6 +11,7 @@ export const DOC_TABLES = [
   'stream',
   'grouped-reads',
   'mixing',
+  'columns',
   'latency',
   'cache',
   'concurrency',

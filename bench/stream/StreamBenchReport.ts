@@ -7,7 +7,8 @@ export type ScenarioName =
   | 'service'
   | 'service-in-order-p2'
   | 'service-grouped'
-  | 'service-mixed';
+  | 'service-mixed'
+  | 'service-columns';
 
 /** One run of one scenario. */
 export interface RunRecord {
@@ -46,4 +47,6 @@ export interface RunRecord {
   waitMs?: { p50: number; p99: number; max: number };
   /** Mixed service: samples the client received from each source, in the request's order. */
   sourceSamples?: number[];
+  /** Columns service: column values the client received (samples x columns). */
+  columnValues?: number;
 }

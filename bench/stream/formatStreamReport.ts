@@ -1,4 +1,5 @@
 import { formatMixingReport } from './formatMixingReport.js';
+import { formatColumnsReport } from './formatColumnsReport.js';
 import { scenarioLabel } from './runStreamBench.js';
 import type { StreamBenchReport } from './runStreamBench.js';
 
@@ -54,6 +55,8 @@ export function formatStreamReport(report: StreamBenchReport): string {
   lines.push('');
   const mixing = formatMixingReport(report);
   if (mixing !== '') lines.push(mixing);
+  const columns = formatColumnsReport(report);
+  if (columns !== '') lines.push(columns);
   for (const placement of settings.placements) {
     for (const grouped of [false, true]) {
       const cal = report.runs.filter(

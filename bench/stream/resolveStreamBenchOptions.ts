@@ -74,6 +74,13 @@ export const STREAM_FLAGS = {
       'single-source service; compared with it run by run (2 to 8 weights)',
     positiveNumbers('--sources', 2, MAX_BENCH_SOURCES),
   ),
+  columns: flag(
+    '--columns',
+    'also stream with metadata columns (a ~100 B text column and an int column, added to the ' +
+      'dataset if missing), compared with the same stream without columns run by run',
+    onOff,
+    false,
+  ),
 };
 
 /**
@@ -92,6 +99,7 @@ export function resolveStreamBenchOptions(input: BenchInput & FlagInput<typeof S
     layoutIterations: f.layoutIterations,
     ...(f.groupReads === undefined ? {} : { groupReads: f.groupReads }),
     ...(f.sources === undefined ? {} : { mixWeights: f.sources }),
+    columns: f.columns,
   };
 }
 

@@ -17,6 +17,7 @@ import type { TightLoopConfig, TightLoopResult } from './tightLoopChild.js';
 import { startBenchRun } from '../report/benchRun.js';
 import { prepareMixSplits, type MixSplits } from './prepareMixSplits.js';
 import { summarizeMixing } from './summarizeMixing.js';
+import { BENCH_COLUMNS, prepareBenchColumns, summarizeColumns } from './benchColumns.js';
 
 /** A service scenario: how the SDK client asks for the stream. */
 interface ServiceScenario {
@@ -25,6 +26,8 @@ interface ServiceScenario {
   prefetch?: number;
   /** Streams the mixture of `--sources` instead of split `all`. */
   mixed?: boolean;
+  /** Asks for the metadata columns of `--columns`. */
+  columns?: boolean;
 }
 
 const SERVICE_SCENARIOS: ServiceScenario[] = [
@@ -36,6 +39,11 @@ const MIXED_SCENARIO: ServiceScenario = {
   scenario: 'service-mixed',
   ordering: 'out-of-order',
   mixed: true,
+};
+const COLUMNS_SCENARIO: ServiceScenario = {
+  scenario: 'service-columns',
+  ordering: 'out-of-order',
+  columns: true,
 };
 
 /**
@@ -72,10 +80,13 @@ export async function runStreamBench(options: StreamBenchOptions) {
   });
 
   let mix: MixSplits | undefined;
-  if (options.mixWeights) {
+  if (options.mixWeights || options.columns) {
     const client = await createDbClient(options.db);
     try {
-      mix = await prepareMixSplits(client, options.dataset, options.mixWeights, { log, signal });
+      if (options.mixWeights) {
+        mix = await prepareMixSplits(client, options.dataset, options.mixWeights, { log, signal });
+      }
+      if (options.columns) await prepareBenchColumns(client, options.dataset, log);
     } finally {
       await client.shutdown();
     }
@@ -93,7 +104,12 @@ export async function runStreamBench(options: StreamBenchOptions) {
   const grouped = options.groupReads;
   const perPlacement =
     (calibrate ? options.concurrencies.length * (grouped === undefined ? 1 : 2) : 0) +
-    options.runs * (1 + SERVICE_SCENARIOS.length + (grouped === undefined ? 0 : 2) + (mix ? 1 : 0));
+    options.runs *
+      (1 +
+        SERVICE_SCENARIOS.length +
+        (grouped === undefined ? 0 : 2) +
+        (mix ? 1 : 0) +
+        (options.columns ? 1 : 0));
   const bar = progress('bench stream', perPlacement * placements.length, 'runs');
   const runs: RunRecord[] = [];
   const bestConcurrency: Partial<Record<Placement, number>> = {};
@@ -194,9 +210,15 @@ export async function runStreamBench(options: StreamBenchOptions) {
           // The mixture runs next to the single-source service it is compared with, first in
           // odd rounds, so neither always finds the other's traces (database caches, heap).
           const inRound = (run: number): [ServeProcess, ServiceScenario][] => {
-            if (!mix) return services;
-            const pair: [ServeProcess, ServiceScenario][] = [services[0]!, [serve, MIXED_SCENARIO]];
-            return [...(run % 2 === 0 ? pair : pair.reverse()), ...services.slice(1)];
+            const paired: [ServeProcess, ServiceScenario][] = [
+              ...(mix ? [[serve, MIXED_SCENARIO] as [ServeProcess, ServiceScenario]] : []),
+              ...(options.columns
+                ? [[serve, COLUMNS_SCENARIO] as [ServeProcess, ServiceScenario]]
+                : []),
+            ];
+            if (paired.length === 0) return services;
+            const group = [services[0]!, ...paired];
+            return [...(run % 2 === 0 ? group : group.reverse()), ...services.slice(1)];
           };
           for (let run = 0; run < options.runs; run++) {
             signal?.throwIfAborted();
@@ -247,6 +269,7 @@ export async function runStreamBench(options: StreamBenchOptions) {
       ...(grouped === undefined ? {} : { groupReads: grouped }),
       ...(pinning && placements.includes('pinned') ? { pinning } : {}),
       ...(mix ? { mix } : {}),
+      ...(options.columns ? { columns: Object.keys(BENCH_COLUMNS) } : {}),
     },
     dataset,
     bestConcurrency,
@@ -254,6 +277,7 @@ export async function runStreamBench(options: StreamBenchOptions) {
     runs,
     summary: summarizeRuns(runs, placements),
     ...(mix ? { mixing: summarizeMixing(runs, placements) } : {}),
+    ...(options.columns ? { columns: summarizeColumns(runs, placements) } : {}),
     layout,
     loaderStreamEnds,
     childPids,
@@ -340,6 +364,7 @@ async function runService(
     seed: place.run,
     ordering: scenario.ordering,
     ...(scenario.prefetch === undefined ? {} : { prefetch: scenario.prefetch }),
+    ...(scenario.columns ? { columns: Object.keys(BENCH_COLUMNS) } : {}),
     warmupWorldSize: 1,
     // Repeated: a part's quota may exceed its size by a sample or two, as the split rounds.
     ...(sources
@@ -378,7 +403,17 @@ async function runService(
     },
     waitMs: r.result.waitMs,
     ...(sources ? { sourceSamples: checkedSourceSamples(r.result, sources.length) } : {}),
+    ...(scenario.columns ? { columnValues: checkedColumnValues(r.result) } : {}),
   };
+}
+
+/** The column values a columns run read: two per sample, or the run did not get them. */
+function checkedColumnValues(r: SdkClientResult): number {
+  const want = r.samples * Object.keys(BENCH_COLUMNS).length;
+  if (r.columnValues !== want) {
+    throw new Error(`a columns run read ${r.columnValues} column values, expected ${want}`);
+  }
+  return want;
 }
 
 /** The samples of each source a mixed run counted, which must add up to all it received. */
@@ -438,6 +473,8 @@ export function scenarioLabel(r: {
       return 'service (out-of-order, default prefetch)';
     case 'service-in-order-p2':
       return 'service (in-order, prefetch 2)';
+    case 'service-columns':
+      return 'service with 2 metadata columns (out-of-order)';
     case 'service-mixed':
       return 'service mixed (out-of-order, default prefetch)';
   }

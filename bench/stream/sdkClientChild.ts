@@ -61,6 +61,8 @@ export interface SdkClientConfig {
    * epoch (`bench scale --samples-per-run` compares splits at equal stream length).
    */
   maxSamples?: number;
+  /** Metadata columns every batch carries (the client reads each value); absent: none. */
+  columns?: string[];
   /** TLS to the loader (PEM file paths), as the SDK takes it; absent: plain text. */
   tls?: ClientTlsOptions;
   /** Bearer token sent with every call (`bench tls`'s token leg); absent: none. */
@@ -86,6 +88,8 @@ export interface SdkClientResult {
   steadyWallMs: number;
   /** With `sources`: samples received from each source, by the batches' source indexes. */
   sourceSamples?: number[];
+  /** With `columns`: the values read, null or not (samples x columns). */
+  columnValues?: number;
 }
 
 runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
@@ -108,6 +112,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       epochs: 1,
       ordering: config.ordering,
       ...(config.prefetch === undefined ? {} : { prefetch: config.prefetch }),
+      ...(config.columns ? { columns: config.columns } : {}),
     };
     const warmup = {
       ...request,
@@ -128,6 +133,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
     let samples = 0;
     let bytes = 0;
     const sourceSamples = config.sources?.map(() => 0);
+    let columnValues = 0;
     const measure = startSelfMeasure();
     const t0 = performance.now();
     let last = t0;
@@ -137,6 +143,12 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       last = now;
       for (const sample of batch.samples) bytes += sample.length;
       samples += batch.samples.length;
+      // A trainer reads its columns: every value is taken, as a training loop would.
+      for (const column of Object.values(batch.columns)) {
+        for (let i = 0; i < batch.samples.length; i++) {
+          if (column.valueAt(i) !== undefined) columnValues++;
+        }
+      }
       if (sourceSamples) {
         // A sample credited to no source of the request would skew the per-source figures.
         for (const s of batch.sourceIndexes ?? []) {
@@ -165,6 +177,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
     return {
       samples,
       bytes,
+      ...(config.columns ? { columnValues } : {}),
       batches: waits.length,
       wallSeconds,
       cpuSeconds,

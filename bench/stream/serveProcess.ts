@@ -1,6 +1,6 @@
 import { LoaderClient, type LoaderClientOptions } from '../../src/client/index.js';
 import type { DbConfig } from '../../src/core/index.js';
-import { serveChildEnv, waitUntilServing } from '../../src/cli/index.js';
+import { serveChildEnv, waitUntilReady } from '../../src/cli/index.js';
 import { cliMainArgs } from '../../test/support/index.js';
 import { endChild, spawnPinned, tail, type SpawnPinnedOptions } from '../../test/support/index.js';
 
@@ -9,10 +9,16 @@ export interface ServeProcess {
   pid: number;
   /** `127.0.0.1:<port>` of its gRPC server. */
   address: string;
+  /** `127.0.0.1:<port>` of its `/metrics`. */
+  metricsAddress: string;
   /** The `stream end` log records of the streams it served, in order. */
   streamEnds: Record<string, unknown>[];
   /** Pids of its worker processes (`serve --workers N`, N > 1); empty for one process. */
   workerPids: number[];
+  /** Its warnings and errors (a disk tier that failed, for one), as log messages. */
+  warnings: string[];
+  /** The end of its stderr and stdout. */
+  output(): string;
   /** SIGTERM (graceful shutdown), SIGKILL if it is still there after a while. */
   stop(): Promise<void>;
 }
@@ -23,6 +29,8 @@ export interface ServeProcessOptions extends SpawnPinnedOptions {
   /** Node flags before the script, e.g. `--cpu-prof`. */
   nodeFlags?: string[];
   startTimeoutMs?: number;
+  /** Sees every JSON log record besides those the process keeps. */
+  onRecord?: (record: Record<string, unknown>) => void;
 }
 
 /**
@@ -41,17 +49,24 @@ export async function startServeProcess(options: ServeProcessOptions): Promise<S
       env: { ...childEnv, SCYLLA_LOADER_WORKERS: '1', ...options.env },
     },
   );
-  const stderr = tail(child.stderr);
-  const stdout = tail(child.stdout);
+  const stderr = tail(child.stderr, 16_000);
+  const stdout = tail(child.stdout, 16_000);
+  const output = (): string => `${stderr()}\n${stdout()}`;
   const streamEnds: Record<string, unknown>[] = [];
   const workerPids: number[] = [];
-  const port = await waitUntilServing(child, {
+  const warnings: string[] = [];
+  const { port, metricsPort } = await waitUntilReady(child, {
     timeoutMs: options.startTimeoutMs ?? 60_000,
-    output: () => `${stderr()}\n${stdout()}`,
+    output,
     readyFile: childEnv.SCYLLA_LOADER_READY_FILE,
     onRecord: (record) => {
       if (record['event'] === 'stream_end') streamEnds.push(record);
       if (record['msg'] === 'worker serving') workerPids.push(record['pid'] as number);
+      // pino levels: 40 warn, 50 error, 60 fatal.
+      if (typeof record['level'] === 'number' && record['level'] >= 40) {
+        warnings.push(String(record['msg']));
+      }
+      options.onRecord?.(record);
     },
   }).catch(async (err: unknown) => {
     await endChild(child, 5_000);
@@ -60,8 +75,11 @@ export async function startServeProcess(options: ServeProcessOptions): Promise<S
   return {
     pid: child.pid ?? -1,
     address: `127.0.0.1:${port}`,
+    metricsAddress: `127.0.0.1:${metricsPort}`,
     streamEnds,
     workerPids,
+    warnings,
+    output,
     stop: () => endChild(child),
   };
 }

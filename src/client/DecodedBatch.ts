@@ -1,3 +1,5 @@
+import type { DecodedColumn } from './DecodedColumn.js';
+
 /**
  * One batch of a stream, decoded. Every `Buffer` here is a view into the one buffer that
  * received the response (no copy): keeping any of them alive keeps the whole response in
@@ -51,4 +53,6 @@ export interface DecodedBatch {
   masks: { data: Uint8Array; shape: [number, number, number, 1]; dtype: 'uint8' } | undefined;
   /** True on the rank's last batch of the epoch. */
   lastInEpoch: boolean;
+  /** The metadata columns the request asked for, by name (empty when it asked for none). */
+  columns: Record<string, DecodedColumn>;
 }

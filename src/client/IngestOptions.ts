@@ -20,7 +20,11 @@ export interface IngestSampleInput {
   data: Uint8Array;
   /** Integer label (an index into `labelNames` when the dataset has class names). */
   label?: number;
-  /** Label bytes (a mask, a multi-label array); a sample has a label, a label blob, or both. */
+  /**
+   * Label bytes (a mask, a multi-label array); a sample has a label, a label blob, or both; or
+   * neither, when the call's first sample has neither (an unlabelled dataset, streamed with
+   * label -1; docs/ingest.md, "Unlabelled data").
+   */
   labelBlob?: Uint8Array;
   /**
    * Values of metadata columns: a string is text, a boolean boolean, a bigint or an integer

@@ -116,7 +116,8 @@ export class IngestRequestSource {
           label: input.label ?? null,
           labelBlob: input.labelBlob as Buffer | undefined,
         },
-        { labelNames: [] },
+        // Labels are the server's to judge (a call may be unlabelled); only sizes are here.
+        { labelNames: [], unlabelled: true },
       ) ??
       `is ${proto.wireBytes} bytes with its metadata, over the limit of ${MAX_SAMPLE_BYTES} bytes`;
     if (this.#options.policy === 'skip') {

@@ -91,4 +91,11 @@ export interface StreamBatchesOptions {
   jobCheckpoint?: Uint8Array;
   /** Server-side decoding and augmentation (default: every sample's bytes as stored). */
   transform?: TransformOptions;
+  /**
+   * Metadata columns each batch carries (`batch.columns`, by name): any typed column of the
+   * dataset (`describeDataset().columns`) and `source_key`. In a mixture a source whose dataset
+   * lacks a column gives nulls. Columns change nothing about the batches' samples: a resume
+   * token works with other columns than the stream that made it.
+   */
+  columns?: string[];
 }

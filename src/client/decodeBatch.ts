@@ -3,6 +3,7 @@ import type { Batch__Output } from '../generated/scylla_loader/v1/Batch.js';
 import { MAX_MIX_SOURCES } from '../core/requests.js';
 import { ClientError } from './ClientError.js';
 import type { DecodedBatch } from './DecodedBatch.js';
+import { decodeColumns } from './decodeColumns.js';
 import { uuidFromBytes } from './uuidFromBytes.js';
 
 type FailFn = (message: string) => never;
@@ -115,5 +116,6 @@ export function decodeBatch(batch: Batch__Output | null, path: string, sources =
     tensor,
     masks,
     lastInEpoch: batch.lastInEpoch,
+    columns: decodeColumns(batch.columns ?? [], n, fail),
   };
 }

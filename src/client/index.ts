@@ -18,6 +18,7 @@ export type {
 export type { ClientTlsOptions, TokenSource } from './ClientTlsOptions.js';
 export type { DatasetDescription } from './DatasetDescription.js';
 export type { DecodedBatch } from './DecodedBatch.js';
+export type { DecodedColumn, DecodedColumnType } from './DecodedColumn.js';
 export type {
   BadSamplePolicyName,
   IngestMetadataValue,

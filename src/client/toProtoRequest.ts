@@ -8,6 +8,7 @@ import {
   LoaderError,
   SOURCES_WITH_DATASET,
   transformFields,
+  validateColumnNames,
   validateMix,
 } from '../core/requests.js';
 import type {
@@ -131,7 +132,18 @@ export function toProtoRequest(options: StreamBatchesOptions): StreamBatchesRequ
       : Buffer.alloc(0),
     jobCheckpoint: options.jobCheckpoint ? Buffer.from(options.jobCheckpoint) : Buffer.alloc(0),
     ...(options.transform ? { transform: toProtoTransform(options.transform) } : {}),
+    ...(options.columns?.length ? { columns: columnsOf(options.columns) } : {}),
   };
+}
+
+/** The request's columns, checked with the server's rules and words (a RangeError). */
+function columnsOf(columns: readonly string[]): string[] {
+  try {
+    return validateColumnNames(columns);
+  } catch (err) {
+    if (err instanceof LoaderError) throw new RangeError(err.message, { cause: err });
+    throw err;
+  }
 }
 
 /**

@@ -251,3 +251,8 @@ export {
   readWorkerCpuQuota,
   threadPoolSizeFor,
 } from './transform/cpuQuota.js';
+export { type BatchColumn, type ColumnValue } from './columns/BatchColumn.js';
+export { COLUMN_READ_IDS, ColumnReader } from './columns/ColumnReader.js';
+export { type ColumnPlan, type ColumnSource, planColumns } from './columns/planColumns.js';
+export { MAX_STREAM_COLUMNS, validateColumnNames } from './columns/validateColumnNames.js';
+export { COLUMN_LOOKAHEAD, withColumns } from './columns/withColumns.js';

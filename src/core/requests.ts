@@ -25,3 +25,4 @@ export {
   enumTable,
   transformFields,
 } from './transform/steps.js';
+export { MAX_STREAM_COLUMNS, validateColumnNames } from './columns/validateColumnNames.js';

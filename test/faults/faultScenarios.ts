@@ -400,7 +400,8 @@ export const FAULT_SCENARIOS: readonly FaultScenario[] = [
       stepMs: quick(scale) ? 1000 : 1500,
       inject: async (ctx) => {
         const stateDir = bed.ringStateDir!;
-        if (!(await ctx.untilDelivered(0.05))) return;
+        // Once the epoch is under way: its pace, not this share, makes it outlast the restarts.
+        if (!(await ctx.untilDelivered(quick(scale) ? 0.01 : 0.05))) return;
         for (const node of [1, 2, 3]) {
           const t = performance.now();
           await stopLocalNode(stateDir, node, { signal: 'SIGTERM', graceMs: 20_000 });

@@ -28,6 +28,7 @@ function batch(overrides: Partial<Batch__Output> = {}): Batch__Output {
     skippedMissing: 1,
     lastInEpoch: true,
     shape: [],
+    columns: [],
     dtype: 'D_TYPE_UNSPECIFIED',
     skippedUndecodable: 0,
     sourceIndexes: [],

@@ -259,6 +259,7 @@ describe('encodeBatchResponse', () => {
       LIMIT,
       [4, 5, 3],
       true,
+      undefined,
       true,
     );
     const decoded = method.responseDeserialize(message) as StreamBatchesResponse;
@@ -272,12 +273,20 @@ describe('encodeBatchResponse', () => {
     // Masks count toward the batch's bytes (and its message limit).
     expect(sent).toBe(2 * (60 + 20));
     expect(() =>
-      encodeBatchResponse(batch(samples), token, 160 + 2 * 64 + 200, [4, 5, 3], false, true),
+      encodeBatchResponse(
+        batch(samples),
+        token,
+        160 + 2 * 64 + 200,
+        [4, 5, 3],
+        false,
+        undefined,
+        true,
+      ),
     ).toThrow('over the message limit');
     const short = [samples[0]!, { ...samples[1]!, labelBlob: bytes(19, 1) }];
-    expect(() => encodeBatchResponse(batch(short), token, LIMIT, [4, 5, 3], false, true)).toThrow(
-      /mask of 19 bytes in a batch of 2x4x5x1/,
-    );
+    expect(() =>
+      encodeBatchResponse(batch(short), token, LIMIT, [4, 5, 3], false, undefined, true),
+    ).toThrow(/mask of 19 bytes in a batch of 2x4x5x1/);
   });
 
   it('refuses a raw sample whose size is not one element of the tensor', () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
@@ -227,5 +227,51 @@ describe('ingest formats registry', () => {
       await openIngestFormat('parquet', [file], { options: { imageColumn: 'right' } }),
     );
     expect(right.map((e) => e.data![0])).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('--ignore-labels reads every format as unlabelled, and refuses a label option beside it', async () => {
+    const name = { nameOption: ingestFlagOf, ignoreLabels: true } as const;
+    const fromManifest = await openIngestFormat('manifest', await manifest(3), name);
+    expect(fromManifest.unlabelled).toBe('labels ignored (--ignore-labels)');
+    expect(fromManifest.labelNames).toEqual([]);
+    expect((await entriesOf(fromManifest)).map((e) => [e.label, e.labelBlobPath])).toEqual([
+      [null, undefined],
+      [null, undefined],
+      [null, undefined],
+    ]);
+    const file = await parquet(3);
+    const fromParquet = await openIngestFormat('parquet', file, {
+      ...name,
+      options: { imageColumn: 'right' },
+    });
+    expect(fromParquet.unlabelled).toBe('labels ignored (--ignore-labels)');
+    // The label column is kept, as metadata.
+    expect(fromParquet.columns).toEqual([{ name: 'src_label', type: 'int' }]);
+    expect((await entriesOf(fromParquet)).map((e) => [e.label, e.metadata])).toEqual([
+      [null, { src_label: 0 }],
+      [null, { src_label: 1 }],
+      [null, { src_label: 0 }],
+    ]);
+    // A nested tree of folders that are not classes: every file, at any depth, no label.
+    const root = await mkdtemp(path.join(os.tmpdir(), 'sl-formats-'));
+    await mkdir(path.join(root, 'part-0', 'deep'), { recursive: true });
+    await writeFile(path.join(root, 'part-0', 'a.jpg'), 'a');
+    await writeFile(path.join(root, 'part-0', 'deep', 'b.jpg'), 'b');
+    await writeFile(path.join(root, 'c.jpg'), 'c');
+    const tree = await openIngestFormat('imagefolder', root, name);
+    expect(tree.labelNames).toEqual([]);
+    expect((await entriesOf(tree)).map((e) => [e.sourceKey, e.label])).toEqual([
+      ['c.jpg', null],
+      ['part-0/a.jpg', null],
+      ['part-0/deep/b.jpg', null],
+    ]);
+    expect(
+      await userError(
+        openIngestFormat('parquet', file, { ...name, options: { labelColumn: 'label' } }),
+      ),
+    ).toBe(
+      'give --ignore-labels or --label-column, not both: --ignore-labels stores every sample ' +
+        'without a label',
+    );
   });
 });

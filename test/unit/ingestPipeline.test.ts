@@ -194,9 +194,39 @@ describe('IngestPipeline', () => {
     expect(responses[0]).toMatchObject({
       skipped: 1,
       written: 2,
-      skippedSamples: [{ sourceKey: 'r0-2', reason: 'has neither a label nor a label blob' }],
+      skippedSamples: [
+        {
+          sourceKey: 'r0-2',
+          reason: expect.stringMatching(
+            /^has neither a label nor a label blob, but this call's first sample had one/,
+          ) as unknown,
+        },
+      ],
     });
     expect(responses[1]).toMatchObject({ skipped: 1, written: 3, skippedSamples: [] });
+  });
+
+  it('takes an unlabelled call from its first sample, and refuses labels in it', async () => {
+    const fake = fakeWriter({});
+    const { pipeline: p, responses } = pipeline(fake.writer, { policy: 'skip' });
+    const unlabelled = request(0, 3);
+    for (const s of unlabelled.samples) s.label = undefined;
+    const mixed = request(1, 2);
+    mixed.samples[0]!.label = undefined;
+    await p.run(reading([unlabelled, mixed]).iterator);
+    expect(responses[0]).toMatchObject({ written: 3, skipped: 0 });
+    expect(responses[1]).toMatchObject({
+      written: 4,
+      skipped: 1,
+      skippedSamples: [
+        {
+          sourceKey: 'r1-1',
+          reason:
+            "has a label or a label blob, but this call's first sample had neither: a call's " +
+            'samples are all unlabelled or all labelled (send them in separate calls)',
+        },
+      ],
+    });
   });
 
   it('after a failed write starts no further sample and rejects with its error', async () => {

@@ -58,6 +58,25 @@ describe('readManifest', () => {
     expect(src.columns).toEqual([{ name: 'slide', type: 'int' }]);
   });
 
+  it('reads a manifest without label columns as unlabelled, and needs a label on every row of one with them', async () => {
+    const dir = await tmp();
+    const file = path.join(dir, 'captions.csv');
+    await writeFile(file, 'path,caption\na.jpg,a dog\nb.jpg,a cat\n');
+    const src = await readManifest(file);
+    expect(src.unlabelled).toBe(`manifest ${file} has no "label" or "label_blob_path" column`);
+    expect(src.labelNames).toEqual([]);
+    expect(src.entries.map((e) => [e.sourceKey, e.label, e.metadata])).toEqual([
+      ['a.jpg', null, { caption: 'a dog' }],
+      ['b.jpg', null, { caption: 'a cat' }],
+    ]);
+    const holes = path.join(dir, 'holes.csv');
+    await writeFile(holes, 'path,label\na.jpg,1\nb.jpg,\n');
+    await expect(readManifest(holes)).rejects.toThrow(
+      `${holes}:3: row has neither a label nor a label_blob_path (a manifest without "label" ` +
+        'and "label_blob_path" columns is unlabelled; with them, every row needs one)',
+    );
+  });
+
   it('names the file and line of a malformed JSONL line', async () => {
     const dir = await tmp();
     const file = path.join(dir, 'm.jsonl');
@@ -107,9 +126,29 @@ describe('readImageFolder', () => {
     ]);
   });
 
-  it('gives a clear error for a missing root or one without class folders', async () => {
+  it('gives a clear error for a missing root or one with neither class folders nor files', async () => {
     await expect(readImageFolder('/nonexistent/root')).rejects.toThrow(/does not exist/);
     const empty = await tmp();
-    await expect(readImageFolder(empty)).rejects.toThrow(/no class folders/);
+    await expect(readImageFolder(empty)).rejects.toThrow(
+      /has neither class folders nor files; expected .*\/<class>\/<file> \(labelled\) or .*\/<file> \(unlabelled\)/,
+    );
+  });
+
+  it('reads a root of files without class folders as unlabelled', async () => {
+    const root = await tmp();
+    for (const f of ['b.jpg', 'a.jpg', '.hidden']) await writeFile(path.join(root, f), f);
+    const src = await readImageFolder(root);
+    expect(src.labelNames).toEqual([]);
+    expect(src.unlabelled).toBe(`${root} has files and no class folders`);
+    expect(src.entries.map((e) => [e.sourceKey, e.label])).toEqual([
+      ['a.jpg', null],
+      ['b.jpg', null],
+    ]);
+    // With a class folder, files beside it are not samples and the tree is labelled.
+    await mkdir(path.join(root, 'cat'));
+    await writeFile(path.join(root, 'cat', 'c.jpg'), 'c');
+    const labelled = await readImageFolder(root);
+    expect(labelled.unlabelled).toBeUndefined();
+    expect(labelled.entries.map((e) => [e.sourceKey, e.label])).toEqual([['cat/c.jpg', 0]]);
   });
 });

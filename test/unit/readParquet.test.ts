@@ -526,11 +526,19 @@ describe('readParquet', () => {
       image: { data: [image(0)], schema: binary('image') },
       category: { data: ['x'], schema: string('category') },
     });
-    expect(await invalidArgument(readParquet([unlabelled]))).toMatch(
-      /pass labelColumn <name> \(or labelBlobColumn <name>\)/,
+    // No label column: unlabelled, and the reason says how to name one.
+    const plain = await readParquet([unlabelled]);
+    expect(plain.unlabelled).toBe(
+      `${unlabelled} has no label column (looked for label, labels, class, target; ` +
+        'labelColumn <name> names another)',
     );
-    expect(await invalidArgument(readParquet([unlabelled], { nameOption: ingestFlagOf }))).toMatch(
-      /pass --label-column <name> \(or --label-blob-column <name>\)/,
+    expect((await collect(plain)).map((e) => [e.label, e.error, e.metadata])).toEqual([
+      [null, undefined, { category: 'x' }],
+    ]);
+    const cliNamed = await readParquet([unlabelled], { nameOption: ingestFlagOf });
+    expect(cliNamed.unlabelled).toMatch(/--label-column <name> names another\)$/);
+    expect(await invalidArgument(readParquet([unlabelled], { labelColumn: 'nope' }))).toMatch(
+      /labelColumn nope: .* has no such column/,
     );
     const byName = await readParquet([unlabelled], { labelColumn: 'category' });
     expect(byName.labelNames).toEqual(['x']);

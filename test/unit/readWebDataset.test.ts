@@ -196,6 +196,43 @@ describe('readWebDataset', () => {
     expect((await all(other))[0]).toMatchObject({ label: 5, metadata: { z: 'q' } });
   });
 
+  it('reads shards where no sample has a label as unlabelled (LAION-style jpg + txt + json)', async () => {
+    const file = await writeTar('laion.tar', [
+      ['000.jpg', image('a')],
+      ['000.txt', 'a dog on a beach'],
+      ['000.json', JSON.stringify({ width: 640, similarity: 0.31 })],
+      ['001.jpg', image('b')],
+      ['001.txt', 'a cat'],
+      ['001.json', JSON.stringify({ width: 320, similarity: 0.28 })],
+    ]);
+    const source = await readWebDataset([file]);
+    expect(source.unlabelled).toBe(
+      'no sample has a .cls or .label member, a .json field "label" or a label blob member ' +
+        '(labelField <name> names another field)',
+    );
+    expect(source.labelNames).toEqual([]);
+    expect((await all(source)).map((e) => [e.sourceKey, e.label, e.metadata, e.error])).toEqual([
+      ['laion.tar/000', null, { similarity: 0.31, txt: 'a dog on a beach', width: 640 }, undefined],
+      ['laion.tar/001', null, { similarity: 0.28, txt: 'a cat', width: 320 }, undefined],
+    ]);
+    // One label blob anywhere makes the dataset labelled: the others are then bad samples.
+    const masked = await writeTar('masked.tar', [
+      ['000.jpg', image('a')],
+      ['001.jpg', image('b')],
+      ['001.mask.png', image('m')],
+    ]);
+    const labelled = await readWebDataset([masked]);
+    expect(labelled.unlabelled).toBeUndefined();
+    expect((await all(labelled)).map((e) => e.error !== undefined)).toEqual([true, false]);
+    // Unless labels are ignored: then every sample is stored without label or blob.
+    const ignored = await readWebDataset([masked], { ignoreLabels: true });
+    expect(ignored.unlabelled).toBe('labels ignored (ignoreLabels)');
+    expect((await all(ignored)).map((e) => [e.label, e.labelBlob, e.error])).toEqual([
+      [null, undefined, undefined],
+      [null, undefined, undefined],
+    ]);
+  });
+
   it('reads a .txt member as the caption, metadata column txt, not as a label', async () => {
     const file = await writeTar('captions.tar', [
       ['000.jpg', image('a')],
@@ -225,7 +262,8 @@ describe('readWebDataset', () => {
         null,
         {},
         'no label (a .cls or .label member, or a field "label" of the .json member) and no ' +
-          'label blob',
+          'label blob, though other samples have one (shards where no sample has a label ' +
+          'ingest as an unlabelled dataset)',
       ],
     ]);
 

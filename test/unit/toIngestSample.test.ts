@@ -148,6 +148,15 @@ describe('toIngestSample', () => {
     );
     expect(problemOf(sample({ label: -1 }))).toMatch(/^has label -1; a label is an integer/);
     expect(problemOf(sample({ label: undefined }))).toBe('has neither a label nor a label blob');
+    // In a call whose first sample had a label, and in one whose first sample had none.
+    expect(problemOf(sample({ label: undefined }), { ...rules(), unlabelled: false })).toMatch(
+      /^has neither a label nor a label blob, but this call's first sample had one/,
+    );
+    const bare = toIngestSample(sample({ label: undefined }), { ...rules(), unlabelled: true });
+    expect(bare).toMatchObject({ sample: { label: null } });
+    expect(problemOf(sample({ label: 3 }), { ...rules(), unlabelled: true })).toMatch(
+      /^has a label or a label blob, but this call's first sample had neither/,
+    );
   });
 
   it('counts metadata text towards the size limit', () => {

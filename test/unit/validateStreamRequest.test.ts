@@ -31,6 +31,7 @@ const base: StreamBatchesRequest__Output = {
   jobCheckpoint: Buffer.alloc(0),
   sources: [],
   samplesPerEpoch: '0',
+  columns: [],
 };
 
 describe('validateStreamRequest', () => {

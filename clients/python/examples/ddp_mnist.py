@@ -28,7 +28,8 @@ except ImportError:  # imported as examples.ddp_mnist
     from .train_mnist import build_model, evaluate, normalise
 
 
-def run(rank: int, world: int, port: int, target: str, split_set: str, epochs: int) -> None:
+def run(rank: int, world: int, port: int, target: str, split_set: str, epochs: int,
+        max_steps: int) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.set_num_threads(1)
@@ -47,11 +48,17 @@ def run(rank: int, world: int, port: int, target: str, split_set: str, epochs: i
             loss_fn(model(normalise(images)), labels).backward()
             optimiser.step()
             steps += 1
+            if steps == max_steps:
+                break
+        waited = dataset.epoch_stall_seconds / dataset.epoch_seconds if steps != max_steps else 0
         print(f"rank {rank} epoch {epoch}: {steps} steps, waited for data "
-              f"{100 * dataset.epoch_stall_seconds / dataset.epoch_seconds:.1f}% of the time")
+              f"{100 * waited:.1f}% of the time")
     if rank == 0:
-        accuracy = evaluate(model.module, target, f"{split_set}/test", workers=2)
-        print(f"test accuracy {100 * accuracy:.2f}%")
+        # The whole test split on rank 0 (evaluate reads it as rank 0 of 1) while the other
+        # rank waits at the barrier.
+        accuracy, samples = evaluate(model.module, target, f"{split_set}/test", workers=2)
+        print(f"test accuracy {100 * accuracy:.2f}% over {samples} samples", flush=True)
+    dist.barrier()
     dist.destroy_process_group()
 
 
@@ -61,11 +68,13 @@ def main() -> None:
     parser.add_argument("--split-set", default="main")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--world-size", type=int, default=2)
+    parser.add_argument("--max-steps", type=int, default=0, help="steps per epoch at most (0: all)")
     args = parser.parse_args()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    mp.spawn(run, args=(args.world_size, port, args.target, args.split_set, args.epochs),
+    mp.spawn(run, args=(args.world_size, port, args.target, args.split_set, args.epochs,
+                       args.max_steps),
              nprocs=args.world_size)
 
 

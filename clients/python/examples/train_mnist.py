@@ -46,16 +46,18 @@ class Result:
     seconds: float
 
 
-def evaluate(model: nn.Module, target: str, split: str, workers: int) -> float:
+def evaluate(model: nn.Module, target: str, split: str, workers: int) -> tuple[float, int]:
+    """Accuracy over the whole split, and the samples it counted. rank=0, world_size=1: this
+    process reads every sample even inside a torch.distributed job (ddp_mnist.py's rank 0)."""
     dataset = LoaderDataset(target, "mnist", split, batch_size=1000, shuffle="none",
-                            shard_rule="uneven", decode="torchvision")
+                            shard_rule="uneven", decode="torchvision", rank=0, world_size=1)
     correct = total = 0
     model.eval()
     with torch.no_grad():
         for images, labels in DataLoader(dataset, batch_size=None, num_workers=workers):
             correct += int((model(normalise(images)).argmax(1) == labels).sum())
             total += len(labels)
-    return correct / total
+    return correct / total, total
 
 
 def train(target: str, split_set: str = "main", epochs: int = 1, batch_size: int = 128,
@@ -82,7 +84,7 @@ def train(target: str, split_set: str = "main", epochs: int = 1, batch_size: int
             if len(losses) % log_every == 0:
                 print(f"epoch {epoch} step {len(losses)}: loss {sum(losses[-log_every:]) / log_every:.3f}")
     seconds = time.perf_counter() - start
-    accuracy = evaluate(model, target, f"{split_set}/test", workers)
+    accuracy, _ = evaluate(model, target, f"{split_set}/test", workers)
     return Result(accuracy, losses, dataset.stall_seconds / seconds, seconds)
 
 

@@ -39,7 +39,9 @@ function toJson(info: DatasetInfo): Record<string, unknown> {
 
 /** Human-readable dataset summary. @internal */
 export function formatInfo(info: DatasetInfo): string {
-  const classes = [...info.classCounts].sort((a, b) => a[0] - b[0]);
+  // Samples without a label are counted under -1: shown apart, not as a class.
+  const classes = [...info.classCounts].filter(([l]) => l !== -1).sort((a, b) => a[0] - b[0]);
+  const unlabelled = info.classCounts.get(-1) ?? 0;
   const name = (label: number): string =>
     info.labelNames[label] !== undefined ? `${label} (${info.labelNames[label]})` : String(label);
   const lines = [
@@ -47,6 +49,7 @@ export function formatInfo(info: DatasetInfo): string {
     `  samples       ${info.sampleCount}`,
     `  bytes         ${info.totalBytes} (${(info.totalBytes / 1e6).toFixed(1)} MB)`,
     `  classes       ${classes.length}: ${classes.map(([l, n]) => `${name(l)}=${n}`).join(', ')}`,
+    ...(unlabelled > 0 ? [`  unlabelled    ${unlabelled} samples without a label`] : []),
     `  columns       ${
       Object.entries(info.columns)
         .map(([c, t]) => `${c}:${t}`)

@@ -78,6 +78,10 @@ export function registerIngestCommand(program: Command): void {
     .option('--shard <i/n>', 'ingest only part i of n of the source (run n processes, i = 0..n-1)')
     .option('--workers <n>', 'split the source over n processes of this machine', '1')
     .option('--strict', 'stop at the first bad sample (unreadable, undecodable, too big)', false)
+    .option(
+      '--ignore-labels',
+      "store every sample without a label or label blob, whatever the source has (an image folder's files at any depth)",
+    )
     .addOption(new Option('--worker-child').hideHelp())
     .addOption(
       new Option(
@@ -108,6 +112,7 @@ export async function openIngestSource(flags: IngestFlags): Promise<IngestSource
     declaredTypes,
     ...(shard ? { shard } : {}),
     nameOption: ingestFlagOf,
+    ...(flags.ignoreLabels === true ? { ignoreLabels: true } : {}),
   });
 }
 
@@ -128,7 +133,10 @@ export async function runIngest(dataset: string, flags: IngestFlags): Promise<In
   }
   const source = await openIngestSource(flags);
   if (workers > 1) {
-    return runIngestWorkers(dataset, flags, { source, workers, replication, caps });
+    const summary = await runIngestWorkers(dataset, flags, { source, workers, replication, caps });
+    return source.unlabelled !== undefined
+      ? { ...summary, unlabelled: source.unlabelled }
+      : summary;
   }
 
   const db = dbConfigFromFlags(flags);
@@ -222,9 +230,19 @@ export function formatSummary(dataset: string, s: IngestSummary): string {
   for (const [reason, n] of reasons) lines.push(`  skipped ${n}: ${reason}`);
   for (const k of s.skipped.slice(0, 20)) lines.push(`    ${k.path}`);
   if (s.skipped.length > 20) lines.push(`    ... and ${s.skipped.length - 20} more`);
+  if (s.unlabelled !== undefined) {
+    lines.push(`  unlabelled: ${s.unlabelled}; samples are stored without a label`);
+  }
   lines.push(
     `  dataset ${dataset} now holds ${s.dataset.sampleCount} samples, ` +
-      `${(s.dataset.totalBytes / 1e6).toFixed(1)} MB, ${s.dataset.classCounts.size} classes`,
+      `${(s.dataset.totalBytes / 1e6).toFixed(1)} MB, ${countClasses(s.dataset.classCounts)}`,
   );
   return `${lines.join('\n')}\n`;
+}
+
+/** `3 classes`, and how many samples have no label (counted under -1) when some have none. */
+export function countClasses(classCounts: ReadonlyMap<number, number>): string {
+  const unlabelled = classCounts.get(-1) ?? 0;
+  const classes = classCounts.size - (classCounts.has(-1) ? 1 : 0);
+  return `${classes} classes` + (unlabelled > 0 ? `, ${unlabelled} samples without a label` : '');
 }

@@ -16,6 +16,8 @@ export interface IngestFlags extends DbFlags {
   shard?: string;
   workers?: string;
   strict: boolean;
+  /** `--ignore-labels`: store every sample without a label, whatever the source has. */
+  ignoreLabels?: boolean;
   replication: string;
   /** The ingest caps (`--max-metadata-columns`...), as Commander hands them over. */
   maxMetadataColumns?: string;

@@ -14,6 +14,15 @@ export interface IngestSource {
   labelNames: string[];
   /** User metadata columns with their types. */
   columns: ColumnSpec[];
+  /**
+   * Set when no sample of the source has a label or a label blob (an ImageFolder root without
+   * class folders, a manifest without `label` and `label_blob_path` columns, WebDataset shards
+   * without label members or fields, Parquet files without a label column): why, with how to
+   * name the labels if the source does have them elsewhere, for the ingest's report. The
+   * samples are stored without labels. In a source where some samples have one, a sample
+   * without either is bad.
+   */
+  unlabelled?: string;
   /** How many samples {@link IngestSource.samples} yields, when known before reading. */
   readonly total?: number;
   /** The samples, in source order (of this process's shard). */

@@ -83,6 +83,8 @@ export interface IngestSummary extends IngestProgress {
   dataset: DatasetCounts;
   /** The dataset held no sample at the start: no existence checks were needed. */
   fresh: boolean;
+  /** Why the source counts as unlabelled (see `IngestSource.unlabelled`); absent when labelled. */
+  unlabelled?: string;
 }
 
 /**
@@ -192,7 +194,10 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
     } catch (err) {
       return skip(entry, describe(err));
     }
-    const problem = sampleProblem({ data, label: entry.label, labelBlob }, { labelNames });
+    const problem = sampleProblem(
+      { data, label: entry.label, labelBlob },
+      { labelNames, unlabelled: source.unlabelled !== undefined },
+    );
     if (problem !== undefined) return skip(entry, `sample ${problem}`);
     await writer.write({
       id,
@@ -254,6 +259,7 @@ async function ingest(client: cassandra.Client, options: IngestOptions): Promise
     skipped,
     dataset: counts ?? { sampleCount: 0, totalBytes: 0, classCounts: new Map() },
     fresh: writer.fresh,
+    ...(source.unlabelled !== undefined ? { unlabelled: source.unlabelled } : {}),
   };
 }
 

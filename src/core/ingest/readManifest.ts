@@ -18,6 +18,8 @@ export interface ManifestOptions {
   root?: string;
   /** Declared column types; undeclared columns are inferred from their values. */
   declaredTypes?: Record<string, ColumnType>;
+  /** Leave the label columns unread: every sample is unlabelled. Names the setting asking it. */
+  ignoreLabels?: string;
 }
 
 interface RawRow {
@@ -28,7 +30,8 @@ interface RawRow {
 /**
  * Reads a CSV (header row) or JSONL (one object per line) manifest. Columns: `path` (required;
  * also the sample's source key), `label` (an integer, or a class name: names are sorted and
- * numbered from 0), `label_blob_path` (optional file whose bytes become the label blob), and
+ * numbered from 0), `label_blob_path` (optional file whose bytes become the label blob; a
+ * manifest with neither column is unlabelled, one with either needs one on every row), and
  * any metadata columns, typed as declared or inferred (see {@link inferColumnType}). A
  * malformed line is an INVALID_ARGUMENT error naming the file and line.
  */
@@ -50,9 +53,10 @@ export async function readManifest(
   if (!columnNames.has('path')) {
     throw invalidArgument(`manifest ${abs} has no "path" column`);
   }
-  if (!columnNames.has('label') && !columnNames.has('label_blob_path')) {
-    throw invalidArgument(`manifest ${abs} needs a "label" or a "label_blob_path" column`);
-  }
+  // Without either column the manifest is unlabelled; with one, every row needs a label.
+  const unlabelled =
+    options.ignoreLabels !== undefined ||
+    (!columnNames.has('label') && !columnNames.has('label_blob_path'));
 
   const columns: ColumnSpec[] = [];
   for (const name of [...columnNames].sort()) {
@@ -67,7 +71,7 @@ export async function readManifest(
     }
   }
 
-  const labelNames = labelNamesOf(rows);
+  const labelNames = unlabelled ? [] : labelNamesOf(rows);
   const labelIndex = new Map(labelNames.map((n, i) => [n, i]));
   const entries: IngestEntry[] = rows.map((r) => {
     const p = r.values['path'];
@@ -76,10 +80,15 @@ export async function readManifest(
     }
     const rawLabel = r.values['label'];
     let label: number | null = null;
-    if (rawLabel !== undefined && rawLabel !== null && rawLabel !== '') {
+    if (unlabelled) {
+      // No label, no blob.
+    } else if (rawLabel !== undefined && rawLabel !== null && rawLabel !== '') {
       label = labelNames.length > 0 ? labelIndex.get(String(rawLabel))! : Number(rawLabel);
-    } else if (!r.values['label_blob_path']) {
-      throw invalidArgument(`${r.origin}: row has neither a label nor a label_blob_path`);
+    } else if (!unlabelled && !r.values['label_blob_path']) {
+      throw invalidArgument(
+        `${r.origin}: row has neither a label nor a label_blob_path (a manifest without ` +
+          '"label" and "label_blob_path" columns is unlabelled; with them, every row needs one)',
+      );
     }
     const blob = r.values['label_blob_path'];
     const metadata: IngestEntry['metadata'] = {};
@@ -93,14 +102,27 @@ export async function readManifest(
       sourceKey: p,
       filePath: path.resolve(root, p),
       label,
-      ...(typeof blob === 'string' && blob !== ''
+      ...(!unlabelled && typeof blob === 'string' && blob !== ''
         ? { labelBlobPath: path.resolve(root, blob) }
         : {}),
       metadata,
       origin: r.origin,
     };
   });
-  return listedSource({ description: `manifest:${abs}`, entries, labelNames, columns });
+  return listedSource({
+    description: `manifest:${abs}`,
+    entries,
+    labelNames,
+    columns,
+    ...(unlabelled
+      ? {
+          unlabelled:
+            options.ignoreLabels !== undefined
+              ? `labels ignored (${options.ignoreLabels})`
+              : `manifest ${abs} has no "label" or "label_blob_path" column`,
+        }
+      : {}),
+  });
 }
 
 /** Integer labels stay as they are; any other label makes every label a class name. */

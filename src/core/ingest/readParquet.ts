@@ -42,6 +42,11 @@ export interface ParquetOptions {
   /** A binary column whose bytes become each sample's label blob. */
   labelBlobColumn?: string;
   /**
+   * Store every row without a label or label blob: no label column is looked for (a `label`
+   * column is then a metadata column, `src_label`).
+   */
+  ignoreLabels?: boolean;
+  /**
    * Metadata column types to use instead of those the Parquet types map to, by metadata column
    * name (the name a Parquet column maps to, e.g. `nsfw` for `NSFW`).
    */
@@ -61,7 +66,8 @@ export const DEFAULT_LABEL_COLUMNS = ['label', 'labels', 'class', 'target'] as c
  * Columns: the image column (binary, or a `{bytes, path}` struct), the label column (integers
  * stay labels; strings are class names, sorted and numbered from 0; an integer column that
  * Hugging Face's `huggingface` key-value metadata describes as a ClassLabel takes its names),
- * optionally a key column and a label blob column. Every other column of a scalar type is a
+ * optionally a key column and a label blob column (files with neither a label column nor a
+ * label blob column are an unlabelled dataset). Every other column of a scalar type is a
  * metadata column: int32 (and smaller) as int, int64 and uint32 as bigint, float and double
  * as double, string as text, boolean as boolean, named by mapping the Parquet names (see
  * {@link metadataColumnNames}: `NSFW` -> `nsfw`, `caption.en` -> `caption_en`; names that map
@@ -108,6 +114,15 @@ export async function readParquet(
     description: `parquet:${first.path}${more}`,
     labelNames,
     columns: layout.metadata.map(({ name, type }) => ({ name, type })),
+    // Neither a label column nor a label blob column: the rows are samples without labels.
+    ...(layout.label === undefined && layout.labelBlobColumn === undefined
+      ? {
+          unlabelled: options.ignoreLabels
+            ? `labels ignored (${(options.nameOption ?? ownOptionName)('ignoreLabels')})`
+            : `${first.path} has no label column (looked for ${DEFAULT_LABEL_COLUMNS.join(', ')}; ` +
+              `${(options.nameOption ?? ownOptionName)('labelColumn')} <name> names another)`,
+        }
+      : {}),
     total,
     async *samples() {
       for (const file of parquetFiles) {
@@ -381,7 +396,9 @@ function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout 
   }
 
   let label: ColumnLayout['label'];
-  const labelName = options.labelColumn ?? DEFAULT_LABEL_COLUMNS.find((name) => kinds.has(name));
+  const labelName = options.ignoreLabels
+    ? undefined
+    : (options.labelColumn ?? DEFAULT_LABEL_COLUMNS.find((name) => kinds.has(name)));
   if (labelName !== undefined) {
     const kind = need(labelName, optionName('labelColumn'));
     const type = kind.kind === 'scalar' ? kind.type : undefined;
@@ -392,12 +409,6 @@ function planColumns(first: ParquetFile, options: ParquetOptions): ColumnLayout 
       );
     }
     label = { name: labelName, kind: type === 'text' ? 'text' : 'int' };
-  } else if (labelBlobColumn === undefined) {
-    throw invalidArgument(
-      `${first.path} has no label column (looked for ${DEFAULT_LABEL_COLUMNS.join(', ')}); pass ` +
-        `${optionName('labelColumn')} <name> (or ${optionName('labelBlobColumn')} <name>); its columns: ` +
-        listing(),
-    );
   }
   const classLabel = label && features?.[label.name]?.['names'];
   const hfNames =
@@ -712,7 +723,7 @@ function rowEntry(
     if (entry.label === null && !entry.labelBlob) {
       return fail(`label column ${layout.label.name} is null`);
     }
-  } else if (!entry.labelBlob) {
+  } else if (layout.labelBlobColumn !== undefined && !entry.labelBlob) {
     return fail(`label blob column ${layout.labelBlobColumn} is null`);
   }
 

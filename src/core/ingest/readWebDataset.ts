@@ -11,6 +11,7 @@ import { inferColumnType } from './inferColumnType.js';
 import type { IngestEntry, MetadataValue } from './IngestEntry.js';
 import type { IngestShard, IngestSource } from './IngestSource.js';
 import { metadataColumnNames } from './metadataColumnName.js';
+import { type NameOption, ownOptionName } from './nameOption.js';
 import { MAX_SAMPLE_BYTES } from './sampleProblem.js';
 
 /** Options of {@link readWebDataset}. */
@@ -27,6 +28,10 @@ export interface WebDatasetOptions {
    * `NSFW`); undeclared columns are inferred from their values.
    */
   declaredTypes?: Record<string, ColumnType>;
+  /** How messages name an option (default: its name; the CLI passes one giving its flags). */
+  nameOption?: NameOption;
+  /** Store every sample without a label or label blob, whatever members it has. */
+  ignoreLabels?: boolean;
 }
 
 /** Extensions of the image member, in order of preference (compared in lower case). */
@@ -58,7 +63,9 @@ const NO_IMAGE = `no image member (${IMAGE_EXTENSIONS.map((e) => `.${e}`).join('
  *   of the `.json` member. Integer labels stay integers; if any label is not one, labels are
  *   class names, sorted and numbered from 0 as ImageFolder does;
  * - the label blob: a `.labelblob`, `.mask.png` or `.seg.png` member (a sample with one needs
- *   no label);
+ *   no label). Shards where no sample has a label or a label blob (image-text pairs such as
+ *   `key.jpg` + `key.txt` + `key.json`) are an unlabelled dataset; where some sample has one,
+ *   a sample without either is bad;
  * - metadata: a `.txt` member (a caption) as the text column `txt`, and the other string,
  *   number and boolean fields of the `.json` member (nested values are ignored), typed as
  *   declared or inferred (see {@link inferColumnType}), in columns named by mapping the field
@@ -89,16 +96,28 @@ export async function readWebDataset(
   const labelField = options.labelField ?? 'label';
 
   const survey = await surveyFiles(files, labelField, owns);
-  const labelNames = labelNamesOf(survey.labels);
+  const ignore = options.ignoreLabels === true;
+  const labelNames = ignore ? [] : labelNamesOf(survey.labels);
   const columns = columnsOf(survey, options.declaredTypes ?? {}, files);
   const columnOf = survey.columnOf;
   const labelIndex = new Map(labelNames.map((n, i) => [n, i]));
+  const labelled = !ignore && (survey.labels.size > 0 || survey.blobs);
+  const optionName = options.nameOption ?? ownOptionName;
   const more = files.length > 1 ? `(+${files.length - 1} more)` : '';
 
   return {
     description: `webdataset:${files[0]}${more}`,
     labelNames,
     columns,
+    ...(labelled
+      ? {}
+      : {
+          unlabelled: ignore
+            ? `labels ignored (${optionName('ignoreLabels')})`
+            : 'no sample has a .cls or .label member, a .json field ' +
+              `${JSON.stringify(labelField)} or a label blob member ` +
+              `(${optionName('labelField')} <name> names another field)`,
+        }),
     total: survey.total,
     async *samples() {
       let next = 0;
@@ -115,6 +134,7 @@ export async function readWebDataset(
               ? event.message
               : makeSample(event, {
                   labelField,
+                  labelled,
                   labelNames,
                   labelIndex,
                   columns,
@@ -134,6 +154,8 @@ export async function readWebDataset(
 interface Survey {
   /** Every label seen, as text. */
   labels: Set<string>;
+  /** Whether some group has a label blob member. */
+  blobs: boolean;
   /** Per metadata field (by its name in the `.json`), one value of each type it infers as. */
   fields: Map<string, Map<ColumnType, unknown>>;
   /** Per metadata field, the `.json` member it was first seen in (for messages). */
@@ -154,6 +176,7 @@ async function surveyFiles(
 ): Promise<Survey> {
   const survey: Survey = {
     labels: new Set(),
+    blobs: false,
     fields: new Map(),
     firstIn: new Map(),
     columnOf: new Map(),
@@ -165,9 +188,11 @@ async function surveyFiles(
       next = event.index + 1;
       if (owns(i, event.index)) survey.total++;
       if (event.kind === 'damage') continue;
-      const parsed = parseGroup(event, labelField);
+      // Not yet knowing whether the dataset is labelled, a group without a label is let pass.
+      const parsed = parseGroup(event, labelField, false);
       if (typeof parsed === 'string') continue;
       if (parsed.label !== undefined) survey.labels.add(parsed.label);
+      if (parsed.blobExt !== undefined) survey.blobs = true;
       if (parsed.caption && survey.caption === undefined) {
         survey.caption = `${file}:${event.key}.${CAPTION}`;
         nameColumns(survey);
@@ -251,6 +276,8 @@ function columnsOf(
 
 interface SampleContext {
   labelField: string;
+  /** Some sample of the dataset has a label or a label blob: every sample needs one. */
+  labelled: boolean;
   labelNames: string[];
   labelIndex: Map<string, number>;
   columns: ColumnSpec[];
@@ -264,10 +291,10 @@ function makeSample(
   group: GroupEvent,
   ctx: SampleContext,
 ): Pick<IngestEntry, 'data' | 'label' | 'labelBlob' | 'metadata'> | string {
-  const parsed = parseGroup(group, ctx.labelField);
+  const parsed = parseGroup(group, ctx.labelField, ctx.labelled);
   if (typeof parsed === 'string') return parsed;
   let label: number | null = null;
-  if (parsed.label !== undefined) {
+  if (ctx.labelled && parsed.label !== undefined) {
     if (ctx.labelNames.length === 0) label = Number(parsed.label);
     else {
       const index = ctx.labelIndex.get(parsed.label);
@@ -296,7 +323,8 @@ function makeSample(
   } catch (err) {
     return (err as Error).message;
   }
-  const blob = parsed.blobExt !== undefined ? group.members.get(parsed.blobExt) : undefined;
+  const blob =
+    ctx.labelled && parsed.blobExt !== undefined ? group.members.get(parsed.blobExt) : undefined;
   return {
     data: group.members.get(parsed.imageExt) ?? Buffer.alloc(0),
     label,
@@ -316,8 +344,15 @@ interface ParsedGroup {
   fields: Record<string, string | number | boolean>;
 }
 
-/** Reads a group's label and fields (from members read in both passes), or why it is bad. */
-function parseGroup(group: GroupEvent, labelField: string): ParsedGroup | string {
+/**
+ * Reads a group's label and fields (from members read in both passes), or why it is bad; in a
+ * `labelled` dataset a group without a label and a label blob is bad.
+ */
+function parseGroup(
+  group: GroupEvent,
+  labelField: string,
+  labelled: boolean,
+): ParsedGroup | string {
   if (group.problem !== undefined) return group.problem;
   const { members } = group;
   const imageExt = IMAGE_EXTENSIONS.find((e) => members.has(e));
@@ -349,10 +384,11 @@ function parseGroup(group: GroupEvent, labelField: string): ParsedGroup | string
   }
   if (label === '') label = undefined;
   const blobExt = BLOB_EXTENSIONS.find((e) => members.has(e));
-  if (label === undefined && blobExt === undefined) {
+  if (labelled && label === undefined && blobExt === undefined) {
     return (
       `no label (a .cls or .label member, or a field ${JSON.stringify(labelField)} ` +
-      'of the .json member) and no label blob'
+      'of the .json member) and no label blob, though other samples have one (shards where ' +
+      'no sample has a label ingest as an unlabelled dataset)'
     );
   }
   // No prototype: a field called __proto__ (a column proto) is a field like any other.

@@ -9,6 +9,11 @@ export const MAX_SAMPLE_BYTES = 15 * 1024 * 1024;
 export interface SampleRules {
   /** The dataset's class names: a label must index them (any int when empty). */
   labelNames: readonly string[];
+  /**
+   * The samples come from an unlabelled source (one where no sample has a label or a label
+   * blob): a sample with neither is stored without a label instead of refused.
+   */
+  unlabelled?: boolean;
 }
 
 /** The part of a sample {@link sampleProblem} looks at. */
@@ -20,7 +25,8 @@ export interface CheckedSample {
 
 /**
  * Why a sample cannot be stored, or undefined when it can: over {@link MAX_SAMPLE_BYTES}, no
- * data, a label that is not an int32 or outside the class names, neither label nor blob.
+ * data, a label that is not an int32 or outside the class names, neither label nor blob (unless
+ * the source is unlabelled).
  * The same rules hold for `ingest` and the IngestSamples call.
  */
 export function sampleProblem(sample: CheckedSample, rules: SampleRules): string | undefined {
@@ -34,7 +40,7 @@ export function sampleProblem(sample: CheckedSample, rules: SampleRules): string
   if (sample.data.length === 0) return 'has no data (0 bytes)';
   const { label } = sample;
   if (label === null) {
-    if (!sample.labelBlob) return 'has neither a label nor a label blob';
+    if (!sample.labelBlob && !rules.unlabelled) return 'has neither a label nor a label blob';
     return undefined;
   }
   if (!Number.isInteger(label) || label < 0 || label > 2 ** 31 - 1) {

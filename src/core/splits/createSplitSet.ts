@@ -6,6 +6,7 @@ import { type NameOption, ownOptionName } from '../ingest/nameOption.js';
 import { requireDataset } from '../schema/datasetSchema.js';
 import { assignSplits } from './assignSplits.js';
 import { readSplitInput } from './readSplitInput.js';
+import { refuseUnlabelled } from './refuseUnlabelled.js';
 import type { SplitSetInfo } from './SplitSetInfo.js';
 import { splitRequestSchema } from './splitRequestSchema.js';
 import type { CreateSplitSetRequest } from './CreateSplitSetRequest.js';
@@ -51,6 +52,7 @@ export async function createSplitSet(
     ...(hooks.onScanProgress ? { onProgress: hooks.onScanProgress } : {}),
     ...(hooks.signal ? { signal: hooks.signal } : {}),
   });
+  refuseUnlabelled(req.dataset, input, req.classTargets);
   const result = assignSplits(
     input,
     {

@@ -40,4 +40,10 @@ export interface StreamRequest {
   jobCheckpoint?: JobCheckpoint;
   /** Server-side decoding and augmentation; absent: bytes as stored. */
   transform?: TransformSpec;
+  /**
+   * Metadata columns each batch carries, in this order (see `planColumns`); empty: none.
+   * They change nothing about the batches' samples, so neither the job fingerprint nor the
+   * resume tokens cover them.
+   */
+  columns?: string[];
 }

@@ -1,4 +1,8 @@
 import type { SampleCache } from '../cache/SampleCache.js';
+import type { BatchColumn } from '../columns/BatchColumn.js';
+import { ColumnReader } from '../columns/ColumnReader.js';
+import { type ColumnPlan, planColumns } from '../columns/planColumns.js';
+import { withColumns } from '../columns/withColumns.js';
 import type { SettingNames } from '../config/settingNames.js';
 import type { DbPath } from '../db/DbPath.js';
 import type { AssembledBatch } from '../fetch/AssembledBatch.js';
@@ -9,7 +13,7 @@ import type { ResumeKeyring } from '../resume/resumeToken.js';
 import { createPermutationCache } from '../sampling/createPermutationCache.js';
 import { createRemainderCache } from '../sampling/createRemainderCache.js';
 import { meanSampleBytes } from '../schema/meanSampleBytes.js';
-import { readDatasetGeneration } from '../schema/datasetInfo.js';
+import { readDatasetGeneration, readDatasetInfo } from '../schema/datasetInfo.js';
 import { createSplitIdsCache } from '../splits/createSplitIdsCache.js';
 import { resolveSplit } from '../splits/resolveSplit.js';
 import type { StreamTransformer } from '../transform/StreamTransformer.js';
@@ -47,6 +51,8 @@ export interface StreamDepsOptions {
  */
 export interface StreamDeps {
   plan: Omit<StreamPlanDeps, 'transformer' | 'onCheckpoint'>;
+  /** A dataset's typed metadata columns (name to CQL type): what a stream's columns are checked against. */
+  datasetColumns(dataset: string): Promise<Readonly<Record<string, string>>>;
   paths: readonly DbPath[];
   metrics: LoaderMetrics;
   heldBytes: ByteBudget;
@@ -71,6 +77,7 @@ export function createStreamDeps(options: StreamDepsOptions): StreamDeps {
       resumeKey: options.resumeKey,
       ...(options.settingNames ? { settingNames: options.settingNames } : {}),
     },
+    datasetColumns: async (dataset) => (await readDatasetInfo(primary.client, dataset)).columns,
     paths: options.paths,
     metrics: options.metrics,
     heldBytes: options.heldBytes,
@@ -88,6 +95,8 @@ export interface StreamHooks {
 export interface ReadyBatch {
   batch: AssembledBatch;
   resumeToken: Buffer;
+  /** The request's metadata columns for the batch's samples (absent: it asked for none). */
+  columns?: BatchColumn[];
 }
 
 /**
@@ -156,6 +165,8 @@ export async function openStream(
   signal: AbortSignal,
   hooks: StreamHooks = {},
 ): Promise<OpenedStream> {
+  // Columns are checked first: a misspelt one is refused before the split is read.
+  const columnPlan = request.columns?.length ? await checkColumns(request, deps) : undefined;
   let transformer: StreamTransformer | undefined;
   const plan = await planStream(
     {
@@ -202,8 +213,25 @@ export async function openStream(
   };
   async function* batches(): AsyncGenerator<ReadyBatch> {
     // Each next epoch's order is made off the event loop before the engine starts the epoch.
-    for await (const batch of plan.readyAhead(fetcher.batches())) {
-      yield { batch, resumeToken: plan.resumeToken(batch.resume) };
+    const assembled = plan.readyAhead(fetcher.batches());
+    if (columnPlan === undefined) {
+      for await (const batch of assembled) {
+        yield { batch, resumeToken: plan.resumeToken(batch.resume) };
+        delivered(batch);
+      }
+      return;
+    }
+    const reader = new ColumnReader({
+      client: deps.paths[0]!.client,
+      datasets: plan.sources.map((s) => s.dataset),
+      plan: columnPlan,
+      readAttempts: plan.fetch.readAttempts,
+      retryBaseMs: plan.fetch.retryBaseMs,
+      signal,
+    });
+    const read = (batch: AssembledBatch) => reader.read(batch.samples);
+    for await (const { batch, columns } of withColumns(assembled, read, deps.heldBytes)) {
+      yield { batch, resumeToken: plan.resumeToken(batch.resume), columns };
       delivered(batch);
     }
   }
@@ -225,6 +253,15 @@ export async function openStream(
         : {}),
     }),
   };
+}
+
+/** Checks the request's columns against its sources' datasets (see {@link planColumns}). */
+async function checkColumns(request: StreamRequest, deps: StreamDeps): Promise<ColumnPlan> {
+  const datasets = request.mix ? request.mix.sources.map((s) => s.dataset) : [request.dataset];
+  const sources = await Promise.all(
+    datasets.map(async (dataset) => ({ dataset, columns: await deps.datasetColumns(dataset) })),
+  );
+  return planColumns(request.columns ?? [], sources);
 }
 
 /** The cache's figures: hits, misses, shared reads and the hit ratio of the look ups. */

@@ -103,6 +103,8 @@ export class IngestPipeline {
   readonly #writing = new Map<string, Promise<unknown>>();
   /** Every sample's work, so that {@link run} can wait for all of it. */
   readonly #work = new Set<Promise<unknown>>();
+  /** The rules, with whether the call is unlabelled once its first sample is seen. */
+  #rules: IngestSampleRules | undefined;
   #pendingSamples = 0;
   #pendingBytes = 0;
   #wakeReader: (() => void) | undefined;
@@ -154,13 +156,18 @@ export class IngestPipeline {
       );
       return { ...failedEntry(index, error), stopsReading: true };
     }
-    const { rules, policy } = this.#options;
+    const { policy } = this.#options;
     const good: WritableSample[] = [];
     const skipped: SkippedSample[] = [];
     let bytes = 0;
     for (const sample of request.samples) {
       bytes += sample.data.length + sample.labelBlob.length;
-      const result = toIngestSample(sample, rules);
+      // The call's first sample says whether the call is labelled (see toIngestSample).
+      this.#rules ??= {
+        ...this.#options.rules,
+        unlabelled: (sample.label ?? null) === null && sample.labelBlob.length === 0,
+      };
+      const result = toIngestSample(sample, this.#rules);
       if ('sample' in result) {
         good.push(result.sample);
       } else if (policy === 'skip') {

@@ -45,7 +45,9 @@ const DTYPE_UINT8 = 1; // D_TYPE_UINT8
  * be exactly one element of it. A `mixed` stream's batch carries each sample's source index
  * (each below 64: one byte). With `masks` (a raw transform's masks), each sample's label blob
  * is its transformed mask, `height x width` bytes: they go out as the `masks` tensor of shape
- * (samples, height, width, 1) instead of label blobs.
+ * (samples, height, width, 1) instead of label blobs. `columns` is the batch's
+ * `Batch.columns` fields, encoded already (`encodeColumns`): they go last, and count toward
+ * the message limit.
  *
  * @returns The encoded message, and the batch's sample and label blob bytes (for metrics).
  * @throws {@link LoaderError} INVALID_ARGUMENT when the batch may exceed `maxMessageBytes`.
@@ -56,6 +58,7 @@ export function encodeBatchResponse(
   maxMessageBytes: number,
   tensor?: readonly [number, number, number],
   mixed = false,
+  columns?: Buffer,
   masks = false,
 ): { message: Buffer; bytes: number } {
   if (masks && !tensor) throw new Error('masks without a raw tensor');
@@ -97,7 +100,8 @@ export function encodeBatchResponse(
     dataSizesLength += varintSize(s.data.length);
     blobSizesLength += varintSize(blob);
   }
-  assertBatchFits(n, dataBytes + blobBytes, resumeToken, maxMessageBytes);
+  const columnBytes = columns?.length ?? 0;
+  assertBatchFits(n, dataBytes + blobBytes + columnBytes, resumeToken, maxMessageBytes);
   const withBlobs = blobBytes > 0 && !masks;
   const withMasks = blobBytes > 0 && masks;
 
@@ -116,7 +120,8 @@ export function encodeBatchResponse(
     (skippedUndecodable !== 0 ? 1 + varintSize(skippedUndecodable) : 0) +
     (mixed && n > 0 ? lengthDelimitedSize(n) : 0) +
     (withMasks ? 1 + lengthDelimitedSize(blobBytes) : 0) +
-    (masks ? 1 + lengthDelimitedSize(maskShapeLength) : 0);
+    (masks ? 1 + lengthDelimitedSize(maskShapeLength) : 0) +
+    columnBytes;
   const size = lengthDelimitedSize(inner);
   const out = allocFramedMessage(size);
 
@@ -216,6 +221,11 @@ export function encodeBatchResponse(
     out[pos++] = TAG_MASK_SHAPE[1];
     pos = writeVarint(out, pos, maskShapeLength);
     for (const d of maskShape) pos = writeVarint(out, pos, d);
+  }
+  // Field 18, after 16 and 17.
+  if (columns !== undefined) {
+    out.set(columns, pos);
+    pos += columns.length;
   }
   // The buffer is uninitialised memory: a size and a write that disagree (an id not 16 bytes
   // long) would send stale heap bytes, so that is an error rather than a malformed batch.

@@ -12,6 +12,7 @@ import {
 } from '../../core/index.js';
 import { toGrpcStatus } from '../errors/toGrpcStatus.js';
 import { encodeBatchResponse } from './encodeBatchResponse.js';
+import { encodeColumns } from './encodeColumns.js';
 import type { ServerContext } from '../ServerContext.js';
 import { logMixture, logStreamEnd, logStreamStart, streamLogContext } from './streamLog.js';
 import { validateStreamRequest } from './validateStreamRequest.js';
@@ -73,7 +74,7 @@ async function runStream(ctx: ServerContext, deps: StreamDeps, call: Call): Prom
       sent.blockedSeconds += blocked;
       ctx.metrics.clientBlockedSeconds.inc(blocked);
     });
-    for await (const { batch, resumeToken } of stream.batches) {
+    for await (const { batch, resumeToken, columns } of stream.batches) {
       // A batch handed out just as the call was cancelled (or ended by shutdown) is dropped:
       // writing after the call ended would lose the status the client must see.
       abort.signal.throwIfAborted();
@@ -83,6 +84,7 @@ async function runStream(ctx: ServerContext, deps: StreamDeps, call: Call): Prom
         ctx.config.maxMessageBytes,
         plan.tensor,
         plan.mixed,
+        columns && encodeColumns(columns),
         req.transform?.masks === true,
       );
       await writes.settle();

@@ -32,6 +32,7 @@ export function logStreamStart(log: Logger, req: StreamRequest, peer: string): v
           }
         : {}),
       ...(req.transform ? { transform: req.transform } : {}),
+      ...(req.columns?.length ? { columns: req.columns } : {}),
       peer,
     },
     'stream start',

@@ -20,6 +20,12 @@ export interface IngestSampleRules {
   labelNames: readonly string[];
   /** `datasetNamespace(dataset)`, from which the sample's id derives. */
   namespace: string;
+  /**
+   * Whether the call is unlabelled, as its first sample says (neither a label nor a label
+   * blob): then every sample must have neither, else every sample must have one. Absent:
+   * every sample must have one.
+   */
+  unlabelled?: boolean;
 }
 
 /** A sample ready for the writer, or why it cannot be stored. */
@@ -31,7 +37,8 @@ export type IngestSampleResult = { sample: WritableSample } | { problem: string 
  * metadata key is a column of the target and its value's kind fits the column's type (an int
  * fits int when within int32, bigint, and double; a double fits double when finite; text and
  * boolean fit their own); the metadata's text counts towards the sample's size; and the rules
- * every ingest shares (`sampleProblem`: size, data, label range, label or blob). The problem
+ * every ingest shares (`sampleProblem`: size, data, label range), and the sample has a label or
+ * a label blob exactly when the call is labelled (see {@link IngestSampleRules.unlabelled}). The problem
  * is a phrase to follow "sample <key>", e.g. `has label 12, but the dataset has 10 classes`.
  */
 export function toIngestSample(
@@ -68,10 +75,11 @@ export function toIngestSample(
   }
   const label = sample.label ?? null;
   const labelBlob = sample.labelBlob.length > 0 ? sample.labelBlob : undefined;
-  const problem = sampleProblem(
-    { data: sample.data, label, labelBlob },
-    { labelNames: rules.labelNames },
-  );
+  const problem =
+    sampleProblem(
+      { data: sample.data, label, labelBlob },
+      { labelNames: rules.labelNames, unlabelled: rules.unlabelled !== undefined },
+    ) ?? labelKindProblem(label !== null || labelBlob !== undefined, rules.unlabelled);
   if (problem !== undefined) return { problem };
   const size = sample.data.length + (labelBlob?.length ?? 0) + metadataBytes;
   if (size > MAX_SAMPLE_BYTES) {
@@ -92,6 +100,24 @@ export function toIngestSample(
       metadata,
     },
   };
+}
+
+/**
+ * Why a sample that has (or lacks) a label does not belong to a call that is unlabelled (or
+ * labelled): a call is one source, all labelled or all unlabelled, so that a labelled call
+ * whose sample lost its label is refused rather than stored without one.
+ */
+function labelKindProblem(
+  labelled: boolean,
+  callUnlabelled: boolean | undefined,
+): string | undefined {
+  if (callUnlabelled === undefined || labelled === !callUnlabelled) return undefined;
+  return labelled
+    ? "has a label or a label blob, but this call's first sample had neither: a call's " +
+        'samples are all unlabelled or all labelled (send them in separate calls)'
+    : "has neither a label nor a label blob, but this call's first sample had one: a call's " +
+        'samples are all labelled or all unlabelled (an unlabelled dataset is ingested by calls ' +
+        'whose samples have neither)';
 }
 
 const INT32_MIN = -(2n ** 31n);

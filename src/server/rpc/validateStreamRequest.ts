@@ -7,6 +7,7 @@ import {
   type StreamLimits,
   type StreamRequest,
   type TransformLimits,
+  validateColumnNames,
   validateIdentifier,
   validateMix,
   MAX_SAMPLES_PER_EPOCH,
@@ -105,6 +106,7 @@ export function validateStreamRequest(
       ? { jobCheckpoint: parseJobCheckpoint(req.jobCheckpoint) }
       : {}),
     ...(req.transform ? { transform: validateTransform(req.transform, batchSize, config) } : {}),
+    columns: validateColumnNames(req.columns),
   };
 }
 

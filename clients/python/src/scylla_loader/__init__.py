@@ -12,6 +12,7 @@ of a stream that mixes several by weight (``stream_batches(sources=[...])``).
 from .batch import Batch, decode_batch
 from .checkpoint import RankState, merge_resume_tokens
 from .client import BatchStream, LoaderClient, ReconnectInfo
+from .columns import Column, validate_column_names
 from .descriptions import DatasetDescription, SplitPart, SplitSet
 from .errors import LoaderError
 from .ingest import IngestProgress, IngestSample, IngestSource, IngestSummary
@@ -23,6 +24,7 @@ from .transform import RandomResizedCrop, Transform
 __all__ = [
     "Batch",
     "BatchStream",
+    "Column",
     "DatasetDescription",
     "IngestProgress",
     "IngestSample",
@@ -43,4 +45,5 @@ __all__ = [
     "Transform",
     "decode_batch",
     "merge_resume_tokens",
+    "validate_column_names",
 ]

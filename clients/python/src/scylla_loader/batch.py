@@ -11,6 +11,7 @@ import grpc
 import numpy as np
 import numpy.typing as npt
 
+from .columns import Column, decode_columns
 from .errors import LoaderError
 from .v1 import loader_pb2
 
@@ -62,6 +63,8 @@ class Batch:
             pixel for pixel with ``data`` (:meth:`mask_array`, :meth:`mask_tensor`); ``b""``
             otherwise (``label_blobs`` then holds the blobs as stored).
         mask_shape: Shape of ``masks``; ``()`` without masks.
+        columns: The metadata columns the request asked for (``columns=``), by name, each a
+            :class:`Column` with one value per sample; empty when it asked for none.
     """
 
     epoch: int
@@ -82,6 +85,7 @@ class Batch:
     source_indexes: npt.NDArray[np.int64] | None = None
     masks: bytes = b""
     mask_shape: tuple[int, ...] = ()
+    columns: dict[str, Column] = field(default_factory=dict)
     _ids: list[str] = field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
@@ -257,6 +261,7 @@ def decode_batch(
         source_indexes=source_indexes,
         masks=message.masks,
         mask_shape=mask_shape,
+        columns=decode_columns(message.columns, n, fail),
     )
 
 

@@ -120,6 +120,10 @@ class BatchStream:
         policy = client.reconnect
         request = self._request
         failures = 0
+        # Until a first batch arrives, a failing call is a loader not (yet) reached, not a
+        # stream to resume: it ends after the client's connect_timeout, naming the address.
+        connected = False
+        started = time.monotonic()
         while True:
             if self._cancelled.is_set():
                 raise self._cancelled_error()
@@ -137,6 +141,7 @@ class BatchStream:
                         response.batch, "StreamBatches", client.target, len(request.sources)
                     )
                     failures = 0
+                    connected = True
                     request = _with_token(request, batch.resume_token)
                     yield batch
                 return
@@ -163,11 +168,29 @@ class BatchStream:
             if self._deadline is not None:
                 # A deadline reached while waiting makes the next call fail with DEADLINE_EXCEEDED.
                 delay = min(delay, max(0.0, self._deadline - time.monotonic()))
-            log.warning(
-                "StreamBatches on %s broke (%s: %s); resuming from the last batch in %.2f s "
-                "(attempt %d of %d)",
-                client.target, error.code.name, error.details, delay, failures, policy.attempts,
-            )
+            if not connected:
+                waited = time.monotonic() - started
+                if waited + delay > client.connect_timeout:
+                    raise LoaderError(
+                        error.method, error.target, error.code, error.details,
+                        note=f"no loader answered at {client.target} within "
+                        f"{client.connect_timeout:g} s (connect_timeout): check that the loader "
+                        "runs, that this host and port reach it, and that TLS is on at both ends "
+                        "or at neither",
+                    ) from error.__cause__
+                log.warning(
+                    "StreamBatches on %s: connecting (%s: %s); next attempt in %.2f s "
+                    "(%.1f s of connect_timeout %g s spent)",
+                    client.target, error.code.name, error.details, delay, waited,
+                    client.connect_timeout,
+                )
+            else:
+                log.warning(
+                    "StreamBatches on %s broke (%s: %s); resuming from the last batch in "
+                    "%.2f s (attempt %d of %d)",
+                    client.target, error.code.name, error.details, delay, failures,
+                    policy.attempts,
+                )
             if self._on_reconnect is not None:
                 self._on_reconnect(ReconnectInfo(failures, error.code, error.details, delay))
             self.reconnects += 1
@@ -219,6 +242,9 @@ class LoaderClient:
         credentials: Other channel credentials (instead of ``tls``); ``token`` is added to
             them. Default plain-text HTTP/2.
         reconnect: How broken streams are resumed.
+        connect_timeout: Seconds a stream tries to reach the loader before its first batch
+            (a loader not running, a wrong address): then it fails with a LoaderError naming
+            the address. Once a batch arrived, ``reconnect`` alone governs.
         flow_control_window: HTTP/2 window in bytes; at least bandwidth x round trip.
         max_receive_message_length: Largest response accepted, in bytes.
         keepalive_time: Seconds between HTTP/2 pings that detect a dead connection.
@@ -235,6 +261,7 @@ class LoaderClient:
         insecure_token: bool = False,
         credentials: grpc.ChannelCredentials | None = None,
         reconnect: ReconnectPolicy = ReconnectPolicy(),
+        connect_timeout: float = 10.0,
         flow_control_window: int = DEFAULT_FLOW_CONTROL_WINDOW,
         max_receive_message_length: int = DEFAULT_MAX_RECEIVE_MESSAGE_LENGTH,
         keepalive_time: float = 30.0,
@@ -244,8 +271,11 @@ class LoaderClient:
         secured = security(
             target, tls=tls, token=token, insecure_token=insecure_token, credentials=credentials
         )
+        if not connect_timeout > 0:
+            raise ValueError(f"connect_timeout must be positive, got {connect_timeout}")
         self.target = target
         self.reconnect = reconnect
+        self.connect_timeout = connect_timeout
         options = _channel_options(
             flow_control_window=flow_control_window,
             max_receive_message_length=max_receive_message_length,
@@ -299,6 +329,7 @@ class LoaderClient:
         resume_token: bytes | None = None,
         transform: Transform | None = None,
         job_checkpoint: bytes | None = None,
+        columns: Iterable[str] | None = None,
         timeout: float | None = None,
         on_reconnect: Callable[[ReconnectInfo], None] | None = None,
     ) -> BatchStream:
@@ -329,6 +360,11 @@ class LoaderClient:
           epoch as rank ``rank`` of ``world_size`` with a share of exactly the samples no old
           rank delivered, then later epochs in full. While that epoch lasts, pass it again with
           this rank's ``resume_token`` (reconnections here do so by themselves).
+        - ``columns``: metadata columns each batch carries (:attr:`Batch.columns`, by name):
+          any typed column of the dataset (``describe_dataset().columns``) and
+          ``"source_key"``. In a mixture a source whose dataset lacks one gives nulls; a column
+          no source has is INVALID_ARGUMENT. Columns change nothing about which samples a
+          batch holds: a resume token works with other columns.
         - Backpressure: a message is read only when the loop asks for the next batch; the
           HTTP/2 window holds the server back meanwhile.
         - ``sources`` (instead of ``dataset`` and ``split``): a mixed stream, e.g.
@@ -371,6 +407,7 @@ class LoaderClient:
             resume_token=resume_token,
             transform=transform,
             job_checkpoint=job_checkpoint,
+            columns=columns,
         )
         deadline = None if timeout is None else time.monotonic() + timeout
         return BatchStream(self, request, deadline, on_reconnect)

@@ -50,8 +50,9 @@ class IngestSample:
             derives from it, so writing the same key again leaves the stored sample as it is.
         data: The sample's bytes (e.g. an encoded image).
         label: Integer label (an index into the dataset's class names when it has them).
-        label_blob: Label bytes (a mask, a multi-label array). A sample needs a label, a label
-            blob, or both.
+        label_blob: Label bytes (a mask, a multi-label array). A sample has a label, a label
+            blob, or both; or neither, when the call's first sample has neither (an
+            unlabelled dataset, streamed with label -1; docs/ingest.md, "Unlabelled data").
         metadata: Values of metadata columns (``str``, ``bool``, ``int``, ``float`` or numpy
             scalars); a column left out or ``None`` is null.
     """

@@ -123,12 +123,21 @@ def from_torchvision(
     key_prefix: str,
     label_names: Sequence[str] | None = None,
     raw_files: bool = True,
+    key: Callable[[int, Any], str] | None = None,
 ) -> IngestSource:
     """Samples of a map-style torchvision dataset whose items are ``(image, label)``: the image
     a PIL image, a tensor or bytes (encoded as :func:`encode_image` says), the label an int.
 
-    - Source keys are ``<key_prefix>/<index>``: give each part of a dataset (train, test) its
-      own prefix, or their samples collide (the second part would be found already stored).
+    - Source keys are ``<key_prefix>/<what identifies the sample>``; an ingest skips keys
+      already stored, so a key must name the same sample on every run. A dataset with a
+      ``root`` and ``samples`` (ImageFolder, any ``DatasetFolder``) uses each file's path
+      relative to the root (``train/cat/001.jpg``): adding a file and ingesting again stores
+      just that file. ``key(index, item)`` when given takes precedence (``item`` the
+      dataset's item, or a folder's ``(path, class)`` entry when its files are stored as
+      they are); else the index, which is stable only for datasets that never change
+      (MNIST, CIFAR): an index key of a growing dataset would take shifted samples for stored
+      ones, losing new samples and storing others twice. Give each part of a dataset (train,
+      test) its own prefix, or their samples collide.
     - Class names: ``label_names``, else the dataset's ``classes`` when it has them
       (ImageFolder, MNIST, CIFAR).
     - ``raw_files``: an ImageFolder (any ``DatasetFolder``) without ``transform`` stores each
@@ -143,22 +152,30 @@ def from_torchvision(
     )
     files: list[tuple[str, int]] | None = None
     folder_items = getattr(dataset, "samples", None)
+    root = getattr(dataset, "root", None)
+    paths: list[str] | None = None
+    if key is None and isinstance(folder_items, list) and root is not None and len(folder_items) == length:
+        paths = [Path(p).relative_to(root).as_posix() for p, _ in folder_items]
     if (raw_files and isinstance(folder_items, list) and getattr(dataset, "transform", None) is None
             and getattr(dataset, "target_transform", None) is None and len(folder_items) == length):
         files = folder_items
 
     def samples() -> Iterator[IngestSample]:
         for index in range(length):
-            key = f"{key_prefix}/{index}"
+            name = f"{key_prefix}/{paths[index] if paths is not None else index}"
             if files is not None:
                 path, target = files[index]
-                yield IngestSample(key, Path(path).read_bytes(), _label(target, names, key))
+                if key is not None:
+                    name = f"{key_prefix}/{key(index, files[index])}"
+                yield IngestSample(name, Path(path).read_bytes(), _label(target, names, name))
                 continue
             item = dataset[index]
+            if key is not None:
+                name = f"{key_prefix}/{key(index, item)}"
             if not (isinstance(item, (tuple, list)) and len(item) == 2):
-                raise TypeError(f"{key}: expected an (image, label) pair, got {type(item).__name__}")
+                raise TypeError(f"{name}: expected an (image, label) pair, got {type(item).__name__}")
             image, target = item
-            yield IngestSample(key, encode_image(image), _label(target, names, key))
+            yield IngestSample(name, encode_image(image), _label(target, names, name))
 
     return IngestSource(
         _Reiterable(samples), label_names=names,

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from .source import SourceLike, stream_input
+from .columns import validate_column_names
 from .transform import Transform
 from .v1 import loader_pb2
 
@@ -86,6 +87,7 @@ def build_request(
     resume_token: bytes | None = None,
     transform: Transform | None = None,
     job_checkpoint: bytes | None = None,
+    columns: Iterable[str] | None = None,
 ) -> loader_pb2.StreamBatchesRequest:
     """The proto request for these fields; ``None`` enums are left to the server's default.
     Values the proto cannot carry (negative counts, a seed outside uint64, an unknown rule)
@@ -93,6 +95,8 @@ def build_request(
     server answers INVALID_ARGUMENT with its own limits. ``transform`` (a :class:`Transform`)
     asks the server to decode and augment each sample. ``job_checkpoint`` (from
     :func:`merge_resume_tokens`) continues a job's epoch at this rank and world size.
+    ``columns`` names metadata columns each batch carries (checked here with the server's
+    rules: see :func:`validate_column_names`).
 
     The stream reads either ``dataset`` and ``split``, or ``sources`` (a mixed stream: each a
     :class:`Source`, a ``(dataset, split[, weight[, repeat]])`` tuple or a mapping with those
@@ -131,4 +135,6 @@ def build_request(
     )
     if transform is not None:
         request.transform.CopyFrom(transform.to_proto())
+    if columns is not None:
+        request.columns.extend(validate_column_names(columns))
     return request

@@ -254,6 +254,33 @@ def test_bad_samples_are_skipped_with_their_reasons_or_fail_the_ingest_naming_th
         assert renamed.value.code == grpc.StatusCode.INVALID_ARGUMENT
 
 
+def test_samples_without_labels_ingest_unlabelled_stream_as_minus_one_and_refuse_a_balanced_split(
+    loader: LoaderProcess, dataset: str
+) -> None:
+    samples = [{"source_key": f"pair/{i}", "data": b"img" + bytes([i]),
+                "metadata": {"caption": f"caption {i}"}} for i in range(40)]
+    with LoaderClient(loader.target) as client:
+        summary = client.ingest(dataset, samples)
+        assert (summary.written, summary.skipped, summary.dataset_samples) == (40, 0, 40)
+        described = client.describe_dataset(dataset, timeout=60)
+        assert (described.label_names, described.class_counts) == ([], {-1: 40})
+        labels: dict[str, int] = {}
+        for batch in client.stream_batches(dataset, "all", batch_size=16, timeout=300):
+            labels.update(zip(batch.ids, batch.labels.tolist()))
+        assert labels == {sample_id(dataset, s["source_key"]): -1 for s in samples}
+        with pytest.raises(LoaderError) as refused:
+            client.create_splits(dataset, "bal", parts={"a": 1, "b": 1}, class_targets="balanced")
+        assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert (f"dataset {dataset} is unlabelled: none of its 40 samples (after the filters) "
+                "has a label, so a balanced split") in refused.value.details
+        split = client.create_splits(dataset, "nat", parts={"train": 3, "val": 1})
+        assert sum(p.size for p in split.parts) == 40
+        streamed = [i for part in ("nat/train", "nat/val")
+                    for b in client.stream_batches(dataset, part, batch_size=16, timeout=300)
+                    for i in b.labels.tolist()]
+        assert streamed == [-1] * 40
+
+
 def run_example(name: str, *args: str) -> str:
     done = subprocess.run(
         [sys.executable, str(PACKAGE / "examples" / name), *args],
@@ -288,8 +315,9 @@ def test_the_torchvision_example_ingests_fake_data_and_an_image_folder(
         assert client.describe_dataset(fake, timeout=60).sample_count == 300
         described = client.describe_dataset(folder, timeout=60)
     assert described.label_names == ["ant", "bee"] and described.class_counts == {0: 3, 1: 3}
-    # The files' own bytes (JPEG), in ImageFolder's sorted order: tree/0 is ant/0.jpg.
-    expected = {sample_id(folder, f"tree/{i}"): data for i, data in enumerate(files.values())}
+    # The files' own bytes (JPEG), keyed by their paths under the root: tree/ant/0.jpg.
+    expected = {sample_id(folder, f"tree/{p.relative_to(root).as_posix()}"): data
+                for p, data in files.items()}
     assert stored(loader.target, folder) == expected
 
 

@@ -36,6 +36,19 @@ def run_module(module: str, *args: str, env: dict[str, str] | None = None, timeo
     )
 
 
+def run_ranks(module: str, world: int, tmp_path: Path, **env: str) -> list[Any]:
+    """Runs `python -m module RANK OUT` for each rank of a gloo group of `world` processes
+    (MASTER_ADDR, MASTER_PORT, WORLD_SIZE and `env` in their environment) and returns what
+    each wrote to OUT."""
+    env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": str(world),
+           **env}
+    outs = [tmp_path / f"rank{r}.json" for r in range(world)]
+    ranks = [run_module(module, str(r), str(outs[r]), env=env) for r in range(world)]
+    for p in ranks:
+        assert p.wait(timeout=600) == 0
+    return [json.loads(o.read_text()) for o in outs]
+
+
 def stream_ids(target: str, split: str, *, epoch: int, rank: int, world: int, seed: int) -> set[str]:
     with LoaderClient(target) as client:
         stream = client.stream_batches(
@@ -49,15 +62,8 @@ def test_exactly_once_with_two_ddp_ranks_of_two_workers_over_two_epochs(
     loader: LoaderProcess, mnist: Mnist, tmp_path: Path
 ) -> None:
     world, workers = 2, 2
-    env = {
-        "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": str(world),
-        "LOADER_TARGET": loader.target, "SPLIT": mnist.val,
-    }
-    outs = [tmp_path / f"rank{r}.json" for r in range(world)]
-    ranks = [run_module("tests.integration.ddp_rank", str(r), str(outs[r]), env=env) for r in range(world)]
-    for p in ranks:
-        assert p.wait(timeout=300) == 0
-    results = [json.loads(o.read_text()) for o in outs]
+    results = run_ranks("tests.integration.ddp_rank", world, tmp_path,
+                        LOADER_TARGET=loader.target, SPLIT=mnist.val)
 
     every = set(split_ids(loader.target, mnist.dataset, mnist.val))
     n = len(every)

@@ -73,13 +73,34 @@ def test_from_torchvision_stores_an_image_folders_files_as_they_are(tmp_path: Pa
     assert source.label_names == ["cat", "dog"]
     samples = list(source)
     assert [(s.source_key, s.label) for s in samples] == [
-        ("train/0", 0), ("train/1", 0), ("train/2", 1), ("train/3", 1)]
+        ("train/cat/0.jpg", 0), ("train/cat/1.jpg", 0), ("train/dog/0.jpg", 1),
+        ("train/dog/1.jpg", 1)]
     assert [s.data for s in samples] == [Path(p).read_bytes() for p, _ in folder.samples]
     # With a transform, or raw_files=False, the decoded images are encoded as PNG.
     reencoded = list(from_torchvision(folder, key_prefix="train", raw_files=False))
     assert all(s.data.startswith(b"\x89PNG") for s in reencoded)
+    assert [s.source_key for s in reencoded] == [s.source_key for s in samples]
     with pytest.raises(ValueError, match="key_prefix"):
         from_torchvision(folder, key_prefix="")
+
+
+def test_a_file_added_to_an_image_folder_keeps_the_other_keys(tmp_path: Path) -> None:
+    root = image_folder(tmp_path / "tree")
+    before = {s.source_key: s.data for s in from_torchvision(ImageFolder(str(root)), key_prefix="t")}
+    Image.new("RGB", (4, 4), (10, 9, 9)).save(root / "cat" / "00-new.jpg", quality=90)
+    after = {s.source_key: s.data for s in from_torchvision(ImageFolder(str(root)), key_prefix="t")}
+    # Sorted first, the new file shifts every index; its path key leaves the others alone.
+    assert set(after) - set(before) == {"t/cat/00-new.jpg"}
+    assert all(after[k] == v for k, v in before.items())
+
+
+def test_a_key_function_names_samples_of_other_datasets(tmp_path: Path) -> None:
+    data = FakeData(size=3, image_size=(3, 8, 8), num_classes=3, random_offset=7)
+    source = from_torchvision(data, key_prefix="fake", key=lambda i, item: f"id-{100 + i}")
+    assert [s.source_key for s in source] == ["fake/id-100", "fake/id-101", "fake/id-102"]
+    folder = ImageFolder(str(image_folder(tmp_path / "tree")))
+    named = from_torchvision(folder, key_prefix="f", key=lambda i, entry: Path(entry[0]).stem)
+    assert [s.source_key for s in named] == ["f/0", "f/1", "f/0", "f/1"]
 
 
 def hf_rows() -> list[dict[str, Any]]:

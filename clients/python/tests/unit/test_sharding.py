@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from scylla_loader.torch.sharding import Shard, resolve_rank, worker_shard
@@ -31,3 +33,23 @@ def test_rank_comes_from_arguments_then_environment(monkeypatch: pytest.MonkeyPa
     assert resolve_rank(None, None) == (0, 1)
     with pytest.raises(ValueError, match="rank must be in"):
         resolve_rank(5, 2)
+
+
+def test_with_torch_distributed_up_the_data_parallel_rank_is_what_the_caller_says(tmp_path: Path) -> None:
+    import torch.distributed as dist
+
+    store = dist.FileStore(str(tmp_path / "store"), 1)
+    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+    try:
+        assert resolve_rank(None, None) == (0, 1)  # the global rank
+        assert resolve_rank(3, 4) == (3, 4)  # honoured, though the world has 1 process
+        with pytest.raises(ValueError, match="pass both rank and world_size"):
+            resolve_rank(0, None)
+        group = dist.new_group([0])
+        assert resolve_rank(None, None, group) == (0, 1)
+        with pytest.raises(ValueError, match="contradict process_group"):
+            resolve_rank(1, 2, group)
+    finally:
+        dist.destroy_process_group()
+    with pytest.raises(ValueError, match="needs torch.distributed"):
+        resolve_rank(None, None, object())

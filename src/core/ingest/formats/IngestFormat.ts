@@ -29,6 +29,11 @@ export interface IngestFormatContext {
   shard?: IngestShard;
   /** How messages name an option. */
   nameOption: NameOption;
+  /**
+   * Store every sample without a label or label blob, whatever the source has: the source is
+   * read as unlabelled (an ImageFolder root's files at any depth are samples).
+   */
+  ignoreLabels?: boolean;
 }
 
 /**

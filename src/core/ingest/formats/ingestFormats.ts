@@ -47,6 +47,8 @@ export interface OpenIngestFormatOptions {
   shard?: IngestShard;
   /** How messages name an option (default: its name; the CLI passes one giving its flags). */
   nameOption?: NameOption;
+  /** Read the source as unlabelled, whatever labels it has (see `IngestFormatContext`). */
+  ignoreLabels?: boolean;
 }
 
 /**
@@ -74,6 +76,13 @@ export async function openIngestFormat(
       );
     }
   }
+  const labelOption = Object.keys(given).find((k) => given[k] !== undefined && /^label/.test(k));
+  if (options.ignoreLabels && labelOption !== undefined) {
+    throw invalidArgument(
+      `give ${name('ignoreLabels')} or ${name(labelOption)}, not both: ${name('ignoreLabels')} ` +
+        'stores every sample without a label',
+    );
+  }
   let value: string | string[];
   if (takesSeveral(f.input)) {
     value = [input].flat();
@@ -88,6 +97,7 @@ export async function openIngestFormat(
     values: given,
     declaredTypes: f.declaresTypes ? (options.declaredTypes ?? {}) : {},
     nameOption: name,
+    ...(options.ignoreLabels ? { ignoreLabels: true } : {}),
   };
   if (f.sharding === 'own') {
     return f.open(value, { ...context, ...(options.shard ? { shard: options.shard } : {}) });

@@ -19,9 +19,10 @@ export const manifestFormat: IngestFormat = {
   ],
   declaresTypes: true,
   sharding: 'entries',
-  open: (input, { values, declaredTypes }) =>
+  open: (input, { values, declaredTypes, ignoreLabels, nameOption }) =>
     readManifest(String(input), {
       ...(values['root'] ? { root: values['root'] } : {}),
+      ...(ignoreLabels ? { ignoreLabels: nameOption('ignoreLabels') } : {}),
       declaredTypes,
     }),
 };

@@ -37,8 +37,9 @@ export const parquetFormat: IngestFormat = {
   ],
   declaresTypes: true,
   sharding: 'own',
-  open: (input, { values, declaredTypes, shard, nameOption }) =>
+  open: (input, { values, declaredTypes, shard, nameOption, ignoreLabels }) =>
     readParquet([input].flat(), {
+      ...(ignoreLabels ? { ignoreLabels: true } : {}),
       ...(shard ? { shard } : {}),
       ...(values['imageColumn'] ? { imageColumn: values['imageColumn'] } : {}),
       ...(values['labelColumn'] ? { labelColumn: values['labelColumn'] } : {}),

@@ -23,10 +23,12 @@ export const webDatasetFormat: IngestFormat = {
   ],
   declaresTypes: true,
   sharding: 'own',
-  open: (input, { values, declaredTypes, shard }) =>
+  open: (input, { values, declaredTypes, shard, nameOption, ignoreLabels }) =>
     readWebDataset([input].flat(), {
+      ...(ignoreLabels ? { ignoreLabels: true } : {}),
       ...(shard ? { shard } : {}),
       ...(values['labelField'] ? { labelField: values['labelField'] } : {}),
       declaredTypes,
+      nameOption,
     }),
 };

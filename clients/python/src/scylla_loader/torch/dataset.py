@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import torch
@@ -15,12 +16,15 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from ..batch import Batch
 from ..client import LoaderClient
+from ..columns import validate_column_names
 from ..request import Ordering, ShardRule, ShuffleMode
 from ..retry import ReconnectPolicy
 from ..security import TlsOptions, TokenSource, check_security
 from ..source import Source, SourceLike, stream_input
 from ..transform import Transform
-from .decode import Decode, collate
+from .decode import DECODE_MODES, Decode, DecodeMode, collate
+from .records import check_record_columns, record
+from .length import batch_count, mixed_positions, shard_length, split_size
 from .job_state import JOB_STATE_KIND, JOB_STATE_VERSION, find_worker_states, merge_states
 from .sharding import resolve_rank, worker_shard
 
@@ -28,17 +32,28 @@ log = logging.getLogger("scylla_loader")
 
 T = TypeVar("T")
 
+RawLayout = Literal["NHWC", "NCHW"]
+"""The shape of a raw server transform's batch tensor: ``NHWC`` as the server sends it, or
+``NCHW``, a view of the same memory (``permute``; not contiguous, no copy)."""
+
 STATE_VERSION = 1
+_MAX_WORKERS = 512
+"""DataLoader workers per dataset at most (each has its epoch pair in shared memory)."""
 
 
 class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     """One data-parallel rank's batches of a split, as ``(images, labels)`` items: each item is
-    one batch made by the server, so use it with ``DataLoader(dataset, batch_size=None, ...)``.
+    one batch made by the server, so use it with ``DataLoader(dataset, batch_size=None, ...)``
+    (a DataLoader that batches items fails at the first one, saying so).
     Instead of one dataset and split, ``sources=`` mixes several by weight (see Mixing).
 
-    Sharding: rank ``r`` of ``W`` (from ``torch.distributed`` when initialised, else
-    ``rank``/``world_size``, else ``RANK``/``WORLD_SIZE``) with ``n`` DataLoader workers: worker
-    ``w`` streams as rank ``r * n + w`` of ``W * n``. ``shard_rule`` says how the split's N
+    Sharding: data-parallel rank ``r`` of ``W`` (from ``process_group``, else ``rank`` and
+    ``world_size``, else ``torch.distributed``'s global ones when initialised, else
+    ``RANK``/``WORLD_SIZE``; see :func:`resolve_rank`) with ``n`` DataLoader workers: worker
+    ``w`` streams as rank ``r * n + w`` of ``W * n``. Processes given the same data-parallel
+    rank (tensor-parallel replicas) stream the same batches in the same order: when
+    ``torch.distributed`` has more processes than data-parallel ranks, ``ordering`` is
+    ``in-order`` (the default then; ``out-of-order`` is refused). ``shard_rule`` says how the split's N
     samples divide among those ``W * n`` streams:
 
     - ``pad`` (default): each stream gets ceil(N / (W n)) samples, up to W n - 1 of them
@@ -49,8 +64,13 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
 
     Epochs: ``set_epoch(e)`` before iterating, as with ``DistributedSampler``; it reaches
     persistent workers too (the value lives in shared memory). Without it, each new iteration
-    in a worker streams the epoch after its previous one, so persistent workers advance by
-    themselves (non-persistent workers are new processes each epoch: call ``set_epoch``).
+    of a worker id (the main process counts as worker 0) streams the epoch after its previous
+    one, with persistent and non-persistent workers alike (each worker id's next epoch lives in
+    shared memory too, so new worker processes continue it).
+
+    Length: ``len(dataset)`` is the items a DataLoader with ``num_workers`` (given here too)
+    yields on this rank per epoch, by the shard rule, ``drop_last`` and the epoch's size
+    (:meth:`epoch_size`, asked of the loader once).
 
     Server-side transforms: with ``server_transform=Transform(..., output="raw")`` the server
     decodes, resizes, crops and flips, and each item is ``(images, labels)`` with ``images``
@@ -103,15 +123,36 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         batch_size: Samples per item.
         seed: Seed of the per-epoch permutation.
         decode: ``None`` (raw ``bytes`` per sample), ``"pil"`` or ``"torchvision"``.
+        decode_mode: ``"RGB"`` or ``"L"``: decoded images are converted to 3 or 1 channels
+            (grey, palette, CMYK, RGBA); ``"unchanged"``: as stored.
         transform: Applied to each decoded sample (or raw ``bytes``) before stacking.
         server_transform: A :class:`~scylla_loader.Transform` the server applies to each
             sample (see above); ``None``: samples as stored.
+        raw_layout: With a raw ``server_transform``: ``"NHWC"`` as sent, or ``"NCHW"``, a
+            view of the same bytes (``permute``; no copy, not contiguous).
+        num_workers: The DataLoader's ``num_workers`` (0 without workers), which ``len()``
+            needs; iterating under another count is a ValueError.
+        rank: This process's data-parallel rank (with ``world_size``), honoured as given.
+        world_size: The number of data-parallel ranks (with ``rank``).
+        process_group: Instead of ``rank``/``world_size``: a ``torch.distributed`` group of one
+            process per data-parallel rank; its rank and size are used, and :meth:`job_state`
+            gathers over it.
         epoch: The first epoch (what ``set_epoch`` would set).
         return_ids: Items are ``(images, labels, ids)`` with the samples' UUID strings (for
             audits: exactly-once checks, error analysis).
         return_label_blobs: Items gain a list of each sample's label blob as ``bytes`` (a
             mask, a caption; ``b""`` for a sample without one), after the ids when
             ``return_ids`` is set too and before the source indexes of ``with_sources``.
+        columns: Metadata columns of the dataset (and ``"source_key"``) each batch carries:
+            items are then dicts (see ``as_dict``) with each column by its name: text as a
+            list of ``str`` (``None`` for a null), numbers as tensors (``int64`` for int and
+            bigint, ``float64``, ``bool``; a batch with a null in a number column has it as
+            ``float64`` with NaN; a double column is always ``float64``). Not part of the
+            stream's identity: a checkpoint resumes with other columns.
+        as_dict: Items are dicts ``{"image", "label", "id"[, "source"][, <column>...]}``
+            instead of tuples (implied by ``columns``); ``return_ids``,
+            ``return_label_blobs`` and ``with_sources`` do not apply then (``source`` is there
+            in a mixture, ``id`` always).
         tls: TLS to the loader, as for :class:`LoaderClient`; PEM file paths are read in each
             worker when its client is made (and checked here first).
         token: Bearer token or token function, as for :class:`LoaderClient`. With spawned
@@ -139,13 +180,19 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         ordering: Ordering | None = None,
         prefetch: int = 0,
         decode: Decode | None = None,
+        decode_mode: DecodeMode = "unchanged",
         transform: Callable[[Any], Any] | None = None,
         server_transform: Transform | None = None,
+        raw_layout: RawLayout = "NHWC",
+        num_workers: int | None = None,
         rank: int | None = None,
         world_size: int | None = None,
+        process_group: Any = None,
         epoch: int = 0,
         return_ids: bool = False,
         return_label_blobs: bool = False,
+        columns: Sequence[str] | None = None,
+        as_dict: bool = False,
         reconnect: ReconnectPolicy = ReconnectPolicy(),
         tls: TlsOptions | bool | None = None,
         token: TokenSource | None = None,
@@ -165,6 +212,14 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             raise ValueError(f"decode must be None, 'pil' or 'torchvision', got {decode!r}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be 1 or more, got {batch_size}")
+        if decode_mode not in DECODE_MODES:
+            raise ValueError(f"decode_mode must be 'RGB', 'L' or 'unchanged', got {decode_mode!r}")
+        if raw_layout not in ("NHWC", "NCHW"):
+            raise ValueError(f"raw_layout must be 'NHWC' or 'NCHW', got {raw_layout!r}")
+        if raw_layout != "NHWC" and (server_transform is None or not server_transform.raw):
+            raise ValueError("raw_layout applies to a server_transform with output='raw' only")
+        if num_workers is not None and num_workers < 0:
+            raise ValueError(f"num_workers must be 0 or more, got {num_workers}")
         if isinstance(transform, Transform):
             raise ValueError(
                 "transform is a per-sample callable run in this process; pass a "
@@ -196,13 +251,31 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self.shuffle: ShuffleMode | None = shuffle
         self.shard_rule: ShardRule = shard_rule
         self.drop_last = drop_last
+        self.rank, self.world_size = resolve_rank(rank, world_size, process_group)
+        if _has_replicas(self.world_size):
+            # Out of order, a batch holds whichever samples arrived first: replicas of one
+            # data-parallel rank would get different batches.
+            if ordering == "out-of-order":
+                raise ValueError(
+                    "ordering='out-of-order' gives replicas of a data-parallel rank (more "
+                    "processes than data-parallel ranks) different batches: use 'in-order'"
+                )
+            ordering = "in-order"
         self.ordering: Ordering | None = ordering
         self.prefetch = prefetch
         self.decode: Decode | None = decode
+        self.decode_mode: DecodeMode = decode_mode
+        self.raw_layout: RawLayout = raw_layout
+        self.num_workers = num_workers
+        """The DataLoader's ``num_workers`` when given: what ``len()`` needs (and is checked)."""
+        self._epoch_size: int | None = None
         self.transform = transform
         self.server_transform = server_transform
         self.return_ids = return_ids
         self.return_label_blobs = return_label_blobs
+        self.columns = validate_column_names(columns) if columns is not None else []
+        check_record_columns(self.columns)
+        self.as_dict = as_dict or bool(self.columns)
         self.reconnect = reconnect
         self.client_options = dict(client_options or {})
         security_keys = {"tls", "token", "insecure_token", "credentials"}
@@ -213,15 +286,20 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                 "(grpc credentials objects cannot travel to DataLoader workers: use tls=)"
             )
         self.client_options.update(tls=tls, token=token, insecure_token=insecure_token)
-        self.rank, self.world_size = resolve_rank(rank, world_size)
-        # [epoch, generation] in shared memory: set_epoch writes the epoch, then bumps the
-        # generation; workers compare the generation with the one they saw last to tell an
-        # explicit epoch from their own advance. A RawArray (no lock) because a lock belongs to
-        # one start method and the DataLoader may fork, spawn or forkserver its workers;
-        # set_epoch runs between epochs, while no worker starts an iteration.
-        self._epoch_cell = multiprocessing.RawArray("q", [epoch, 0])
-        self._seen_generation = 0
-        self._next_epoch = epoch
+        # Kept in this process only (a group does not pickle): job_state gathers over it.
+        self._group = process_group
+        # Given rank and world size that are not the global ones: job_state gathers over the
+        # whole world and keeps one copy of what replicas of a data-parallel rank delivered.
+        self._replicated = process_group is None and (rank is not None or world_size is not None)
+        # In shared memory: [epoch, generation] then, per DataLoader worker id, [next epoch,
+        # generation seen]. set_epoch writes the epoch, then bumps the generation; a worker
+        # compares the generation with the one it saw last to tell an explicit epoch from its
+        # own advance. Per worker id in shared memory (not in the worker's copy of the
+        # dataset) so that non-persistent workers, new processes every epoch, advance too. A
+        # RawArray (no lock) because a lock belongs to one start method and the DataLoader may
+        # fork, spawn or forkserver its workers; set_epoch runs between epochs, while no worker
+        # starts an iteration, and each worker writes its own slot only.
+        self._epoch_cell = multiprocessing.RawArray("q", [epoch, 0] + [epoch, 0] * _MAX_WORKERS)
         self._pending: dict[str, Any] | None = None
         self._pending_job: dict[str, Any] | None = None
         self._state: dict[str, Any] = {"version": STATE_VERSION, "epoch": None, "next_epoch": epoch}
@@ -244,15 +322,37 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self._epoch_cell[0] = epoch
         self._epoch_cell[1] += 1
 
+    @staticmethod
+    def _slot() -> int:
+        """Where this DataLoader worker's (or the main process's) epoch pair lives in the
+        shared cell."""
+        info = get_worker_info()
+        worker = info.id if info is not None else 0
+        if worker >= _MAX_WORKERS:
+            raise ValueError(f"LoaderDataset supports up to {_MAX_WORKERS} DataLoader workers")
+        return 2 + 2 * worker
+
+    @property
+    def _next_epoch(self) -> int:
+        return int(self._epoch_cell[self._slot()])
+
+    @_next_epoch.setter
+    def _next_epoch(self, epoch: int) -> None:
+        self._epoch_cell[self._slot()] = epoch
+
+    def _see_generation(self) -> None:
+        self._epoch_cell[self._slot() + 1] = self._epoch_cell[1]
+
     def _begin_epoch(self) -> int:
+        slot = self._slot()
         generation = self._epoch_cell[1]
-        epoch = self._epoch_cell[0]
-        if generation != self._seen_generation:
-            self._seen_generation = generation
+        if generation != self._epoch_cell[slot + 1]:
+            self._epoch_cell[slot + 1] = generation
+            epoch = int(self._epoch_cell[0])
         else:
-            epoch = self._next_epoch
-        self._next_epoch = epoch + 1
-        return int(epoch)
+            epoch = int(self._epoch_cell[slot])
+        self._epoch_cell[slot] = epoch + 1
+        return epoch
 
     # -- iteration --------------------------------------------------------------------------
 
@@ -282,9 +382,16 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             self._client_pid = os.getpid()
         return self._client
 
-    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+    def __iter__(self) -> Iterator[Any]:
+        _refuse_dataloader_batching()
         info = get_worker_info()
         worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
+        if self.num_workers is not None and max(1, self.num_workers) != workers:
+            raise ValueError(
+                f"LoaderDataset(num_workers={self.num_workers}) runs in a DataLoader with "
+                f"num_workers={0 if info is None else workers}: give both the same number "
+                "(len() counts the items of that many workers)"
+            )
         shard = worker_shard(self.rank, self.world_size, worker, workers)
         key = self._stream_key(shard.rank, shard.world_size)
         pending, self._pending = self._pending, None
@@ -310,7 +417,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             token = pending["resume_token"]
             checkpoint = pending.get("job_checkpoint")
             self._next_epoch = epoch + 1
-            self._seen_generation = self._epoch_cell[1]
+            self._see_generation()
             if pending["epoch_done"]:
                 self._state = dict(pending)
                 return
@@ -346,6 +453,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             resume_token=token,
             transform=self.server_transform,
             job_checkpoint=checkpoint,
+            columns=self.columns or None,
         )
         raw = self.server_transform is not None and self.server_transform.raw
         try:
@@ -353,15 +461,24 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                 item: tuple[Any, ...]
                 if raw:
                     # Zero-copy over the message's bytes; int64 labels, as collate gives.
-                    item = (batch.tensor(), torch.from_numpy(batch.labels.astype(np.int64)))
+                    images = batch.tensor()
+                    if self.raw_layout == "NCHW":
+                        images = images.permute(0, 3, 1, 2)
+                    item = (images, torch.from_numpy(batch.labels.astype(np.int64)))
                 else:
-                    item = collate(batch.samples, batch.labels, self.decode, self.transform)
-                if self.return_ids:
-                    item = (*item, batch.ids)
-                if self.return_label_blobs:
-                    item = (*item, _label_blob_list(batch))
-                if self.with_sources:
-                    item = (*item, _source_tensor(batch))
+                    item = collate(
+                        batch.samples, batch.labels, self.decode, self.transform, self.decode_mode
+                    )
+                out: Any = item
+                if self.as_dict:
+                    out = record(batch, item[0], item[1], None, self._input.mixed)
+                else:
+                    if self.return_ids:
+                        out = (*out, batch.ids)
+                    if self.return_label_blobs:
+                        out = (*out, _label_blob_list(batch))
+                    if self.with_sources:
+                        out = (*out, _source_tensor(batch))
                 # The state is updated before the yield: a snapshot taken once the item is out
                 # (StatefulDataLoader's) counts it as delivered.
                 self._state = {
@@ -369,10 +486,45 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                     "resume_token": batch.resume_token,
                     "epoch_done": batch.last_in_epoch,
                 }
-                yield item
+                yield out
             self._state = {**self._state, "epoch_done": True}
         finally:
             stream.close()
+
+    # -- length -----------------------------------------------------------------------------
+
+    def epoch_size(self) -> int:
+        """Positions of one epoch, all ranks and workers together, before sharding: the split's
+        samples, or a mixed epoch's (``samples_per_epoch``, or what 0 makes of the sources'
+        sizes). Asked of the loader once (a short-lived channel), then kept."""
+        if self._epoch_size is None:
+            with LoaderClient(self.target, reconnect=self.reconnect, **self.client_options) as c:
+                if self._input.mixed:
+                    sizes = [split_size(c, s.dataset, s.split) for s in self._input.sources]
+                    size = mixed_positions(self._input.sources, sizes, self.samples_per_epoch)
+                else:
+                    size = split_size(c, self._input.dataset, self._input.split)
+            self._epoch_size = size
+        return self._epoch_size
+
+    def __len__(self) -> int:
+        """Items (batches) a DataLoader with ``num_workers`` workers yields per epoch on this
+        rank: every worker's stream's batches under the shard rule and ``drop_last``. Needs
+        ``num_workers=`` (the DataLoader's; a TypeError otherwise, which tools that probe
+        ``len()`` take as "unknown"). An epoch resumed from a checkpoint yields fewer."""
+        if self.num_workers is None:
+            raise TypeError(
+                "len(LoaderDataset) needs num_workers= (the DataLoader's num_workers, 0 "
+                "without workers): the items per epoch depend on how many streams share it"
+            )
+        n = self.epoch_size()
+        workers = max(1, self.num_workers)
+        total = 0
+        for w in range(workers):
+            shard = worker_shard(self.rank, self.world_size, w, workers)
+            samples = shard_length(n, shard.rank, shard.world_size, self.shard_rule)
+            total += batch_count(samples, self.batch_size, self.drop_last)
+        return total
 
     # -- checkpoints ------------------------------------------------------------------------
 
@@ -428,10 +580,16 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         import torch.distributed as dist
 
         gathered: list[Any] = [mine]
-        if dist.is_available() and dist.is_initialized():
+        if self._group is not None:
+            gathered = [None] * dist.get_world_size(self._group)
+            dist.all_gather_object(gathered, mine, group=self._group)
+        elif dist.is_available() and dist.is_initialized():
             gathered = [None] * dist.get_world_size()
             dist.all_gather_object(gathered, mine)
-        return merge_states([w for rank_states in gathered for w in rank_states])
+        states = [w for rank_states in gathered for w in rank_states]
+        if self._replicated:
+            states = _one_per_stream(states)
+        return merge_states(states)
 
     def load_job_state(self, job: Mapping[str, Any]) -> None:
         """Makes the next iteration continue the job state ``job`` (from :meth:`job_state`)
@@ -470,6 +628,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         state = self.__dict__.copy()
         state["_client"] = None
         state["_client_pid"] = -1
+        state["_group"] = None
         return state
 
     # -- trainer-side stall -----------------------------------------------------------------
@@ -503,6 +662,54 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             waited,
             100 * share,
         )
+
+
+def _has_replicas(data_parallel_size: int) -> bool:
+    """Whether torch.distributed runs more processes than there are data-parallel ranks, so
+    that several processes (tensor/pipeline-parallel peers) stream as one rank."""
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > data_parallel_size
+
+
+def _refuse_dataloader_batching() -> None:
+    """A ValueError when the caller of this iterator is a DataLoader that batches items
+    (``batch_size`` other than None): each item is already a batch, and the DataLoader would
+    silently stack ``batch_size`` of them into ``(batch_size, B, ...)`` tensors."""
+    try:
+        from torch.utils.data._utils.fetch import _IterableDatasetFetcher
+    except ImportError:  # a torch without it: nothing to check against
+        return
+    frame = sys._getframe(2)  # this function's caller is __iter__'s generator frame
+    fetcher = frame.f_locals.get("self") if frame is not None else None
+    if isinstance(fetcher, _IterableDatasetFetcher) and fetcher.auto_collation:
+        raise ValueError(
+            "a LoaderDataset yields whole batches (batch_size is set on the dataset): make "
+            "the DataLoader with batch_size=None, e.g. DataLoader(dataset, batch_size=None, "
+            "num_workers=2); its default batch_size=1 would stack items into (1, B, ...)"
+        )
+
+
+def _one_per_stream(states: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The worker states of every process, with one copy of each stream: replicas of a
+    data-parallel rank (tensor-parallel peers) deliver the same batches, so their states
+    agree (their resume tokens are sealed apart, each its own bytes, but say the same);
+    replicas in different epochs were not stepped together, which is an error."""
+    kept: dict[tuple[Any, Any], Mapping[str, Any]] = {}
+    for w in states:
+        key = (w.get("stream"), w.get("rank"))
+        if key in kept and _position(kept[key]) != _position(w):
+            raise ValueError(
+                f"replicas of stream rank {w.get('rank')} are at different points (epoch "
+                f"{kept[key].get('epoch')} and {w.get('epoch')}): take the job state at a "
+                "training step, when every replica delivered the same items"
+            )
+        kept.setdefault(key, w)
+    return list(kept.values())
+
+
+def _position(state: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (state.get("epoch"), state.get("epoch_done"), state.get("resume_token") is None)
 
 
 def _label_blob_list(batch: Batch) -> list[bytes]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -26,20 +27,45 @@ def worker_shard(rank: int, world_size: int, worker: int, num_workers: int) -> S
     return Shard(rank * num_workers + worker, world_size * num_workers)
 
 
-def resolve_rank(rank: int | None, world_size: int | None) -> tuple[int, int]:
-    """This process's data-parallel rank and world size: from ``torch.distributed`` when it is
-    initialised, else the arguments, else the ``RANK`` / ``WORLD_SIZE`` environment variables
-    (as set by torchrun), else 0 of 1. Arguments that contradict an initialised process group
-    are an error rather than silently wrong shards."""
+def resolve_rank(
+    rank: int | None, world_size: int | None, process_group: Any = None
+) -> tuple[int, int]:
+    """This process's data-parallel rank and world size, in this order of precedence:
+
+    - ``process_group``: a ``torch.distributed`` group holding one process per data-parallel
+      rank (e.g. the data-parallel group of a tensor/pipeline-parallel or HSDP layout): its
+      rank and size (``rank``/``world_size`` given as well must agree);
+    - ``rank`` and ``world_size`` (both): taken as they are, as the data-parallel rank and
+      size, whatever ``torch.distributed`` says (e.g. ``global_rank // tp`` of
+      ``world // tp`` with tensor parallelism ``tp``, or 0 of 1 to read a whole split on one
+      process while the group is up); processes given the same rank get the same batches;
+    - ``torch.distributed``, when initialised: the global rank and world size (plain DDP);
+    - the ``RANK`` / ``WORLD_SIZE`` environment variables (as set by torchrun), else 0 of 1.
+    """
+    if process_group is not None:
+        import torch.distributed as dist
+
+        if not (dist.is_available() and dist.is_initialized()):
+            raise ValueError("process_group needs torch.distributed to be initialised")
+        r, w = dist.get_rank(process_group), dist.get_world_size(process_group)
+        if r < 0:
+            raise ValueError("this process is not a member of process_group")
+        if (rank is not None and rank != r) or (world_size is not None and world_size != w):
+            raise ValueError(
+                f"rank/world_size {rank}/{world_size} contradict process_group ({r} of {w}): "
+                "pass one or the other"
+            )
+        return r, w
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
-        r, w = dist.get_rank(), dist.get_world_size()
-        if (rank is not None and rank != r) or (world_size is not None and world_size != w):
+        if rank is None and world_size is None:
+            return dist.get_rank(), dist.get_world_size()
+        if rank is None or world_size is None:
             raise ValueError(
-                f"rank/world_size {rank}/{world_size} contradict torch.distributed ({r}/{w})"
+                "with torch.distributed initialised, pass both rank and world_size (the "
+                "data-parallel rank and size), or process_group, or neither (the global ones)"
             )
-        return r, w
     if rank is None:
         rank = int(os.environ.get("RANK", "0"))
     if world_size is None:

@@ -1,12 +1,9 @@
-import datetime
-
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Iterable as _Iterable, Mapping as _Mapping
-from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -61,6 +58,15 @@ class DType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     D_TYPE_UNSPECIFIED: _ClassVar[DType]
     D_TYPE_UINT8: _ClassVar[DType]
 
+class ColumnType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    COLUMN_TYPE_UNSPECIFIED: _ClassVar[ColumnType]
+    COLUMN_TYPE_TEXT: _ClassVar[ColumnType]
+    COLUMN_TYPE_INT: _ClassVar[ColumnType]
+    COLUMN_TYPE_BIGINT: _ClassVar[ColumnType]
+    COLUMN_TYPE_DOUBLE: _ClassVar[ColumnType]
+    COLUMN_TYPE_BOOLEAN: _ClassVar[ColumnType]
+
 class ClassTargetMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CLASS_TARGET_MODE_UNSPECIFIED: _ClassVar[ClassTargetMode]
@@ -100,6 +106,12 @@ BAD_IMAGE_POLICY_FAIL: BadImagePolicy
 BAD_IMAGE_POLICY_SKIP: BadImagePolicy
 D_TYPE_UNSPECIFIED: DType
 D_TYPE_UINT8: DType
+COLUMN_TYPE_UNSPECIFIED: ColumnType
+COLUMN_TYPE_TEXT: ColumnType
+COLUMN_TYPE_INT: ColumnType
+COLUMN_TYPE_BIGINT: ColumnType
+COLUMN_TYPE_DOUBLE: ColumnType
+COLUMN_TYPE_BOOLEAN: ColumnType
 CLASS_TARGET_MODE_UNSPECIFIED: ClassTargetMode
 CLASS_TARGET_MODE_NATURAL: ClassTargetMode
 CLASS_TARGET_MODE_BALANCED: ClassTargetMode
@@ -109,7 +121,7 @@ BAD_SAMPLE_POLICY_FAIL: BadSamplePolicy
 BAD_SAMPLE_POLICY_SKIP: BadSamplePolicy
 
 class StreamBatchesRequest(_message.Message):
-    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform", "job_checkpoint", "sources", "samples_per_epoch")
+    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform", "job_checkpoint", "sources", "samples_per_epoch", "columns")
     DATASET_FIELD_NUMBER: _ClassVar[int]
     SPLIT_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -129,6 +141,7 @@ class StreamBatchesRequest(_message.Message):
     JOB_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     SOURCES_FIELD_NUMBER: _ClassVar[int]
     SAMPLES_PER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
     dataset: str
     split: str
     batch_size: int
@@ -148,7 +161,8 @@ class StreamBatchesRequest(_message.Message):
     job_checkpoint: bytes
     sources: _containers.RepeatedCompositeFieldContainer[StreamSource]
     samples_per_epoch: int
-    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: _Optional[bool] = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ..., sources: _Optional[_Iterable[_Union[StreamSource, _Mapping]]] = ..., samples_per_epoch: _Optional[int] = ...) -> None: ...
+    columns: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: bool = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ..., sources: _Optional[_Iterable[_Union[StreamSource, _Mapping]]] = ..., samples_per_epoch: _Optional[int] = ..., columns: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class StreamSource(_message.Message):
     __slots__ = ("dataset", "split", "weight", "repeat")
@@ -160,7 +174,7 @@ class StreamSource(_message.Message):
     split: str
     weight: float
     repeat: bool
-    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., weight: _Optional[float] = ..., repeat: _Optional[bool] = ...) -> None: ...
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., weight: _Optional[float] = ..., repeat: bool = ...) -> None: ...
 
 class JobCheckpoint(_message.Message):
     __slots__ = ("world_size", "ranks", "base")
@@ -228,10 +242,10 @@ class Transform(_message.Message):
     quality: int
     bad_image_policy: BadImagePolicy
     masks: bool
-    def __init__(self, channels: _Optional[int] = ..., resize: _Optional[int] = ..., center_crop: _Optional[_Union[CenterCrop, _Mapping]] = ..., random_resized_crop: _Optional[_Union[RandomResizedCrop, _Mapping]] = ..., horizontal_flip: _Optional[float] = ..., interpolation: _Optional[_Union[Interpolation, str]] = ..., output: _Optional[_Union[TransformOutput, str]] = ..., quality: _Optional[int] = ..., bad_image_policy: _Optional[_Union[BadImagePolicy, str]] = ..., masks: _Optional[bool] = ...) -> None: ...
+    def __init__(self, channels: _Optional[int] = ..., resize: _Optional[int] = ..., center_crop: _Optional[_Union[CenterCrop, _Mapping]] = ..., random_resized_crop: _Optional[_Union[RandomResizedCrop, _Mapping]] = ..., horizontal_flip: _Optional[float] = ..., interpolation: _Optional[_Union[Interpolation, str]] = ..., output: _Optional[_Union[TransformOutput, str]] = ..., quality: _Optional[int] = ..., bad_image_policy: _Optional[_Union[BadImagePolicy, str]] = ..., masks: bool = ...) -> None: ...
 
 class Batch(_message.Message):
-    __slots__ = ("epoch", "index", "ids", "labels", "data", "data_sizes", "label_blobs", "label_blob_sizes", "resume_token", "skipped_missing", "last_in_epoch", "shape", "dtype", "skipped_undecodable", "source_indexes", "masks", "mask_shape")
+    __slots__ = ("epoch", "index", "ids", "labels", "data", "data_sizes", "label_blobs", "label_blob_sizes", "resume_token", "skipped_missing", "last_in_epoch", "shape", "dtype", "skipped_undecodable", "source_indexes", "masks", "mask_shape", "columns")
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
@@ -249,6 +263,7 @@ class Batch(_message.Message):
     SOURCE_INDEXES_FIELD_NUMBER: _ClassVar[int]
     MASKS_FIELD_NUMBER: _ClassVar[int]
     MASK_SHAPE_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
     epoch: int
     index: int
     ids: bytes
@@ -266,7 +281,28 @@ class Batch(_message.Message):
     source_indexes: _containers.RepeatedScalarFieldContainer[int]
     masks: bytes
     mask_shape: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: _Optional[bool] = ..., shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., skipped_undecodable: _Optional[int] = ..., source_indexes: _Optional[_Iterable[int]] = ..., masks: _Optional[bytes] = ..., mask_shape: _Optional[_Iterable[int]] = ...) -> None: ...
+    columns: _containers.RepeatedCompositeFieldContainer[Column]
+    def __init__(self, epoch: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., labels: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ..., data_sizes: _Optional[_Iterable[int]] = ..., label_blobs: _Optional[bytes] = ..., label_blob_sizes: _Optional[_Iterable[int]] = ..., resume_token: _Optional[bytes] = ..., skipped_missing: _Optional[int] = ..., last_in_epoch: bool = ..., shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[_Union[DType, str]] = ..., skipped_undecodable: _Optional[int] = ..., source_indexes: _Optional[_Iterable[int]] = ..., masks: _Optional[bytes] = ..., mask_shape: _Optional[_Iterable[int]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ...) -> None: ...
+
+class Column(_message.Message):
+    __slots__ = ("name", "type", "text_values", "int_values", "bigint_values", "double_values", "boolean_values", "nulls")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    TEXT_VALUES_FIELD_NUMBER: _ClassVar[int]
+    INT_VALUES_FIELD_NUMBER: _ClassVar[int]
+    BIGINT_VALUES_FIELD_NUMBER: _ClassVar[int]
+    DOUBLE_VALUES_FIELD_NUMBER: _ClassVar[int]
+    BOOLEAN_VALUES_FIELD_NUMBER: _ClassVar[int]
+    NULLS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    type: ColumnType
+    text_values: _containers.RepeatedScalarFieldContainer[str]
+    int_values: _containers.RepeatedScalarFieldContainer[int]
+    bigint_values: _containers.RepeatedScalarFieldContainer[int]
+    double_values: _containers.RepeatedScalarFieldContainer[float]
+    boolean_values: _containers.RepeatedScalarFieldContainer[bool]
+    nulls: bytes
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[ColumnType, str]] = ..., text_values: _Optional[_Iterable[str]] = ..., int_values: _Optional[_Iterable[int]] = ..., bigint_values: _Optional[_Iterable[int]] = ..., double_values: _Optional[_Iterable[float]] = ..., boolean_values: _Optional[_Iterable[bool]] = ..., nulls: _Optional[bytes] = ...) -> None: ...
 
 class StreamBatchesResponse(_message.Message):
     __slots__ = ("batch",)
@@ -378,7 +414,7 @@ class CreateSplitsRequest(_message.Message):
     seed: int
     new_version: bool
     allow_shortfall: bool
-    def __init__(self, dataset: _Optional[str] = ..., name: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[PartWeight, _Mapping]]] = ..., folds: _Optional[int] = ..., group_by: _Optional[_Iterable[str]] = ..., class_target_mode: _Optional[_Union[ClassTargetMode, str]] = ..., class_ratios: _Optional[_Mapping[int, float]] = ..., max_total: _Optional[int] = ..., filters: _Optional[_Iterable[_Union[MetadataFilter, _Mapping]]] = ..., seed: _Optional[int] = ..., new_version: _Optional[bool] = ..., allow_shortfall: _Optional[bool] = ...) -> None: ...
+    def __init__(self, dataset: _Optional[str] = ..., name: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[PartWeight, _Mapping]]] = ..., folds: _Optional[int] = ..., group_by: _Optional[_Iterable[str]] = ..., class_target_mode: _Optional[_Union[ClassTargetMode, str]] = ..., class_ratios: _Optional[_Mapping[int, float]] = ..., max_total: _Optional[int] = ..., filters: _Optional[_Iterable[_Union[MetadataFilter, _Mapping]]] = ..., seed: _Optional[int] = ..., new_version: bool = ..., allow_shortfall: bool = ...) -> None: ...
 
 class SplitPart(_message.Message):
     __slots__ = ("name", "size", "class_counts", "targets", "groups")
@@ -428,7 +464,7 @@ class SplitSet(_message.Message):
     content_hash: str
     worst_deviation: float
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[int] = ..., params_json: _Optional[str] = ..., seed: _Optional[int] = ..., folds: _Optional[int] = ..., parts: _Optional[_Iterable[_Union[SplitPart, _Mapping]]] = ..., content_hash: _Optional[str] = ..., worst_deviation: _Optional[float] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[int] = ..., params_json: _Optional[str] = ..., seed: _Optional[int] = ..., folds: _Optional[int] = ..., parts: _Optional[_Iterable[_Union[SplitPart, _Mapping]]] = ..., content_hash: _Optional[str] = ..., worst_deviation: _Optional[float] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class CreateSplitsResponse(_message.Message):
     __slots__ = ("split_set",)
@@ -495,7 +531,7 @@ class MetadataValue(_message.Message):
     int: int
     double: float
     boolean: bool
-    def __init__(self, text: _Optional[str] = ..., int: _Optional[int] = ..., double: _Optional[float] = ..., boolean: _Optional[bool] = ...) -> None: ...
+    def __init__(self, text: _Optional[str] = ..., int: _Optional[int] = ..., double: _Optional[float] = ..., boolean: bool = ...) -> None: ...
 
 class IngestSample(_message.Message):
     __slots__ = ("source_key", "data", "label", "label_blob", "metadata")
@@ -552,4 +588,4 @@ class IngestSamplesResponse(_message.Message):
     skipped_samples: _containers.RepeatedCompositeFieldContainer[SkippedSample]
     done: bool
     dataset_samples: int
-    def __init__(self, acknowledged_requests: _Optional[int] = ..., acknowledged_samples: _Optional[int] = ..., written: _Optional[int] = ..., already_present: _Optional[int] = ..., skipped: _Optional[int] = ..., skipped_samples: _Optional[_Iterable[_Union[SkippedSample, _Mapping]]] = ..., done: _Optional[bool] = ..., dataset_samples: _Optional[int] = ...) -> None: ...
+    def __init__(self, acknowledged_requests: _Optional[int] = ..., acknowledged_samples: _Optional[int] = ..., written: _Optional[int] = ..., already_present: _Optional[int] = ..., skipped: _Optional[int] = ..., skipped_samples: _Optional[_Iterable[_Union[SkippedSample, _Mapping]]] = ..., done: bool = ..., dataset_samples: _Optional[int] = ...) -> None: ...
