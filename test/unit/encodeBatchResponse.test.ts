@@ -7,6 +7,7 @@ import type { FetchedSample } from '../../src/core/fetch/FetchedSample.js';
 import { framedBytes } from '../../src/server/framing/allocFramedMessage.js';
 import { buildBatchResponse } from '../../src/server/rpc/buildBatchResponse.js';
 import { encodeBatchResponse } from '../../src/server/rpc/encodeBatchResponse.js';
+import { encodeColumns } from '../../src/server/rpc/encodeColumns.js';
 
 const method = loadLoaderProto().scylla_loader.v1.LoaderService.service.StreamBatches;
 const LIMIT = 2 ** 31 - 1;
@@ -287,6 +288,27 @@ describe('encodeBatchResponse', () => {
     expect(() =>
       encodeBatchResponse(batch(short), token, LIMIT, [4, 5, 3], false, undefined, true),
     ).toThrow(/mask of 19 bytes in a batch of 2x4x5x1/);
+  });
+
+  it('carries masks (16, 17) and metadata columns (18) in one batch', () => {
+    const samples = [0, 1].map((i) => sample(i, 4 * 5 * 3, i, bytes(4 * 5, 70 + i)));
+    const columns = encodeColumns([{ name: 'slide', type: 'text', values: ['a', null] }]);
+    const { message } = encodeBatchResponse(
+      batch(samples),
+      token,
+      LIMIT,
+      [4, 5, 3],
+      false,
+      columns,
+      true,
+    );
+    const decoded = method.responseDeserialize(message) as StreamBatchesResponse;
+    expect(decoded.batch?.maskShape).toEqual([2, 4, 5, 1]);
+    expect(Buffer.from(decoded.batch!.masks as Uint8Array)).toEqual(
+      Buffer.concat(samples.map((s) => s.labelBlob!)),
+    );
+    expect(decoded.batch?.columns?.[0]?.name).toBe('slide');
+    expect(decoded.batch?.columns?.[0]?.textValues).toEqual(['a', '']);
   });
 
   it('refuses a raw sample whose size is not one element of the tensor', () => {
