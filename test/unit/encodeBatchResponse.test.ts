@@ -252,15 +252,16 @@ describe('encodeBatchResponse', () => {
     expect(e.batch?.shape).toEqual([0, 4, 5, 3]);
   });
 
-  it('with masks, sends the label blobs as the masks tensor (fields 16-17), not as label blobs', () => {
+  it('with masks, sends the label blobs as the masks tensor (fields 16-17), not as label blobs, beside columns (18)', () => {
     const samples = [0, 1].map((i) => sample(i, 4 * 5 * 3, i, bytes(4 * 5, 50 + i)));
+    const columns = encodeColumns([{ name: 'slide', type: 'text', values: ['a', null] }]);
     const { message, bytes: sent } = encodeBatchResponse(
       batch(samples),
       token,
       LIMIT,
       [4, 5, 3],
       true,
-      undefined,
+      columns,
       true,
     );
     const decoded = method.responseDeserialize(message) as StreamBatchesResponse;
@@ -271,6 +272,8 @@ describe('encodeBatchResponse', () => {
     expect((decoded.batch!.labelBlobs as Uint8Array).length).toBe(0);
     expect(decoded.batch?.labelBlobSizes).toEqual([]);
     expect(decoded.batch?.sourceIndexes).toEqual([0, 0]);
+    expect(decoded.batch?.columns?.[0]?.name).toBe('slide');
+    expect(decoded.batch?.columns?.[0]?.textValues).toEqual(['a', '']);
     // Masks count toward the batch's bytes (and its message limit).
     expect(sent).toBe(2 * (60 + 20));
     expect(() =>
@@ -288,27 +291,6 @@ describe('encodeBatchResponse', () => {
     expect(() =>
       encodeBatchResponse(batch(short), token, LIMIT, [4, 5, 3], false, undefined, true),
     ).toThrow(/mask of 19 bytes in a batch of 2x4x5x1/);
-  });
-
-  it('carries masks (16, 17) and metadata columns (18) in one batch', () => {
-    const samples = [0, 1].map((i) => sample(i, 4 * 5 * 3, i, bytes(4 * 5, 70 + i)));
-    const columns = encodeColumns([{ name: 'slide', type: 'text', values: ['a', null] }]);
-    const { message } = encodeBatchResponse(
-      batch(samples),
-      token,
-      LIMIT,
-      [4, 5, 3],
-      false,
-      columns,
-      true,
-    );
-    const decoded = method.responseDeserialize(message) as StreamBatchesResponse;
-    expect(decoded.batch?.maskShape).toEqual([2, 4, 5, 1]);
-    expect(Buffer.from(decoded.batch!.masks as Uint8Array)).toEqual(
-      Buffer.concat(samples.map((s) => s.labelBlob!)),
-    );
-    expect(decoded.batch?.columns?.[0]?.name).toBe('slide');
-    expect(decoded.batch?.columns?.[0]?.textValues).toEqual(['a', '']);
   });
 
   it('refuses a raw sample whose size is not one element of the tensor', () => {
