@@ -114,3 +114,31 @@ def test_a_stream_with_masks_yields_aligned_mask_tensors(loader: LoaderProcess, 
 def test_masks_need_raw_output() -> None:
     with pytest.raises(ValueError, match="masks=True needs output='raw'"):
         Transform(center_crop=(8, 8), output="jpeg", masks=True)
+
+
+def test_loader_dataset_yields_records_with_masks_that_follow_the_image(
+    loader: LoaderProcess, dataset: str
+) -> None:
+    import torch
+    from torch.utils.data import DataLoader
+
+    from scylla_loader.torch import LoaderDataset
+
+    with pytest.raises(ValueError, match=r"return_masks needs server_transform=Transform\(\.\.\., masks=True\)"):
+        LoaderDataset(loader.target, dataset, "all", batch_size=4, return_masks=True)
+    for layout in ("NHWC", "NCHW"):
+        data = LoaderDataset(
+            loader.target, dataset, "all", batch_size=5, seed=4, server_transform=SEGMENT,
+            return_masks=True, columns=["source_key"], raw_layout=layout, num_workers=2,
+        )
+        keys: list[str] = []
+        for item in DataLoader(data, batch_size=None, num_workers=2):
+            assert set(item) == {"image", "label", "id", "mask", "source_key"}
+            image, mask = item["image"], item["mask"]
+            if layout == "NCHW":
+                assert tuple(mask.shape) == (len(item["id"]), 1, H, W)
+                image, mask = image.permute(0, 2, 3, 1), mask.permute(0, 2, 3, 1)
+            assert mask.dtype == torch.uint8
+            assert mismatch_share(image.numpy(), mask.numpy()) < 0.01
+            keys += item["source_key"]
+        assert sorted(keys) == sorted(f"pair-{i}" for i in range(12))

@@ -149,6 +149,10 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             bigint, ``float64``, ``bool``; a batch with a null in a number column has it as
             ``float64`` with NaN; a double column is always ``float64``). Not part of the
             stream's identity: a checkpoint resumes with other columns.
+        return_masks: Items are dicts (see ``as_dict``) with ``"mask"``: the batch's masks,
+            ``uint8`` (N, H, W, 1), or (N, 1, H, W) with ``raw_layout="NCHW"``, each following
+            its image through the server's crop, resize and flip. Needs a raw
+            ``server_transform`` with ``masks=True``.
         as_dict: Items are dicts ``{"image", "label", "id"[, "source"][, <column>...]}``
             instead of tuples (implied by ``columns``); ``return_ids``,
             ``return_label_blobs`` and ``with_sources`` do not apply then (``source`` is there
@@ -192,6 +196,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         return_ids: bool = False,
         return_label_blobs: bool = False,
         columns: Sequence[str] | None = None,
+        return_masks: bool = False,
         as_dict: bool = False,
         reconnect: ReconnectPolicy = ReconnectPolicy(),
         tls: TlsOptions | bool | None = None,
@@ -275,7 +280,14 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self.return_label_blobs = return_label_blobs
         self.columns = validate_column_names(columns) if columns is not None else []
         check_record_columns(self.columns)
-        self.as_dict = as_dict or bool(self.columns)
+        if return_masks and (server_transform is None or not server_transform.masks):
+            raise ValueError(
+                "return_masks needs server_transform=Transform(..., masks=True): the server "
+                "transforms each mask with its image (without it, label blobs stay as stored; "
+                "use return_label_blobs for those)"
+            )
+        self.return_masks = return_masks
+        self.as_dict = as_dict or bool(self.columns) or return_masks
         self.reconnect = reconnect
         self.client_options = dict(client_options or {})
         security_keys = {"tls", "token", "insecure_token", "credentials"}
@@ -471,7 +483,12 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                     )
                 out: Any = item
                 if self.as_dict:
-                    out = record(batch, item[0], item[1], None, self._input.mixed)
+                    masks = None
+                    if self.return_masks:
+                        masks = batch.mask_tensor()
+                        if self.raw_layout == "NCHW":
+                            masks = masks.permute(0, 3, 1, 2)
+                    out = record(batch, item[0], item[1], masks, self._input.mixed)
                 else:
                     if self.return_ids:
                         out = (*out, batch.ids)
