@@ -72,18 +72,18 @@ export class ColumnReader {
     }));
     // Positions in the batch of each source's samples, by id (an id appears once per source
     // in a batch, except in a mixture that repeats a source: all its positions get the row).
-    const wanted = this.#queries.map(() => new Map<string, number[]>());
+    const wanted = this.#queries.map(() => new Map<string, { id: Buffer; at: number[] }>());
     samples.forEach((s, i) => {
       if (this.#queries[s.source] === undefined) return;
       const key = s.id.toString('hex');
       const byId = wanted[s.source]!;
-      const at = byId.get(key);
-      if (at) at.push(i);
-      else byId.set(key, [i]);
+      const entry = byId.get(key);
+      if (entry) entry.at.push(i);
+      else byId.set(key, { id: s.id, at: [i] });
     });
     const reads: Promise<void>[] = [];
     wanted.forEach((byId, source) => {
-      const ids = [...byId.keys()];
+      const ids = [...byId.values()].map((e) => e.id);
       for (let from = 0; from < ids.length; from += COLUMN_READ_IDS) {
         const chunk = ids.slice(from, from + COLUMN_READ_IDS);
         reads.push(
@@ -91,7 +91,7 @@ export class ColumnReader {
             const indexes = this.#indexes[source]!;
             for (const row of rows) {
               const id = (row['id'] as cassandra.types.Uuid).getBuffer().toString('hex');
-              for (const at of byId.get(id) ?? []) {
+              for (const at of byId.get(id)?.at ?? []) {
                 indexes.forEach((c, k) => {
                   out[c]!.values[at] = columnValue(row.get(k + 1));
                 });
@@ -105,9 +105,9 @@ export class ColumnReader {
     return out;
   }
 
-  async #query(source: number, ids: string[]): Promise<cassandra.types.Row[]> {
+  async #query(source: number, ids: Buffer[]): Promise<cassandra.types.Row[]> {
     const query = this.#queries[source]!;
-    const params = [ids.map((hex) => new cassandra.types.Uuid(Buffer.from(hex, 'hex')))];
+    const params = [ids.map((id) => new cassandra.types.Uuid(id))];
     for (let attempt = 1; ; attempt++) {
       this.opts.signal.throwIfAborted();
       try {
