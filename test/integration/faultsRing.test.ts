@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFaultScenario } from '../faults/faultScenarios.js';
 import { prepareFaultDataset } from '../faults/prepareFaultDataset.js';
 import type { FaultBed, ScenarioResult } from '../faults/runScenario.js';
-import { createDbClient, ensureDatasetSchema, type DbConfig } from '../../src/core/index.js';
+import { createDbClient, type DbConfig } from '../../src/core/index.js';
 import { startLocalCluster } from '../../src/devdb/index.js';
 import { localClusterStatus } from '../../src/devdb/index.js';
 import { stopLocalCluster } from '../../src/devdb/index.js';
@@ -132,17 +132,6 @@ describe('durability at the default consistency on the ring (replication 3)', ()
     try {
       // Node 3 lost: LOCAL_QUORUM (2 of 3) still holds for ingest writes and metadata reads.
       expect(await stopLocalNode(stateDir, 3, { signal: 'SIGKILL' })).toEqual({ stopped: true });
-      // The dataset is made with node 3 down, by the function the ingest makes it with, so node
-      // 3 misses its keyspace. After each of its four schema changes the driver waits for every
-      // node to agree, which node 3 cannot: 10 s each by default, 2 s here (the two live nodes
-      // agree within milliseconds). The ingest below then finds the tables and writes.
-      await withSchemaAgreementWait(2, () =>
-        ensureDatasetSchema(client, {
-          dataset,
-          replication: { class: 'SimpleStrategy', replicationFactor: 3 },
-          columns: [],
-        }),
-      );
       // A write on its way to node 3 when it died loses its connection (UNAVAILABLE): the SDK
       // sends the unacknowledged requests again, as a pipeline's would.
       const writer = new LoaderClient(`127.0.0.1:${server.port}`, {
@@ -206,20 +195,6 @@ describe('durability at the default consistency on the ring (replication 3)', ()
     }
   }, 400_000);
 });
-
-/** Runs `body` with the shared client waiting at most `seconds` for schema agreement. */
-async function withSchemaAgreementWait<T>(seconds: number, body: () => Promise<T>): Promise<T> {
-  // The driver reads this option at every wait; its typings lack `options`.
-  const protocol = (client as unknown as { options: { protocolOptions: Record<string, unknown> } })
-    .options.protocolOptions;
-  const before = protocol['maxSchemaAgreementWaitSeconds'];
-  protocol['maxSchemaAgreementWaitSeconds'] = seconds;
-  try {
-    return await body();
-  } finally {
-    protocol['maxSchemaAgreementWaitSeconds'] = before;
-  }
-}
 
 /** Waits (up to 2 minutes) until every live node of the ring reports the same schema version. */
 async function waitForSchemaAgreement(): Promise<void> {
