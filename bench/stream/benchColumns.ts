@@ -51,9 +51,11 @@ export async function prepareBenchColumns(
       (err) => (err ? reject(err) : resolve()),
     );
   });
-  const todo = rows.filter((r) => r.caption === null);
-  if (todo.length > 0) log(`bench stream --columns: writing 2 columns of ${todo.length} samples`);
-  const sorted = [...todo].sort((a, b) => a.id.toString().localeCompare(b.id.toString()));
+  const unwritten = rows.filter((r) => r.caption === null);
+  if (unwritten.length > 0) {
+    log(`bench stream --columns: writing 2 columns of ${unwritten.length} samples`);
+  }
+  const sorted = [...unwritten].sort((a, b) => a.id.toString().localeCompare(b.id.toString()));
   for (let at = 0; at < sorted.length; at += 64) {
     await Promise.all(
       sorted
