@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 
 from .security import TOKEN_FUNCTION_FAILED
@@ -32,13 +34,22 @@ class LoaderError(Exception):
         self.target = target
         self.code = code
         self.details = details
+        self.note = note
         suffix = f" ({note})" if note else ""
         super().__init__(f"{method} on {target} {code.name}: {details}{suffix}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickles (a call made in a child process, see torch/isolated.py) with its fields.
+        return (_rebuild, (self.method, self.target, self.code.name, self.details, self.note))
 
     @property
     def code_name(self) -> str:
         """The status code's name, e.g. ``UNAVAILABLE``."""
         return self.code.name
+
+
+def _rebuild(method: str, target: str, code: str, details: str, note: str) -> LoaderError:
+    return LoaderError(method, target, grpc.StatusCode[code], details, note=note)
 
 
 def from_rpc_error(error: grpc.RpcError, method: str, target: str) -> LoaderError:

@@ -100,3 +100,60 @@ def test_raw_batches_in_nchw_are_views_of_the_nhwc_bytes(loader: LoaderProcess, 
     assert not nchw.is_contiguous()  # a view over the received bytes, not a copy
     with pytest.raises(ValueError, match="raw_layout"):
         LoaderDataset(loader.target, mnist.dataset, mnist.val, batch_size=8, raw_layout="NCHW")
+
+
+LEN_THEN_FORK = """
+import json, os, sys
+from torch.utils.data import DataLoader
+from scylla_loader.torch import LoaderDataset
+
+def threads():
+    names = []
+    for t in os.listdir("/proc/self/task"):
+        try:
+            names.append(open(f"/proc/self/task/{t}/comm").read().strip())
+        except FileNotFoundError:  # a thread that ended meanwhile
+            pass
+    return sorted(names)
+
+target, dataset, split = sys.argv[1:4]
+data = LoaderDataset(target, dataset, split, batch_size=500, num_workers=2, transform=len)
+before = threads()
+n = len(data)  # as Lightning and the Trainer do, right before the workers fork
+after = threads()
+counted = sum(1 for _ in DataLoader(data, batch_size=None, num_workers=2))
+try:
+    len(LoaderDataset(target, dataset, "main/trian", batch_size=500, num_workers=2))
+    error = None
+except ValueError as e:
+    error = str(e)
+# The control, last: a channel of this process, used and still open, shows gRPC's threads.
+from scylla_loader import LoaderClient
+with LoaderClient(target) as client:
+    client.describe_dataset(dataset)
+    control = threads()
+print(json.dumps({"before": before, "after": after, "len": n, "counted": counted, "error": error,
+                  "control": control}))
+"""
+
+
+def test_len_asks_the_loader_without_starting_grpc_in_the_process_that_forks_workers(
+    loader: LoaderProcess, mnist: Mnist
+) -> None:
+    # A fresh interpreter: this test process has used gRPC already.
+    import collections
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", LEN_THEN_FORK, loader.target, mnist.dataset, mnist.val],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    # gRPC's core threads (which outlive a closed channel by milliseconds, long enough for a
+    # fork to copy their locks) never started here.
+    started = collections.Counter(result["after"]) - collections.Counter(result["before"])
+    assert not started, started
+    assert collections.Counter(result["control"]) - collections.Counter(result["before"])
+    assert result["len"] == result["counted"] > 0
+    assert result["error"] is not None and "no part 'trian'" in result["error"]

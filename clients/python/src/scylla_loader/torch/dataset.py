@@ -24,6 +24,7 @@ from ..source import Source, SourceLike, stream_input
 from ..transform import Transform
 from .decode import DECODE_MODES, Decode, DecodeMode, collate
 from .records import check_record_columns, record
+from .isolated import call_in_child
 from .length import batch_count, mixed_positions, shard_length, split_size
 from .job_state import JOB_STATE_KIND, JOB_STATE_VERSION, find_worker_states, merge_states
 from .sharding import resolve_rank, worker_shard
@@ -513,16 +514,19 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     def epoch_size(self) -> int:
         """Positions of one epoch, all ranks and workers together, before sharding: the split's
         samples, or a mixed epoch's (``samples_per_epoch``, or what 0 makes of the sources'
-        sizes). Asked of the loader once (a short-lived channel), then kept."""
+        sizes). Asked of the loader once, then kept; the call runs in a short-lived child
+        process, so gRPC never starts in the process that forks the DataLoader workers (see
+        :mod:`.isolated`)."""
         if self._epoch_size is None:
-            with LoaderClient(self.target, reconnect=self.reconnect, **self.client_options) as c:
-                if self._input.mixed:
-                    sizes = [split_size(c, s.dataset, s.split) for s in self._input.sources]
-                    size = mixed_positions(self._input.sources, sizes, self.samples_per_epoch)
-                else:
-                    size = split_size(c, self._input.dataset, self._input.split)
-            self._epoch_size = size
+            self._epoch_size = call_in_child(self._ask_epoch_size)
         return self._epoch_size
+
+    def _ask_epoch_size(self) -> int:
+        with LoaderClient(self.target, reconnect=self.reconnect, **self.client_options) as c:
+            if self._input.mixed:
+                sizes = [split_size(c, s.dataset, s.split) for s in self._input.sources]
+                return mixed_positions(self._input.sources, sizes, self.samples_per_epoch)
+            return split_size(c, self._input.dataset, self._input.split)
 
     def __len__(self) -> int:
         """Items (batches) a DataLoader with ``num_workers`` workers yields per epoch on this
