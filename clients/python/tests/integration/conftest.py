@@ -19,6 +19,12 @@ from .loader_process import LoaderProcess, cli
 DATASET = "mnist"
 SPLIT_SET = "main"
 
+# The tests reach the local node and package registries only. Hugging Face's libraries (the
+# ingest example's datasets, the Trainer recipe's transformers) are told so, here and in the
+# processes the tests start, so none of them waits on a hub it cannot reach.
+for _name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
+    os.environ.setdefault(_name, "1")
+
 
 @dataclass(frozen=True)
 class Mnist:
