@@ -98,6 +98,39 @@ describe('withColumns', () => {
     expect(budget.held).toBe(0);
   });
 
+  it('gives waiting batches back at once when left while the upstream is slow', async () => {
+    const budget = new ByteBudget(1_000_000);
+    const gate = deferred<void>();
+    async function* slowAfterTwo(): AsyncGenerator<TestBatch> {
+      yield makeBatch(0);
+      yield makeBatch(1);
+      await gate.promise; // a database that takes its time over batch 2
+      yield makeBatch(2);
+    }
+    const slow = deferred<BatchColumn[]>();
+    let calls = 0;
+    const it = withColumns(
+      slowAfterTwo(),
+      (b) => (calls++ === 0 ? slow.promise : Promise.resolve(column(b.n))),
+      budget,
+      4,
+    );
+    const first = it.next();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(budget.held).toBe(200); // batches 0 and 1; batch 2 is being taken
+    slow.resolve(column(0));
+    expect((await first).value!.batch.n).toBe(0);
+    let left = false;
+    const leaving = it.return(undefined).then(() => (left = true));
+    await new Promise((r) => setTimeout(r, 10));
+    // Still waiting for batch 2, but batch 1's bytes no longer pause the process's reads.
+    expect(left).toBe(false);
+    expect(budget.held).toBe(0);
+    gate.resolve();
+    await leaving;
+    expect(budget.held).toBe(0);
+  });
+
   it('fails with a read error when that batch is due, and ends the upstream', async () => {
     let ended = false;
     async function* source(): AsyncGenerator<TestBatch> {

@@ -80,10 +80,16 @@ export async function* withColumns<B extends ColumnBatch>(
       yield { batch: head.batch, columns };
     }
   } finally {
-    // A batch being taken when the caller left is given back with the others.
+    const giveBack = (): void => {
+      for (const p of queue) budget?.add(-p.bytes);
+      queue.length = 0;
+    };
+    // The batches waiting here are given back before the wait for one being taken when the
+    // caller left (its reads may wait on a slow database): other streams of the process
+    // need not wait on it too. That one is given back once it arrives.
+    giveBack();
     if (taking) await taking.catch(() => false);
-    for (const p of queue) budget?.add(-p.bytes);
-    queue.length = 0;
+    giveBack();
     await upstream.return?.(undefined);
   }
 }
