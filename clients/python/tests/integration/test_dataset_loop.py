@@ -157,3 +157,18 @@ def test_len_asks_the_loader_without_starting_grpc_in_the_process_that_forks_wor
     assert collections.Counter(result["control"]) - collections.Counter(result["before"])
     assert result["len"] == result["counted"] > 0
     assert result["error"] is not None and "no part 'trian'" in result["error"]
+
+
+def test_len_works_in_a_process_whose_own_channel_to_the_loader_is_open(
+    loader: LoaderProcess, mnist: Mnist
+) -> None:
+    # The child that asks for len() inherits this process's connection through fork; a channel
+    # taking it from grpc's process-wide pool failed about 1 call in 20 with UNAVAILABLE
+    # "Wrong file descriptor generation" (so did DataLoader workers' first calls).
+    from scylla_loader import LoaderClient
+
+    with LoaderClient(loader.target) as client:
+        for _ in range(100):
+            client.describe_dataset(mnist.dataset)
+            dataset = LoaderDataset(loader.target, mnist.dataset, mnist.val, batch_size=500, num_workers=0)
+            assert len(dataset) == -(-mnist.sizes["val"] // 500)

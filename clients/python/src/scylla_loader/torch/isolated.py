@@ -8,7 +8,9 @@ own channel can wait on them forever, with its DataLoader waiting on the worker.
 and the Hugging Face Trainer call ``len(dataset)`` and start the workers right after, so a
 call made for ``len()`` runs in a short-lived child process instead: forked from this process
 before any gRPC object exists here (a token function or TLS options need no pickling), it
-makes the call, sends back the answer (or the exception) and exits.
+makes the call, sends back the answer (or the exception) and exits. Its channel keeps its
+connections to itself (LoaderDataset._new_client): where this process has a channel open to
+the same loader, a child taking that connection from grpc's process-wide pool fails.
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ T = TypeVar("T")
 def call_in_child(fn: Callable[[], T], timeout: float = 120.0) -> T:
     """``fn()``, run in a forked child process; its exception, if any, is raised here (as
     itself when it pickles, else as a RuntimeError with its text), and a TimeoutError when it
-    has not answered within ``timeout`` seconds (the child is then killed). Runs ``fn`` in this process
-    where fork is not available, or when this process is itself a daemonic one (a DataLoader
-    worker), which may not have children."""
+    has not answered within ``timeout`` seconds (the child is then killed). Runs ``fn`` in
+    this process where fork is not available, or when this process is itself a daemonic one
+    (a DataLoader worker), which may not have children."""
     if "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
         return fn()
     context = multiprocessing.get_context("fork")
