@@ -40,13 +40,20 @@ export interface ServeProcessOptions extends SpawnPinnedOptions {
  */
 export async function startServeProcess(options: ServeProcessOptions): Promise<ServeProcess> {
   // One process unless told otherwise: the benchmarks measure a loader process's CPU and RSS
-  // by its pid (`bench cores` sets the number and adds up the workers).
+  // by its pid (`bench cores` sets the number and adds up the workers). No sample cache unless
+  // told (`bench cache`): `serve` sizes one by default, and a benchmark of the database path
+  // would measure its warm epochs instead.
   const childEnv = serveChildEnv(options.db);
   const child = spawnPinned(
     [...(options.nodeFlags ?? []), ...cliMainArgs(), 'serve', '--host', '127.0.0.1'],
     {
       ...options,
-      env: { ...childEnv, SCYLLA_LOADER_WORKERS: '1', ...options.env },
+      env: {
+        ...childEnv,
+        SCYLLA_LOADER_WORKERS: '1',
+        SCYLLA_LOADER_CACHE_MEMORY_BYTES: '0',
+        ...options.env,
+      },
     },
   );
   const stderr = tail(child.stderr, 16_000);

@@ -107,6 +107,9 @@ export class LoaderFleet {
       env: {
         ...childEnv,
         SCYLLA_LOADER_RESUME_KEY: this.resumeKey,
+        // The faults are the database's and the network's: every read goes there, none is
+        // answered by the sample cache `serve` sizes by default.
+        SCYLLA_LOADER_CACHE_MEMORY_BYTES: '0',
         ...this.options.env,
       },
     });

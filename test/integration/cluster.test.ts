@@ -234,6 +234,52 @@ describe('serve --workers 1', () => {
     expect(starts.map((l) => l['pid'])).toEqual([loader.child.pid]);
   }, 120_000);
 
+  it('keeps a sample cache sized from memory by default; --cache-memory-bytes 0 keeps none', async () => {
+    // Two epochs of the split: the second finds in memory what the first read.
+    const twoEpochs = async (loader: Loader): Promise<string> => {
+      const client = new LoaderClient(`127.0.0.1:${loader.port}`);
+      try {
+        let samples = 0;
+        for await (const b of client.streamBatches({
+          dataset: ks,
+          split: 'all',
+          batchSize: 100,
+          seed: 9,
+          epochs: 2,
+        })) {
+          samples += b.ids.length;
+        }
+        expect(samples).toBe(2 * N);
+        return await scrape(loader);
+      } finally {
+        client.close();
+        loader.child.kill('SIGTERM');
+        await loader.done;
+      }
+    };
+    const configOf = (loader: Loader): Record<string, unknown> =>
+      loader.lines.find((l) => l['msg'] === 'serve configuration')!;
+
+    const byDefault = await startLoader(1);
+    const text = await twoEpochs(byDefault);
+    const logged = configOf(byDefault);
+    const bytes = (logged['config'] as { cacheMemoryBytes: number }).cacheMemoryBytes;
+    expect(bytes).toBeGreaterThan(0);
+    expect(String(logged['cacheMemoryDefault'])).toMatch(/(host|container)'s [\d,]+ MiB/);
+    expect(metric(text, 'scylla_loader_cache_memory_bytes')).toBeGreaterThan(0);
+    // Every sample of the second epoch, but for the few its reads may have found still in
+    // flight from the end of the first (shared, not hits).
+    const hits = metric(text, 'scylla_loader_cache_hits_total{tier="memory"}');
+    expect(hits).toBeGreaterThan(0.9 * N);
+    expect(hits).toBeLessThanOrEqual(N);
+
+    const off = await startLoader(1, ['--cache-memory-bytes', '0']);
+    const offText = await twoEpochs(off);
+    expect((configOf(off)['config'] as { cacheMemoryBytes: number }).cacheMemoryBytes).toBe(0);
+    expect(configOf(off)['cacheMemoryDefault']).toBeUndefined();
+    expect(metric(offText, 'scylla_loader_cache_hits_total{tier="memory"}') || 0).toBe(0);
+  }, 180_000);
+
   it('--metrics-host puts /metrics on other addresses than gRPC (a sidecar scraped by its pod address)', async () => {
     // A socket bound to 127.0.0.1 takes no connection for 127.0.0.2; one on 0.0.0.0 does.
     const loader = await startLoader(1, ['--metrics-host', '0.0.0.0']);

@@ -110,6 +110,10 @@ beforeAll(async () => {
       // not two cores shared by transforms, the database and this process.
       '--transform-concurrency',
       '1',
+      // The memory bounds checked here are the streams' (windows, batches, requests); the
+      // sample cache `serve` sizes by default has its own bound and would hold the dataset.
+      '--cache-memory-bytes',
+      '0',
     ],
     { SCYLLA_LOADER_AUTH_TOKENS_FILE: tokensFile },
   );

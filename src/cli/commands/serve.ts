@@ -3,6 +3,12 @@ import { Command, Option } from 'commander';
 import { checkOpenAccess } from '../../server/config/checkOpenAccess.js';
 import { serverConfigSchema, type ServerConfig } from '../../server/config/serverConfig.js';
 import { resolveWorkerCount } from '../../server/cluster/resolveWorkerCount.js';
+import { clusterWorkersFromEnv } from '../../server/cluster/clusterWorkersEnv.js';
+import {
+  type CacheMemoryDefault,
+  defaultCacheMemoryBytes,
+  readMemoryFacts,
+} from '../../server/config/defaultCacheMemory.js';
 import { runClusterPrimary } from '../../server/cluster/runClusterPrimary.js';
 import { runClusterWorker } from '../../server/cluster/runClusterWorker.js';
 import { createLoaderServer } from '../../server/createLoaderServer.js';
@@ -46,9 +52,10 @@ export function registerServeCommand(program: Command): void {
   program.addCommand(cmd);
   cmd.action(
     runAction(async (flags: ServeFlags) => {
-      const config = serveConfigFromFlags(flags);
+      const parsed = serveConfigFromFlags(flags);
       const logger = createLogger();
       if (cluster.isWorker) {
+        const { config } = withDefaultCacheMemory(parsed, flags, clusterWorkersFromEnv());
         await runClusterWorker(config, logger).catch((err: unknown) => {
           // The IPC channel keeps a worker alive: one that cannot start must exit (after the
           // error is written) for the primary to see it fail.
@@ -57,12 +64,20 @@ export function registerServeCommand(program: Command): void {
         });
         return;
       }
-      const workers = resolveWorkerCount(config.workers);
+      const workers = resolveWorkerCount(parsed.workers);
+      const { config, cacheDefault } = withDefaultCacheMemory(parsed, flags, workers);
       // Settings the workers would each refuse are refused once, here, before any is forked.
       if (config.resumeKey !== undefined) parseResumeKeys(config.resumeKey, serveSettingNames());
       checkOpenAccess(config);
       if (workers > 1 && config.cacheDir !== undefined) await checkCacheDir(config);
-      logger.info({ config: redactConfig(config), workers }, 'serve configuration');
+      logger.info(
+        {
+          config: redactConfig(config),
+          workers,
+          ...(cacheDefault ? { cacheMemoryDefault: cacheDefault.derivation } : {}),
+        },
+        'serve configuration',
+      );
       const server =
         workers > 1
           ? await runClusterPrimary(config, workers, logger)
@@ -177,6 +192,21 @@ function tlsFromFlags(flags: ServeFlags): ServerConfig['tls'] {
     keyFile: tlsKey,
     ...(tlsClientCa ? { clientCaFile: tlsClientCa } : {}),
   };
+}
+
+/**
+ * `config` with the memory tier of the sample cache sized by default
+ * ({@link defaultCacheMemoryBytes}) when neither `--cache-memory-bytes` nor its variable set
+ * it; `cacheDefault` says how. `workers`: the processes that each hold a tier.
+ */
+function withDefaultCacheMemory(
+  config: ServerConfig,
+  flags: ServeFlags,
+  workers: number,
+): { config: ServerConfig; cacheDefault?: CacheMemoryDefault } {
+  if (typeof flags.cacheMemoryBytes === 'string') return { config };
+  const cacheDefault = defaultCacheMemoryBytes(readMemoryFacts(), workers, config);
+  return { config: { ...config, cacheMemoryBytes: cacheDefault.bytes }, cacheDefault };
 }
 
 /**

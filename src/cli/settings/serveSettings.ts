@@ -252,7 +252,9 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     unit: 'bytes',
     help:
       'memory tier of the sample cache, per loader process: samples as the database returns ' +
-      'them; once full, one read in ten is kept in place of a random entry (0: none)',
+      'them; once full, one read in ten is kept in place of a random entry (0: none). Unset: ' +
+      'sized from the memory the loader may use, the container limit included (docs/cache.md)',
+    defaultText: 'from memory',
   },
   {
     field: 'cacheDir',

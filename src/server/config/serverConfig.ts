@@ -118,7 +118,10 @@ export const serverConfigSchema = z.object({
   authTokensFile: z.string().min(1).optional(),
   /** How often the TLS files and the tokens file are read again to pick up changes. */
   reloadIntervalMs: z.number().int().min(100).max(3_600_000).default(10_000),
-  /** Bytes of each process's memory tier of the sample cache (0: none). */
+  /**
+   * Bytes of each process's memory tier of the sample cache (0: none). 0 when built in code;
+   * `serve` sizes it from the memory the loader may use unless told (defaultCacheMemory.ts).
+   */
   cacheMemoryBytes: z.number().int().min(0).default(0),
   /** Folder of the host's disk tier of the sample cache, shared by its processes (unset: none). */
   cacheDir: z.string().min(1).optional(),

@@ -47,7 +47,8 @@ export async function startProbedServe(options: {
   const child = spawnPinned(
     [...cliMainArgs(), 'serve', '--host', '127.0.0.1', ...(options.args ?? [])],
     {
-      env: childEnv,
+      // Without the sample cache `serve` sizes by default: the probes measure the database path.
+      env: { ...childEnv, SCYLLA_LOADER_CACHE_MEMORY_BYTES: '0' },
     },
   );
   const stderr = tail(child.stderr, 16_000);
