@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
@@ -289,6 +290,8 @@ class LoaderClient:
         else:
             self._channel = grpc.secure_channel(target, secured.credentials, options=options)
         self._stub = loader_pb2_grpc.LoaderServiceStub(self._channel)
+        self._open = True
+        _count_open(+1)
         # Requests go out already serialized (ingest_call.py puts the target before the
         # first request of each call by concatenating serialized messages).
         self._ingest_samples: Any = self._channel.stream_stream(
@@ -306,6 +309,9 @@ class LoaderClient:
     def close(self) -> None:
         """Closes the channel; calls in progress are cancelled."""
         self._channel.close()
+        if self._open:
+            self._open = False
+            _count_open(-1)
 
     def stream_batches(
         self,
@@ -662,3 +668,18 @@ def _cancelled(method: str, target: str) -> LoaderError:
 
 
 _channel_options = channel_options
+
+# LoaderClients of this process not yet closed (a child of fork starts at none: the parent's
+# are not its own). torch/forksafe.py reads it before a fork.
+_open_clients = {"pid": os.getpid(), "count": 0}
+
+
+def _count_open(change: int) -> None:
+    if _open_clients["pid"] != os.getpid():
+        _open_clients.update(pid=os.getpid(), count=0)
+    _open_clients["count"] = max(0, _open_clients["count"] + change)
+
+
+def open_clients() -> int:
+    """LoaderClients made by this process and not closed yet."""
+    return _open_clients["count"] if _open_clients["pid"] == os.getpid() else 0

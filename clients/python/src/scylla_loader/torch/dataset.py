@@ -24,6 +24,7 @@ from ..source import Source, SourceLike, stream_input
 from ..transform import Transform
 from .decode import DECODE_MODES, Decode, DecodeMode, collate
 from .records import check_record_columns, record
+from .forksafe import register as _register_fork_wait
 from .isolated import call_in_child
 from .length import batch_count, mixed_positions, shard_length, split_size
 from .job_state import JOB_STATE_KIND, JOB_STATE_VERSION, find_worker_states, merge_states
@@ -43,6 +44,7 @@ STATE_VERSION = 1
 _OWN_SUBCHANNELS = ("grpc.use_local_subchannel_pool", 1)
 _MAX_WORKERS = 512
 """DataLoader workers per dataset at most (each has its epoch pair in shared memory)."""
+_register_fork_wait()  # DataLoader workers fork only once gRPC's threads are gone (forksafe.py)
 
 
 class LoaderDataset(IterableDataset[tuple[Any, ...]]):

@@ -1,0 +1,66 @@
+"""Lets gRPC's core threads wind down before this process forks (DataLoader workers).
+
+A channel that closed a moment ago leaves gRPC's threads (``event_engine``,
+``grpc_global_timer``, ``lifeguard``) running for a few milliseconds. A fork inside that window
+copies locks those threads hold into a child that does not have them, and a worker that then
+makes its own channel can wait forever, with its DataLoader waiting on it (seen in this
+project's tests: a stream read in the test process, then a DataLoader with two workers, now and
+then never yielding). So, before every fork of a process that uses LoaderDataset, when no
+LoaderClient of the process is open, this waits (at most half a second) until those threads
+are gone. With a client open, gRPC's threads stay, and the fork goes ahead at once: a channel
+must not be carried across fork in any case.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from .. import client as _client
+
+# Thread names (Linux `comm`, 15 characters) of gRPC core's own threads.
+_GRPC_THREADS = ("event_engine", "grpc_global_tim", "lifeguard", "default-executo",
+                 "resolver-execut", "timer_manager", "grpc_")
+_WAIT_SECONDS = 0.5
+
+
+def grpc_threads() -> list[str]:
+    """Names of this process's gRPC core threads (Linux; empty elsewhere)."""
+    names = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return []
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/comm") as f:
+                name = f.read().strip()
+        except OSError:  # a thread that ended meanwhile
+            continue
+        if name.startswith(_GRPC_THREADS):
+            names.append(name)
+    return names
+
+
+def wait_for_grpc_threads(timeout: float = _WAIT_SECONDS) -> bool:
+    """Waits until this process has no gRPC core thread, at most ``timeout`` seconds, unless a
+    LoaderClient of the process is open. True when none is left."""
+    if _client.open_clients() > 0:
+        return not grpc_threads()
+    deadline = time.monotonic() + timeout
+    while grpc_threads():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.002)
+    return True
+
+
+_registered = False
+
+
+def register() -> None:
+    """Runs :func:`wait_for_grpc_threads` before every fork of this process (once)."""
+    global _registered
+    if not _registered and hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=wait_for_grpc_threads)
+        _registered = True

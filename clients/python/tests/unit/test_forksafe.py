@@ -1,0 +1,48 @@
+"""forksafe: before a fork, gRPC's core threads left by a closed client are waited out; with a
+client open, the fork is not held up."""
+
+from __future__ import annotations
+
+import time
+
+import grpc
+import pytest
+
+from scylla_loader import LoaderClient, LoaderError
+from scylla_loader.client import open_clients
+from scylla_loader.torch import forksafe
+
+
+def _call_nowhere(client: LoaderClient) -> None:
+    # A call to a port where nothing listens starts gRPC's threads and fails at once.
+    try:
+        client.describe_dataset("mnist", timeout=2)
+    except LoaderError as error:
+        assert error.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def test_a_closed_clients_grpc_threads_are_waited_out_before_a_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from scylla_loader import client as client_module
+
+    # Clients other tests of this process left open do not count here.
+    monkeypatch.setattr(client_module, "_open_clients", {"pid": os.getpid(), "count": 0})
+    client = LoaderClient("127.0.0.1:1", connect_timeout=1.0)
+    _call_nowhere(client)
+    assert open_clients() == 1
+    assert forksafe.grpc_threads(), "a call starts gRPC's threads"
+    # Open: nothing to wait for, the fork goes ahead at once.
+    started = time.monotonic()
+    assert forksafe.wait_for_grpc_threads() is False
+    assert time.monotonic() - started < 0.1
+    client.close()
+    assert open_clients() == 0
+    assert forksafe.wait_for_grpc_threads() is True
+    assert forksafe.grpc_threads() == []
+
+
+def test_loader_dataset_registers_the_wait_before_forks() -> None:
+    import scylla_loader.torch  # noqa: F401  (importing LoaderDataset registers it)
+
+    assert forksafe._registered
