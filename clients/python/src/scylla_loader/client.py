@@ -313,6 +313,13 @@ class LoaderClient:
             self._open = False
             _count_open(-1)
 
+    def __del__(self) -> None:
+        # A client dropped without close() no longer counts as open (gRPC closes its channel
+        # when the channel is collected).
+        if getattr(self, "_open", False):
+            self._open = False
+            _count_open(-1)
+
     def stream_batches(
         self,
         dataset: str | None = None,

@@ -3,9 +3,12 @@ real loader process."""
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import secrets
+import signal
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +56,57 @@ def _ensure_mnist() -> None:
         done = cli(*args)
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed: {done.stderr[-3000:]}")
+
+
+# Processes forked from this one (DataLoader workers) inherit this handler: on SIGUSR2 each
+# prints the Python stacks of all its threads to stderr.
+faulthandler.register(signal.SIGUSR2, all_threads=True)
+_STACKS_BEFORE_TIMEOUT = 15.0
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _dump_children_stacks() -> None:
+    # Forked, not exec'd: the same command line as this process (so the handler is there; a
+    # SIGUSR2 would end an exec'd one).
+    with open("/proc/self/cmdline", "rb") as f:
+        ours = f.read()
+    for child in _descendants(os.getpid()):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                if f.read() == ours:
+                    os.kill(child, signal.SIGUSR2)
+        except OSError:
+            continue
+
+
+@pytest.fixture(autouse=True)
+def _stacks_of_children_before_a_timeout(request: pytest.FixtureRequest) -> Iterator[None]:
+    """pytest-timeout prints this process's stacks only; a DataLoader worker that waits forever
+    is a child. Shortly before the timeout, every forked child prints its own."""
+    marker = request.node.get_closest_marker("timeout")
+    limit = float(marker.args[0]) if marker and marker.args else float(request.config.getini("timeout"))
+    timer = threading.Timer(max(1.0, limit - _STACKS_BEFORE_TIMEOUT), _dump_children_stacks)
+    timer.daemon = True
+    timer.start()
+    yield
+    timer.cancel()
 
 
 @pytest.fixture(scope="session")

@@ -159,6 +159,8 @@ def test_len_asks_the_loader_without_starting_grpc_in_the_process_that_forks_wor
     assert result["error"] is not None and "no part 'trian'" in result["error"]
 
 
+# The fork with a client open is the point here; forksafe's warning about it is expected.
+@pytest.mark.filterwarnings("ignore:this process forks with:RuntimeWarning")
 def test_len_works_in_a_process_whose_own_channel_to_the_loader_is_open(
     loader: LoaderProcess, mnist: Mnist
 ) -> None:
@@ -172,3 +174,24 @@ def test_len_works_in_a_process_whose_own_channel_to_the_loader_is_open(
             client.describe_dataset(mnist.dataset)
             dataset = LoaderDataset(loader.target, mnist.dataset, mnist.val, batch_size=500, num_workers=0)
             assert len(dataset) == -(-mnist.sizes["val"] // 500)
+
+
+def test_a_pass_in_the_trainers_own_process_closes_its_channel_when_it_ends(
+    loader: LoaderProcess, mnist: Mnist
+) -> None:
+    # A pass with num_workers=0 (validation, a quick look) runs gRPC in the process that later
+    # forks DataLoader workers; a channel left open there is carried into every later fork.
+    from scylla_loader.client import open_clients
+    from scylla_loader.torch import forksafe
+
+    before = open_clients()
+    dataset = LoaderDataset(loader.target, mnist.dataset, mnist.val, batch_size=500)
+    assert sum(1 for _ in DataLoader(dataset, batch_size=None, num_workers=0)) > 1
+    assert open_clients() == before
+    for _ in DataLoader(dataset, batch_size=None, num_workers=0):
+        break  # a pass left early closes too
+    assert open_clients() == before
+    if before == 0:
+        assert forksafe.wait_for_grpc_threads(), forksafe.grpc_threads()
+    # The next pass opens a channel again and gives the same epoch's batches.
+    assert sum(1 for _ in DataLoader(dataset, batch_size=None, num_workers=0)) > 1

@@ -214,6 +214,7 @@ class _Recorder:
     def __init__(self, messages: list[Any]) -> None:
         self.messages = messages
         self.asked: dict[str, Any] = {}
+        self.closed = False
 
     def stream_batches(self, *args: Any, **kwargs: Any) -> Any:
         from scylla_loader import decode_batch
@@ -221,6 +222,9 @@ class _Recorder:
         self.asked = {"args": args, **kwargs}
         sources = len(kwargs.get("sources") or ())
         return (decode_batch(m, sources=sources) for m in self.messages)  # close()s as BatchStream
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def test_items_of_a_mixed_dataset_end_with_int64_source_indexes() -> None:
@@ -247,3 +251,4 @@ def test_items_of_a_mixed_dataset_end_with_int64_source_indexes() -> None:
     assert len(ids) == 3
     assert sources.dtype == torch.int64 and sources.tolist() == [0, 2, 0]
     assert ds.state_dict()["resume_token"] == b"t1" and ds.state_dict()["epoch_done"] is True
+    assert recorder.closed and ds._client is None  # a pass outside a worker closes its client

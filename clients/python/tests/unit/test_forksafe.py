@@ -32,9 +32,11 @@ def test_a_closed_clients_grpc_threads_are_waited_out_before_a_fork(monkeypatch:
     _call_nowhere(client)
     assert open_clients() == 1
     assert forksafe.grpc_threads(), "a call starts gRPC's threads"
-    # Open: nothing to wait for, the fork goes ahead at once.
+    # Open: nothing to wait for, the fork goes ahead at once, with a warning naming the clients.
+    monkeypatch.setattr(forksafe, "_warned", False)
     started = time.monotonic()
-    assert forksafe.wait_for_grpc_threads() is False
+    with pytest.warns(RuntimeWarning, match="forks with 1 LoaderClient"):
+        assert forksafe.wait_for_grpc_threads() is False
     assert time.monotonic() - started < 0.1
     client.close()
     assert open_clients() == 0
@@ -46,3 +48,17 @@ def test_loader_dataset_registers_the_wait_before_forks() -> None:
     import scylla_loader.torch  # noqa: F401  (importing LoaderDataset registers it)
 
     assert forksafe._registered
+
+
+def test_a_client_dropped_without_close_no_longer_counts_as_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+    import os
+
+    from scylla_loader import client as client_module
+
+    monkeypatch.setattr(client_module, "_open_clients", {"pid": os.getpid(), "count": 0})
+    client = LoaderClient("127.0.0.1:1", connect_timeout=1.0)
+    assert open_clients() == 1
+    del client
+    gc.collect()
+    assert open_clients() == 0

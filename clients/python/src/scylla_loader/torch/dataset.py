@@ -400,6 +400,11 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             self._client_pid = os.getpid()
         return self._client
 
+    def _close_client(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self._client_pid == os.getpid():
+            client.close()
+
     def _new_client(self) -> LoaderClient:
         """A client of this process's own: its channel never takes a connection from grpc's
         process-wide pool, where a fork leaves the parent's connections. A channel that did
@@ -523,6 +528,14 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             self._state = {**self._state, "epoch_done": True}
         finally:
             stream.close()
+            if info is None:
+                # Iterated in the trainer's own process (num_workers=0: validation, a quick
+                # look): its channel closes with the pass, so gRPC's threads are gone before
+                # that process forks DataLoader workers (forksafe.py). Kept open, such
+                # channels were carried into every later fork of the Python test process (10
+                # open at most of them), and one of its DataLoaders with workers never yielded
+                # in CI. Workers keep theirs from epoch to epoch.
+                self._close_client()
 
     # -- length -----------------------------------------------------------------------------
 

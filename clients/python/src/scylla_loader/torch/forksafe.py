@@ -6,22 +6,42 @@ copies locks those threads hold into a child that does not have them, and a work
 makes its own channel can wait forever, with its DataLoader waiting on it (seen in this
 project's tests: a stream read in the test process, then a DataLoader with two workers, now and
 then never yielding). So, before every fork of a process that uses LoaderDataset, when no
-LoaderClient of the process is open, this waits (at most half a second) until those threads
-are gone. With a client open, gRPC's threads stay, and the fork goes ahead at once: a channel
-must not be carried across fork in any case.
+LoaderClient of the process is open, this waits (at most two seconds) until those threads
+are gone. With a client open, gRPC's threads stay: the fork goes ahead at once, with a warning
+(once per process) that names the open clients, since a channel must not be carried across
+fork in any case. LoaderDataset closes the client of a pass iterated in the trainer's own
+process when the pass ends, so only the user's own open clients can do that.
 """
 
 from __future__ import annotations
 
 import os
 import time
+import warnings
 
 from .. import client as _client
 
 # Thread names (Linux `comm`, 15 characters) of gRPC core's own threads.
 _GRPC_THREADS = ("event_engine", "grpc_global_tim", "lifeguard", "default-executo",
                  "resolver-execut", "timer_manager", "grpc_")
-_WAIT_SECONDS = 0.5
+_WAIT_SECONDS = 2.0
+"""Threads end within milliseconds of the last channel's close on an idle machine; the bound
+leaves room for a busy one (CI runs the TypeScript tests beside the Python ones)."""
+_warned = False
+
+
+def _warn_once(clients: int) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        warnings.warn(
+            f"this process forks with {clients} LoaderClient(s) open: "
+            "gRPC does not survive fork, and a worker forked now can wait forever. Close "
+            "clients (use `with LoaderClient(...)`) before iterating a DataLoader with workers, "
+            "or give the DataLoader multiprocessing_context='forkserver'",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
 
 def grpc_threads() -> list[str]:
@@ -46,7 +66,10 @@ def wait_for_grpc_threads(timeout: float = _WAIT_SECONDS) -> bool:
     """Waits until this process has no gRPC core thread, at most ``timeout`` seconds, unless a
     LoaderClient of the process is open. True when none is left."""
     if _client.open_clients() > 0:
-        return not grpc_threads()
+        left = grpc_threads()
+        if left:
+            _warn_once(_client.open_clients())
+        return not left
     deadline = time.monotonic() + timeout
     while grpc_threads():
         if time.monotonic() >= deadline:
