@@ -56,4 +56,10 @@ export interface TransformGoals {
    * raw leg, the same photos; goal: at most 1.3).
    */
   masksLoaderCpuVsImage: number | null;
+  /**
+   * The trainer side of `LoaderDataset` alone, Python CPU ms per sample (the process and its
+   * DataLoader workers), over the stored bytes and over the server's raw tensors (issue 41's
+   * goal 3: at most 0.3 each).
+   */
+  datasetPythonMsPerSample: { bytes: number | null; raw: number | null };
 }

@@ -1,5 +1,6 @@
 import {
   CPU_EFFICIENCY_GOAL,
+  DATASET_PYTHON_MS_GOAL,
   LATENCY_RETENTION_GOAL,
   MASKS_OVER_IMAGE_GOAL,
   NATIVE_OVER_SHARP_GOAL,
@@ -39,7 +40,7 @@ export function formatTransformReport(report: TransformReportView): string {
       '1000 / (CPU ms/image). Response kB/image: data, ids and resume tokens the client ' +
       'received; * the stored JPEG size (the DataLoader workers receive the bytes).',
     '',
-    'Goals (issues 14 and 24):',
+    'Goals (issues 14, 24, 38 and 41):',
     goalLine(
       'loader CPU per image, sharp / native (raw legs; the transform alone is the larger ratio)',
       report.goals.nativeLoaderCpuVsSharp,
@@ -76,6 +77,17 @@ export function formatTransformReport(report: TransformReportView): string {
         ? `n/a (a leg is missing), goal <= ${MASKS_OVER_IMAGE_GOAL}x`
         : `${report.goals.masksLoaderCpuVsImage.toFixed(2)}x (goal <= ${MASKS_OVER_IMAGE_GOAL}x: ` +
           `${report.goals.masksLoaderCpuVsImage <= MASKS_OVER_IMAGE_GOAL ? 'met' : 'not met'})`),
+    ...(['bytes', 'raw'] as const).map((kind) => {
+      const ms = report.goals.datasetPythonMsPerSample?.[kind] ?? null;
+      return (
+        `- LoaderDataset trainer side, Python CPU per sample, ${kind === 'raw' ? 'raw tensors' : 'stored bytes'} ` +
+        `(dataset-${kind}, issue 41): ` +
+        (ms === null
+          ? `n/a (leg not run), goal <= ${DATASET_PYTHON_MS_GOAL} ms`
+          : `${ms.toFixed(3)} ms (goal <= ${DATASET_PYTHON_MS_GOAL} ms: ` +
+            `${ms <= DATASET_PYTHON_MS_GOAL ? 'met' : 'not met'})`)
+      );
+    }),
     ...(report.notes.length > 0 ? ['', ...report.notes.map((n) => `note: ${n}`)] : []),
     '',
     `figures: ${report.jsonPath}`,

@@ -148,12 +148,12 @@ async function runLeg(
     epochs: options.epochs,
     seed: run,
     workers: options.workers,
-    ...(leg.kind === 'server'
+    ...(leg.kind === 'server' || (leg.kind === 'dataset' && leg.output === 'raw')
       ? {
           transform: serverTransform({
             size: options.size,
             flip: options.flip,
-            output: leg.output ?? 'raw',
+            output: leg.output === 'jpeg' ? 'jpeg' : 'raw',
             quality: options.jpegQuality,
             masks: leg.masks === true,
           }),

@@ -9,6 +9,8 @@ export const NATIVE_OVER_SHARP_GOAL = 3;
 /** Goal of the issue: share of the 0 ms rate kept at the injected round trip. */
 export const LATENCY_RETENTION_GOAL = 0.9;
 /** Goal of issue 38: the loader's CPU per image + mask pair over per image, at most. */
+/** Issue 41's goal 3: the trainer side of LoaderDataset, Python CPU ms per sample at most. */
+export const DATASET_PYTHON_MS_GOAL = 0.3;
 export const MASKS_OVER_IMAGE_GOAL = 1.3;
 
 /**
@@ -68,6 +70,10 @@ export function summarizeTransformRuns(
       of('server-raw-masks')?.cpuMsPerImage.loader ?? undefined,
       raw?.cpuMsPerImage.loader ?? undefined,
     ),
+    datasetPythonMsPerSample: {
+      bytes: of('dataset-bytes')?.cpuMsPerImage.python ?? null,
+      raw: of('dataset-raw')?.cpuMsPerImage.python ?? null,
+    },
   };
   return { summary, goals };
 }

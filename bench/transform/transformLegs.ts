@@ -10,6 +10,8 @@ export const TRANSFORM_LEG_NAMES = [
   'server-raw-proxy-0ms',
   'server-raw-proxy-rtt',
   'server-raw-masks',
+  'dataset-bytes',
+  'dataset-raw',
 ] as const;
 
 /** One leg's name. */
@@ -18,10 +20,14 @@ export type TransformLegName = (typeof TRANSFORM_LEG_NAMES)[number];
 /** How a leg gets its images, as the Python child (`transform_legs.py`) runs it. */
 export interface TransformLegSpec {
   name: TransformLegName;
-  /** `server`: the loader transforms; `pil` / `v2`: DataLoader workers do, on stored bytes. */
-  kind: 'server' | 'pil' | 'v2';
-  /** Output of a server leg. */
-  output?: 'raw' | 'jpeg';
+  /**
+   * `server`: the loader transforms, read by `LoaderClient`; `pil` / `v2`: DataLoader workers
+   * do, on stored bytes; `dataset`: `LoaderDataset` in DataLoader workers with no Python
+   * transform (the trainer side's own cost), over stored bytes or the server's raw output.
+   */
+  kind: 'server' | 'pil' | 'v2' | 'dataset';
+  /** Output of a server leg; of a dataset leg, `bytes` (as stored) or `raw` (transformed). */
+  output?: 'raw' | 'jpeg' | 'bytes';
   /** `sharp`: a loader with native transforms off (the fallback path), for the side-by-side. */
   decoder?: 'sharp';
   /** `proxy`: a loader whose database connections go through toxiproxy. */
@@ -41,8 +47,10 @@ export interface TransformLegSpec {
  * (sharp decodes), (b) and (c) the same transform in Python on the stored bytes (PIL, then
  * torchvision.transforms.v2), (d) the server's transform re-encoded as JPEG (bytes on the
  * wire), and leg (a) on a loader behind toxiproxy at 0 ms and at `rttMs`, so the ratio of the
- * two is the latency's cost alone (the proxy's own is in both), and leg (a) on the same photos
- * each with a PNG mask that follows its crop and flip (`Transform.masks`). @internal
+ * two is the latency's cost alone (the proxy's own is in both), leg (a) on the same photos
+ * each with a PNG mask that follows its crop and flip (`Transform.masks`), and the trainer
+ * side of `LoaderDataset` alone (issue 41's goal 3): DataLoader workers yielding the stored
+ * bytes, and yielding leg (a)'s raw tensors, with nothing done to them in Python. @internal
  */
 export function transformLegs(rttMs: number): TransformLegSpec[] {
   return [
@@ -54,6 +62,8 @@ export function transformLegs(rttMs: number): TransformLegSpec[] {
     { name: 'server-raw-proxy-0ms', kind: 'server', output: 'raw', route: 'proxy', rttMs: 0 },
     { name: 'server-raw-proxy-rtt', kind: 'server', output: 'raw', route: 'proxy', rttMs },
     { name: 'server-raw-masks', kind: 'server', output: 'raw', route: 'direct', masks: true },
+    { name: 'dataset-bytes', kind: 'dataset', output: 'bytes', route: 'direct' },
+    { name: 'dataset-raw', kind: 'dataset', output: 'raw', route: 'direct' },
   ];
 }
 
@@ -64,6 +74,10 @@ export function legLabel(leg: TransformLegSpec): string {
       return 'Python: PIL decode, RRC + flip in DataLoader workers';
     case 'v2':
       return 'Python: decode_jpeg, v2 RRC + flip in DataLoader workers';
+    case 'dataset':
+      return leg.output === 'raw'
+        ? 'LoaderDataset in DataLoader workers: server RRC + flip, raw tensors'
+        : 'LoaderDataset in DataLoader workers: bytes as stored';
     case 'server':
       return (
         `server: RRC + flip, ${leg.output === 'jpeg' ? 'JPEG' : 'raw'}` +

@@ -177,6 +177,9 @@ function sampleRuns(): TransformLegRun[] {
     legRun({ leg: 'server-raw-proxy-rtt', wallSeconds: 1000 / 190 }),
     // Image + mask pairs: 3.6 ms of loader CPU per pair, 1.2x the image alone's 3.
     legRun({ leg: 'server-raw-masks', cpuSeconds: { loader: 3.6, python: 1 } }),
+    // LoaderDataset's trainer side alone: 0.2 ms of Python CPU per sample over bytes, 0.4 raw.
+    legRun({ leg: 'dataset-bytes', cpuSeconds: { loader: 2, python: 0.2 } }),
+    legRun({ leg: 'dataset-raw', cpuSeconds: { loader: 3, python: 0.4 } }),
   ];
 }
 
@@ -204,6 +207,8 @@ describe('summarizeTransformRuns', () => {
     expect(goals.trainerCpuPilOverRaw).toBeCloseTo(6);
     expect(goals.trainerCpuV2OverRaw).toBeCloseTo(14 / 3);
     expect(goals.masksLoaderCpuVsImage).toBeCloseTo(1.2);
+    expect(goals.datasetPythonMsPerSample.bytes).toBeCloseTo(0.2);
+    expect(goals.datasetPythonMsPerSample.raw).toBeCloseTo(0.4);
   });
 
   it('leaves a goal out when one of its legs did not run', () => {
@@ -275,6 +280,12 @@ describe('formatTransformReport', () => {
     expect(text).toContain(
       '- Python (trainer-side) CPU per image, PIL / server raw: 6.0x, v2 / server raw: 4.7x',
     );
+    expect(text).toContain(
+      '- LoaderDataset trainer side, Python CPU per sample, stored bytes (dataset-bytes, issue 41): 0.200 ms (goal <= 0.3 ms: met)',
+    );
+    expect(text).toContain(
+      '- LoaderDataset trainer side, Python CPU per sample, raw tensors (dataset-raw, issue 41): 0.400 ms (goal <= 0.3 ms: not met)',
+    );
     expect(text).toContain('load average 1.50 2.00 2.25');
     expect(text).toContain('note: a note');
     expect(text).toContain('figures: /x/transform.json');
@@ -289,6 +300,10 @@ describe('formatTransformReport', () => {
       '- server raw images/s at 150 ms / at 0 ms (both via toxiproxy): 0.50 (goal >= 0.9: not met)',
     );
     expect(text).toContain('- server raw images per CPU s / Python v2: n/a (a leg is missing)');
+    const withoutDataset = formatTransformReport(
+      view(sampleRuns().filter((r) => r.leg !== 'dataset-raw')),
+    );
+    expect(withoutDataset).toContain('raw tensors (dataset-raw, issue 41): n/a (leg not run)');
   });
 });
 

@@ -19,6 +19,9 @@ repository's bench children (`bench/stream/childProtocol.ts`): stdout lines pref
   workers.
 - `v2`: `LoaderDataset(decode="torchvision")` (decode_jpeg to a uint8 CHW tensor), then the
   same two transforms of torchvision.transforms.v2 on the tensor; same DataLoader.
+- `dataset`: `LoaderDataset(decode=None)` in the same DataLoader, with no transform in Python:
+  the bytes as stored, or (with a `transform` in the settings) the server's transform as raw
+  uint8 NCHW tensors. Its Python CPU is the package's own cost per sample on the trainer side.
 
 Result: images, wall seconds from `go` to the last batch, CPU seconds of this process's tree
 from `go` until every DataLoader worker has exited (own user+system, all threads, plus that of
@@ -161,6 +164,58 @@ def leg_dataloader(config: dict[str, Any]) -> dict[str, Any]:
             "skippedUndecodable": 0, "lastShape": shape}
 
 
+def leg_dataset(config: dict[str, Any]) -> dict[str, Any]:
+    """The trainer side of a LoaderDataset as a training loop has it: a DataLoader with
+    `workers` workers over the bytes as stored (``decode=None``: a list of bytes and a label
+    tensor per batch), or over the server's transform with raw output (a uint8 NCHW tensor per
+    batch); nothing is decoded or augmented in Python, so the leg's Python CPU is what the
+    package costs (its gRPC receive, the batch's decoding into items, the workers' hand-over to
+    the main process)."""
+    import torch
+    from torch.utils.data import DataLoader
+
+    from scylla_loader import RandomResizedCrop, Transform
+    from scylla_loader.torch import LoaderDataset
+
+    spec = config.get("transform")
+    server_transform = None
+    if spec is not None:
+        crop = spec["randomResizedCrop"]
+        server_transform = Transform(
+            channels=spec["channels"],
+            random_resized_crop=RandomResizedCrop(crop["height"], crop["width"]),
+            horizontal_flip=spec["horizontalFlip"],
+            interpolation="bilinear",
+            output="raw",
+            bad_image="fail",
+        )
+    dataset = LoaderDataset(config["address"], config["dataset"], "all", batch_size=config["batchSize"],
+                            seed=config["seed"], decode=None, server_transform=server_transform,
+                            raw_layout="NCHW")
+    wait_for_go()
+    images = nbytes = 0
+    shape: list[int] = []
+    cpu0, t0 = tree_cpu_seconds(), time.perf_counter()
+    for epoch in range(config["epochs"]):
+        dataset.set_epoch(epoch)
+        loader = iter(DataLoader(dataset, batch_size=None, num_workers=config["workers"]))
+        for samples, _labels in loader:
+            if isinstance(samples, torch.Tensor):
+                images += int(samples.shape[0])
+                nbytes += samples.numel() * samples.element_size() + 16 * int(samples.shape[0])
+                shape = list(samples.shape)
+            else:
+                images += len(samples)
+                nbytes += sum(len(s) for s in samples) + 16 * len(samples)
+        del loader  # joins (reaps) the workers, so their CPU is in the children times
+    wall = time.perf_counter() - t0
+    cpu = tree_cpu_seconds() - cpu0
+    # Bytes as the items carry them plus a 16-byte id per image (the ids and resume tokens
+    # stay in the workers).
+    return {"images": images, "wallSeconds": wall, "cpuSeconds": cpu, "wireBytes": nbytes,
+            "skippedUndecodable": 0, "lastShape": shape}
+
+
 def main() -> None:
     raw = os.environ.get(CHILD_ENV)
     if not raw:
@@ -172,8 +227,10 @@ def main() -> None:
             result = leg_server(config)
         elif config["leg"] in ("pil", "v2"):
             result = leg_dataloader(config)
+        elif config["leg"] == "dataset":
+            result = leg_dataset(config)
         else:
-            raise ValueError(f"unknown leg {config['leg']!r}: use server, pil or v2")
+            raise ValueError(f"unknown leg {config['leg']!r}: use server, pil, v2 or dataset")
     except BaseException as error:  # noqa: BLE001  (reported to the parent, then exit 1)
         if isinstance(error, SystemExit):
             raise
