@@ -61,5 +61,11 @@ export interface TransformGoals {
    * DataLoader workers), over the stored bytes and over the server's raw tensors (issue 41's
    * goal 3: at most 0.3 each).
    */
-  datasetPythonMsPerSample: { bytes: number | null; raw: number | null };
+  datasetPythonMsPerSample: {
+    bytes: number | null;
+    raw: number | null;
+    /** The same two iterated in the trainer's own process (num_workers=0). */
+    bytesMain: number | null;
+    rawMain: number | null;
+  };
 }

@@ -77,11 +77,18 @@ export function formatTransformReport(report: TransformReportView): string {
         ? `n/a (a leg is missing), goal <= ${MASKS_OVER_IMAGE_GOAL}x`
         : `${report.goals.masksLoaderCpuVsImage.toFixed(2)}x (goal <= ${MASKS_OVER_IMAGE_GOAL}x: ` +
           `${report.goals.masksLoaderCpuVsImage <= MASKS_OVER_IMAGE_GOAL ? 'met' : 'not met'})`),
-    ...(['bytes', 'raw'] as const).map((kind) => {
+    ...(['bytes', 'raw', 'bytesMain', 'rawMain'] as const).map((kind) => {
       const ms = report.goals.datasetPythonMsPerSample?.[kind] ?? null;
+      const leg = {
+        bytes: 'dataset-bytes',
+        raw: 'dataset-raw',
+        bytesMain: 'dataset-bytes-main',
+        rawMain: 'dataset-raw-main',
+      }[kind];
+      const what = kind.startsWith('raw') ? 'raw tensors' : 'stored bytes';
+      const where = kind.endsWith('Main') ? 'num_workers=0' : `${s.workers} DataLoader workers`;
       return (
-        `- LoaderDataset trainer side, Python CPU per sample, ${kind === 'raw' ? 'raw tensors' : 'stored bytes'} ` +
-        `(dataset-${kind}, issue 41): ` +
+        `- LoaderDataset trainer side, Python CPU per sample, ${what}, ${where} (${leg}, issue 41): ` +
         (ms === null
           ? `n/a (leg not run), goal <= ${DATASET_PYTHON_MS_GOAL} ms`
           : `${ms.toFixed(3)} ms (goal <= ${DATASET_PYTHON_MS_GOAL} ms: ` +

@@ -147,7 +147,7 @@ async function runLeg(
     batchSize: options.batchSize,
     epochs: options.epochs,
     seed: run,
-    workers: options.workers,
+    workers: leg.workers ?? options.workers,
     ...(leg.kind === 'server' || (leg.kind === 'dataset' && leg.output === 'raw')
       ? {
           transform: serverTransform({

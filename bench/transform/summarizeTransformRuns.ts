@@ -73,6 +73,8 @@ export function summarizeTransformRuns(
     datasetPythonMsPerSample: {
       bytes: of('dataset-bytes')?.cpuMsPerImage.python ?? null,
       raw: of('dataset-raw')?.cpuMsPerImage.python ?? null,
+      bytesMain: of('dataset-bytes-main')?.cpuMsPerImage.python ?? null,
+      rawMain: of('dataset-raw-main')?.cpuMsPerImage.python ?? null,
     },
   };
   return { summary, goals };

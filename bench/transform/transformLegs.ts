@@ -12,6 +12,8 @@ export const TRANSFORM_LEG_NAMES = [
   'server-raw-masks',
   'dataset-bytes',
   'dataset-raw',
+  'dataset-bytes-main',
+  'dataset-raw-main',
 ] as const;
 
 /** One leg's name. */
@@ -39,6 +41,11 @@ export interface TransformLegSpec {
    * streamed with `Transform.masks`: each pair's mask follows its image's crop and flip.
    */
   masks?: true;
+  /**
+   * DataLoader workers of a dataset leg (absent: the bench's `workers`); 0 iterates in the
+   * trainer's own process, so no batch crosses from a worker to it.
+   */
+  workers?: 0;
 }
 
 /**
@@ -50,7 +57,8 @@ export interface TransformLegSpec {
  * two is the latency's cost alone (the proxy's own is in both), leg (a) on the same photos
  * each with a PNG mask that follows its crop and flip (`Transform.masks`), and the trainer
  * side of `LoaderDataset` alone (issue 41's goal 3): DataLoader workers yielding the stored
- * bytes, and yielding leg (a)'s raw tensors, with nothing done to them in Python. @internal
+ * bytes, and yielding leg (a)'s raw tensors, with nothing done to them in Python, and the same
+ * two iterated in the trainer's own process (`num_workers=0`). @internal
  */
 export function transformLegs(rttMs: number): TransformLegSpec[] {
   return [
@@ -64,6 +72,8 @@ export function transformLegs(rttMs: number): TransformLegSpec[] {
     { name: 'server-raw-masks', kind: 'server', output: 'raw', route: 'direct', masks: true },
     { name: 'dataset-bytes', kind: 'dataset', output: 'bytes', route: 'direct' },
     { name: 'dataset-raw', kind: 'dataset', output: 'raw', route: 'direct' },
+    { name: 'dataset-bytes-main', kind: 'dataset', output: 'bytes', route: 'direct', workers: 0 },
+    { name: 'dataset-raw-main', kind: 'dataset', output: 'raw', route: 'direct', workers: 0 },
   ];
 }
 
@@ -75,9 +85,10 @@ export function legLabel(leg: TransformLegSpec): string {
     case 'v2':
       return 'Python: decode_jpeg, v2 RRC + flip in DataLoader workers';
     case 'dataset':
-      return leg.output === 'raw'
-        ? 'LoaderDataset in DataLoader workers: server RRC + flip, raw tensors'
-        : 'LoaderDataset in DataLoader workers: bytes as stored';
+      return (
+        `LoaderDataset ${leg.workers === 0 ? 'in the main process (num_workers=0)' : 'in DataLoader workers'}: ` +
+        (leg.output === 'raw' ? 'server RRC + flip, raw tensors' : 'bytes as stored')
+      );
     case 'server':
       return (
         `server: RRC + flip, ${leg.output === 'jpeg' ? 'JPEG' : 'raw'}` +

@@ -41,6 +41,13 @@ describe('bench transform --quick', () => {
         /per image alone .*: \d+\.\d\dx \(goal <= 1.3x: (met|not met)\)/,
       );
 
+      expect(result.stdout).toMatch(
+        /stored bytes, 2 DataLoader workers \(dataset-bytes, issue 41\): \d+\.\d{3} ms \(goal <= 0.3 ms: (met|not met)\)/,
+      );
+      expect(result.stdout).toMatch(
+        /raw tensors, num_workers=0 \(dataset-raw-main, issue 41\): \d+\.\d{3} ms/,
+      );
+
       const { report } = result;
       expect(report.runs).toHaveLength(TRANSFORM_LEG_NAMES.length);
       for (const run of report.runs) {
@@ -49,7 +56,9 @@ describe('bench transform --quick', () => {
         // Uint8 NCHW tensors of 3 x 224 x 224, at most a batch (64) each; the DataLoader's
         // workers each stream half, so its last batch is smaller than the server's.
         if (run.leg !== 'server-jpeg') {
-          expect(run.lastShape.slice(1)).toEqual([3, 224, 224]);
+          // The stored-bytes leg's items are lists of bytes: its shape is the list's length.
+          const shape = run.leg.startsWith('dataset-bytes') ? [] : [3, 224, 224];
+          expect(run.lastShape.slice(1)).toEqual(shape);
           expect(run.lastShape[0]).toBeGreaterThan(0);
           expect(run.lastShape[0]).toBeLessThanOrEqual(64);
         }

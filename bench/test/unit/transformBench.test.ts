@@ -180,6 +180,8 @@ function sampleRuns(): TransformLegRun[] {
     // LoaderDataset's trainer side alone: 0.2 ms of Python CPU per sample over bytes, 0.4 raw.
     legRun({ leg: 'dataset-bytes', cpuSeconds: { loader: 2, python: 0.2 } }),
     legRun({ leg: 'dataset-raw', cpuSeconds: { loader: 3, python: 0.4 } }),
+    legRun({ leg: 'dataset-bytes-main', cpuSeconds: { loader: 2, python: 0.1 } }),
+    legRun({ leg: 'dataset-raw-main', cpuSeconds: { loader: 3, python: 0.15 } }),
   ];
 }
 
@@ -209,6 +211,7 @@ describe('summarizeTransformRuns', () => {
     expect(goals.masksLoaderCpuVsImage).toBeCloseTo(1.2);
     expect(goals.datasetPythonMsPerSample.bytes).toBeCloseTo(0.2);
     expect(goals.datasetPythonMsPerSample.raw).toBeCloseTo(0.4);
+    expect(goals.datasetPythonMsPerSample.rawMain).toBeCloseTo(0.15);
   });
 
   it('leaves a goal out when one of its legs did not run', () => {
@@ -281,10 +284,13 @@ describe('formatTransformReport', () => {
       '- Python (trainer-side) CPU per image, PIL / server raw: 6.0x, v2 / server raw: 4.7x',
     );
     expect(text).toContain(
-      '- LoaderDataset trainer side, Python CPU per sample, stored bytes (dataset-bytes, issue 41): 0.200 ms (goal <= 0.3 ms: met)',
+      '- LoaderDataset trainer side, Python CPU per sample, stored bytes, 2 DataLoader workers (dataset-bytes, issue 41): 0.200 ms (goal <= 0.3 ms: met)',
     );
     expect(text).toContain(
-      '- LoaderDataset trainer side, Python CPU per sample, raw tensors (dataset-raw, issue 41): 0.400 ms (goal <= 0.3 ms: not met)',
+      '- LoaderDataset trainer side, Python CPU per sample, raw tensors, 2 DataLoader workers (dataset-raw, issue 41): 0.400 ms (goal <= 0.3 ms: not met)',
+    );
+    expect(text).toContain(
+      '- LoaderDataset trainer side, Python CPU per sample, raw tensors, num_workers=0 (dataset-raw-main, issue 41): 0.150 ms (goal <= 0.3 ms: met)',
     );
     expect(text).toContain('load average 1.50 2.00 2.25');
     expect(text).toContain('note: a note');
@@ -303,7 +309,9 @@ describe('formatTransformReport', () => {
     const withoutDataset = formatTransformReport(
       view(sampleRuns().filter((r) => r.leg !== 'dataset-raw')),
     );
-    expect(withoutDataset).toContain('raw tensors (dataset-raw, issue 41): n/a (leg not run)');
+    expect(withoutDataset).toContain(
+      'raw tensors, 2 DataLoader workers (dataset-raw, issue 41): n/a (leg not run)',
+    );
   });
 });
 

@@ -191,7 +191,7 @@ def leg_dataset(config: dict[str, Any]) -> dict[str, Any]:
         )
     dataset = LoaderDataset(config["address"], config["dataset"], "all", batch_size=config["batchSize"],
                             seed=config["seed"], decode=None, server_transform=server_transform,
-                            raw_layout="NCHW")
+                            **({"raw_layout": "NCHW"} if server_transform is not None else {}))
     wait_for_go()
     images = nbytes = 0
     shape: list[int] = []
@@ -207,6 +207,7 @@ def leg_dataset(config: dict[str, Any]) -> dict[str, Any]:
             else:
                 images += len(samples)
                 nbytes += sum(len(s) for s in samples) + 16 * len(samples)
+                shape = [len(samples)]
         del loader  # joins (reaps) the workers, so their CPU is in the children times
     wall = time.perf_counter() - t0
     cpu = tree_cpu_seconds() - cpu0
