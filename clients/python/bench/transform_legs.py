@@ -191,7 +191,7 @@ def leg_dataset(config: dict[str, Any]) -> dict[str, Any]:
         )
     dataset = LoaderDataset(config["address"], config["dataset"], "all", batch_size=config["batchSize"],
                             seed=config["seed"], decode=None, server_transform=server_transform,
-                            **({"raw_layout": "NCHW"} if server_transform is not None else {}))
+                            raw_layout="NCHW" if server_transform is not None else "NHWC")
     wait_for_go()
     images = nbytes = 0
     shape: list[int] = []
