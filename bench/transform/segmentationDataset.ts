@@ -1,4 +1,4 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import type { DbConfig } from '../../src/core/index.js';
@@ -81,12 +81,16 @@ export async function prepareSegmentationBench(options: {
         await mkdir(dir, { recursive: true });
         for (const [i, entry] of source.entries.entries()) {
           const file = path.join(dir, `${i}.png`);
-          const exists = await stat(file).then(
-            () => true,
-            () => false,
-          );
-          if (!exists) {
-            const { width, height } = await sharp(entry.filePath!).metadata();
+          const { width, height } = await sharp(entry.filePath!).metadata();
+          // A mask left by an earlier photo tree (the photos' sources changed since) has
+          // another size than its image now: it is written anew, never ingested stale.
+          const fits = await sharp(file)
+            .metadata()
+            .then(
+              (m) => m.width === width && m.height === height,
+              () => false,
+            );
+          if (!fits) {
             const png = await sharp(maskPixels(width, height, i + 1), {
               raw: { width, height, channels: 1 },
             })
