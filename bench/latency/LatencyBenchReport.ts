@@ -39,8 +39,16 @@ export interface LatencyRun {
   warmupBatches: number;
   /** Share of the wall time after warm-up spent waiting for batches. */
   stallFraction: number;
-  cpuSeconds: { loader?: number; db?: number; client: number };
+  /** CPU seconds of the measured part: loader, database, toxiproxy, trainer child. */
+  cpuSeconds: { loader?: number; db?: number; proxy?: number; client: number };
   loaderCpuSecondsPerGB?: number;
+  /**
+   * Samples delivered per CPU second of the loader and toxiproxy together: the path's cost,
+   * since at a long round trip the proxy's CPU competes with the loader's for the same cores.
+   */
+  samplesPerLoaderAndProxyCpuSecond?: number;
+  /** The loader's database reads in flight, sampled every 250 ms during the run. */
+  readsInFlight?: { mean: number; max: number };
   /** Loader's peak RSS during the run (or its life, see `peakRssPerRun`). */
   loaderPeakRssBytes?: number;
 }

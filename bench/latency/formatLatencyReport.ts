@@ -15,8 +15,8 @@ const fixed = (x: number | undefined, digits: number): string =>
  */
 export function latencyTable(rows: readonly LatencySummaryRow[]): string[] {
   return [
-    '| placement | scenario | routes | RTT ms | samples/s | MB/s | wait p50 / p99 ms | paced trainer wait p50 / p99 ms | trainer stalled | loader CPU s/GB | loader peak RSS MiB |',
-    '|---|---|---|---:|---:|---:|---|---|---:|---:|---:|',
+    '| placement | scenario | routes | RTT ms | samples/s | MB/s | wait p50 / p99 ms | paced trainer wait p50 / p99 ms | trainer stalled | loader CPU s/GB | loader peak RSS MiB | loader / proxy CPU s | samples per CPU s (loader + proxy) | reads in flight mean / max |',
+    '|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---|---:|---|',
     ...rows.map(
       (r) =>
         `| ${r.placement} | ${latencyScenarioLabel(r)} | ${r.routes === 'main' ? 'main' : 'main + congested'} | ${r.rttMs} | ` +
@@ -25,7 +25,10 @@ export function latencyTable(rows: readonly LatencySummaryRow[]): string[] {
         `${r.trainer ? `${r.trainer.waitMs.p50.toFixed(1)} / ${r.trainer.waitMs.p99.toFixed(1)}` : '-'} | ` +
         `${r.trainer ? `${(100 * r.trainer.stallFraction).toFixed(1)}%` : '-'} | ` +
         `${fixed(r.loaderCpuSecondsPerGB, 1)} | ` +
-        `${fixed(r.loaderPeakRssBytes === undefined ? undefined : r.loaderPeakRssBytes / 2 ** 20, 0)} |`,
+        `${fixed(r.loaderPeakRssBytes === undefined ? undefined : r.loaderPeakRssBytes / 2 ** 20, 0)} | ` +
+        `${fixed(r.loaderCpuSeconds, 1)} / ${fixed(r.proxyCpuSeconds, 1)} | ` +
+        `${fixed(r.samplesPerLoaderAndProxyCpuSecond, 0)} | ` +
+        `${r.readsInFlight ? `${r.readsInFlight.mean.toFixed(0)} / ${r.readsInFlight.max.toFixed(0)}` : '-'} |`,
     ),
   ];
 }

@@ -27,6 +27,9 @@ const SCENARIOS: Record<
   C: { ordering: 'out-of-order' },
 };
 
+/** The loader's gauge of database reads in flight (all its streams), sampled during each run. */
+const READS_IN_FLIGHT = 'scylla_loader_db_requests_in_flight';
+
 /** The client child is `bench stream`'s, with waits of the first batches left out. */
 const CLIENT_SCRIPT = 'sdkClientChild';
 
@@ -119,6 +122,7 @@ export async function runLatencyBench(options: LatencyBenchOptions) {
                 rttMs,
                 run,
                 placed,
+                proxyPid: toxiproxy.pid,
               });
               if (r.loaderPeakRssBytes === undefined) peakRssPerRun = false;
               runs.push(r);
@@ -127,7 +131,10 @@ export async function runLatencyBench(options: LatencyBenchOptions) {
                 `${placement} run ${run + 1} ${scenario} ${routes} RTT ${rttMs} ms` +
                   `${pace === 'trainer' ? ' paced trainer' : ''}: ` +
                   `${Math.round(r.samplesPerSecond)} samples/s, ${r.megabytesPerSecond.toFixed(1)} MB/s, ` +
-                  `batch wait p50 ${r.waitMs.p50.toFixed(1)} / p99 ${r.waitMs.p99.toFixed(1)} ms`,
+                  `batch wait p50 ${r.waitMs.p50.toFixed(1)} / p99 ${r.waitMs.p99.toFixed(1)} ms; CPU s ` +
+                  `loader ${r.cpuSeconds.loader?.toFixed(1) ?? '-'}, proxy ${r.cpuSeconds.proxy?.toFixed(1) ?? '-'}, ` +
+                  `database ${r.cpuSeconds.db?.toFixed(1) ?? '-'}, trainer ${r.cpuSeconds.client.toFixed(1)}; ` +
+                  `reads in flight mean ${r.readsInFlight?.mean.toFixed(0) ?? '-'} / max ${r.readsInFlight?.max ?? '-'}`,
               );
             }
           }
@@ -222,6 +229,8 @@ async function runClient(
     rttMs: number;
     run: number;
     placed: { onSpawn: (pid: number) => void; cpus?: string };
+    /** Toxiproxy's process, whose CPU is metered with the loader's. */
+    proxyPid: number;
   },
 ): Promise<LatencyRun> {
   const how = SCENARIOS[place.scenario];
@@ -239,9 +248,16 @@ async function runClient(
   const child = startBenchChild<SdkClientResult>(CLIENT_SCRIPT, config, place.placed);
   const {
     result,
-    cpu: { loader, db },
+    cpu: { loader, db, proxy },
     loaderPeakRssBytes: rss,
-  } = await measureLoaderRun(child, { loader: serve.pid, db: options.dbPid }, options.signal);
+    gauges,
+  } = await measureLoaderRun(
+    child,
+    { loader: serve.pid, db: options.dbPid, proxy: place.proxyPid },
+    options.signal,
+    { metricsAddress: serve.metricsAddress, names: [READS_IN_FLIGHT] },
+  );
+  const inFlight = gauges?.[READS_IN_FLIGHT];
   if (result.samples !== options.samples) {
     throw new Error(`a run delivered ${result.samples} samples, expected ${options.samples}`);
   }
@@ -268,9 +284,16 @@ async function runClient(
     cpuSeconds: {
       ...(loader === undefined ? {} : { loader }),
       ...(db === undefined ? {} : { db }),
+      ...(proxy === undefined ? {} : { proxy }),
       client: result.cpuSeconds,
     },
     ...(loader === undefined ? {} : { loaderCpuSecondsPerGB: loader / (result.bytes / 1e9) }),
+    ...(loader === undefined || proxy === undefined || loader + proxy <= 0
+      ? {}
+      : { samplesPerLoaderAndProxyCpuSecond: result.samples / (loader + proxy) }),
+    ...(inFlight === undefined
+      ? {}
+      : { readsInFlight: { mean: inFlight.mean, max: inFlight.max } }),
     ...(rss === undefined ? {} : { loaderPeakRssBytes: rss }),
   };
 }

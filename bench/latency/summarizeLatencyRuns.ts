@@ -33,6 +33,11 @@ export function summarizeLatencyRuns(runs: readonly LatencyRun[]) {
     if (these.length === 0) continue;
     const perGB = medianOfAll(these, (r) => r.loaderCpuSecondsPerGB);
     const rss = medianOfAll(these, (r) => r.loaderPeakRssBytes);
+    const perCpu = medianOfAll(these, (r) => r.samplesPerLoaderAndProxyCpuSecond);
+    const proxyCpu = medianOfAll(these, (r) => r.cpuSeconds.proxy);
+    const loaderCpu = medianOfAll(these, (r) => r.cpuSeconds.loader);
+    const inFlight = medianOfAll(these, (r) => r.readsInFlight?.mean);
+    const inFlightMax = medianOfAll(these, (r) => r.readsInFlight?.max);
     rows.push({
       placement: key.placement,
       scenario: key.scenario,
@@ -58,6 +63,12 @@ export function summarizeLatencyRuns(runs: readonly LatencyRun[]) {
           }),
       ...(perGB === undefined ? {} : { loaderCpuSecondsPerGB: perGB }),
       ...(rss === undefined ? {} : { loaderPeakRssBytes: rss }),
+      ...(perCpu === undefined ? {} : { samplesPerLoaderAndProxyCpuSecond: perCpu }),
+      ...(loaderCpu === undefined ? {} : { loaderCpuSeconds: loaderCpu }),
+      ...(proxyCpu === undefined ? {} : { proxyCpuSeconds: proxyCpu }),
+      ...(inFlight === undefined || inFlightMax === undefined
+        ? {}
+        : { readsInFlight: { mean: inFlight, max: inFlightMax } }),
     });
   }
   return rows;

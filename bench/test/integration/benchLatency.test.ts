@@ -41,6 +41,14 @@ describe('bench latency --quick', () => {
         expect(row.waitMs.p50).toBeLessThanOrEqual(row.waitMs.p99);
         expect(row.loaderCpuSecondsPerGB).toBeGreaterThan(0);
         expect(row.loaderPeakRssBytes).toBeGreaterThan(0);
+        // The proxy's CPU is metered beside the loader's, and the loader's reads in flight
+        // were sampled from its /metrics during the run (at 20 ms, reads wait on every scrape).
+        expect(row.proxyCpuSeconds).toBeGreaterThan(0);
+        expect(row.samplesPerLoaderAndProxyCpuSecond).toBeGreaterThan(0);
+        if (row.rttMs > 0) {
+          expect(row.readsInFlight!.max).toBeGreaterThan(0);
+          expect(row.readsInFlight!.mean).toBeLessThanOrEqual(row.readsInFlight!.max);
+        }
         // Every row has its paced trainer's waits.
         expect(row.trainer!.waitMs.p99).toBeGreaterThanOrEqual(0);
       }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { LatencyRun } from '../../latency/LatencyBenchReport.js';
 import { latencyRatios, summarizeLatencyRuns } from '../../latency/summarizeLatencyRuns.js';
+import { latencyTable } from '../../latency/formatLatencyReport.js';
+import { sumOfSamples } from '../../measure/gaugeSampler.js';
 
 function run(over: Partial<LatencyRun>): LatencyRun {
   return {
@@ -52,6 +54,28 @@ describe('summarizeLatencyRuns', () => {
     expect(rows[1]!.runs).toBe(3);
   });
 
+  it("takes medians of the loader's and the proxy's CPU, samples per their CPU second and reads in flight", () => {
+    const runs = [1, 2, 3].map((k) =>
+      run({
+        run: k,
+        cpuSeconds: { client: 0.1, loader: k, proxy: 2 * k },
+        samplesPerLoaderAndProxyCpuSecond: 100 / (3 * k),
+        readsInFlight: { mean: 10 * k, max: 20 * k },
+      }),
+    );
+    const [row] = summarizeLatencyRuns(runs);
+    expect(row!.loaderCpuSeconds).toBe(2);
+    expect(row!.proxyCpuSeconds).toBe(4);
+    expect(row!.samplesPerLoaderAndProxyCpuSecond).toBeCloseTo(100 / 6);
+    expect(row!.readsInFlight).toEqual({ mean: 20, max: 40 });
+    const [, , line] = latencyTable([row!]);
+    expect(line).toMatch(/\| 2\.0 \/ 4\.0 \| 17 \| 20 \/ 40 \|$/);
+    // A run without the figures (no proxy pid, no metrics) leaves them out, shown as '-'.
+    const [bare] = summarizeLatencyRuns([run({})]);
+    expect(bare!.readsInFlight).toBeUndefined();
+    expect(latencyTable([bare!])[2]).toMatch(/\| - \/ - \| - \| - \|$/);
+  });
+
   it('pairs ratios within a round and placement', () => {
     const runs: LatencyRun[] = [];
     for (const placement of ['pinned', 'unpinned'] as const) {
@@ -97,5 +121,21 @@ describe('summarizeLatencyRuns', () => {
     });
     expect(ratios.unpinned?.cOverBCongested).toBe(6);
     expect(ratios.unpinned?.cCongestedTrainerP99Ms).toBe(50);
+  });
+});
+
+describe('sumOfSamples', () => {
+  it('sums a gauge over its label sets and ignores other names and comments', () => {
+    const text = [
+      '# HELP scylla_loader_db_requests_in_flight Reads in flight',
+      '# TYPE scylla_loader_db_requests_in_flight gauge',
+      'scylla_loader_db_requests_in_flight{path="main"} 12',
+      'scylla_loader_db_requests_in_flight{path="extra"} 3',
+      'scylla_loader_db_requests_in_flight_max 99',
+      'scylla_loader_held_bytes 1e6',
+    ].join('\n');
+    expect(sumOfSamples(text, 'scylla_loader_db_requests_in_flight')).toBe(15);
+    expect(sumOfSamples(text, 'scylla_loader_held_bytes')).toBe(1e6);
+    expect(sumOfSamples(text, 'scylla_loader_absent')).toBeUndefined();
   });
 });
