@@ -36,21 +36,23 @@ describe('FetchWindow: window and span', () => {
 });
 
 describe('FetchWindow: ramp', () => {
-  it(`starts with ${RAMP_START} reads, then issues five new reads per four completed`, () => {
+  it(`starts with ${RAMP_START} reads, then two new reads per one completed: doubling each round trip`, () => {
     const w = new FetchWindow({ batchSize: 100, prefetch: 4, maxInFlight: 256 });
     let inFlight = issueAll(w, 0);
     expect(inFlight).toBe(RAMP_START);
-    for (let round = 0; round < 10; round++) {
-      for (let i = 0; i < 4; i++) w.completed();
-      inFlight -= 4;
-      const issued = issueAll(w, inFlight);
-      expect(issued).toBe(5);
-      inFlight += issued;
+    // A round trip: every read in flight completes, each earning two.
+    for (const expected of [64, 128, 256]) {
+      const completing = inFlight;
+      for (let i = 0; i < completing; i++) w.completed();
+      inFlight = issueAll(w, 0);
+      expect(inFlight).toBe(expected);
     }
-    expect(inFlight).toBe(RAMP_START + 10);
+    // At the in-flight limit, completions only replace what completed.
+    for (let i = 0; i < 10; i++) w.completed();
+    expect(issueAll(w, 256 - 10)).toBe(10);
   });
 
-  it('a single completion earns one read, the quarter carrying over to the fourth', () => {
+  it('a single completion earns two reads at once', () => {
     const w = new FetchWindow({ batchSize: 100, prefetch: 4, maxInFlight: 256 });
     let inFlight = issueAll(w, 0);
     const issued: number[] = [];
@@ -61,7 +63,7 @@ describe('FetchWindow: ramp', () => {
       inFlight += n;
       issued.push(n);
     }
-    expect(issued).toEqual([1, 1, 1, 2]);
+    expect(issued).toEqual([2, 2, 2, 2]);
   });
 
   it('starts with fewer reads when the in-flight limit is lower, and never banks more', () => {

@@ -1,5 +1,13 @@
-/** Requests issued for every one completed while the window fills: five for four. */
-export const RAMP_CREDIT = 1.25;
+/**
+ * Reads issued for every one completed while the window fills: two, so the reads in flight
+ * double each round trip (TCP's slow start) up to the in-flight limit. The ramp of five for
+ * four it replaces needed about 9 round trips from 32 reads to 256: at 150 ms, 1.6 s of a
+ * stream's start, and `bench latency` (3,000 samples, unpinned, 2 runs each) measured
+ * C(150)/C(0) at 0.67-0.69 with it and 0.78 with doubling, the paced trainer stalled 9.0% of
+ * its time against 1.8% (docs/performance.md, D). The window's byte bound and the process's
+ * held-bytes budget bound what a faster start may hold, as before.
+ */
+export const RAMP_CREDIT = 2;
 /** Reads a stream may issue before any has completed (fewer when its in-flight limit is lower). */
 export const RAMP_START = 32;
 
@@ -18,8 +26,8 @@ export interface FetchWindowOptions {
  * How many reads a stream may have going, and how far ahead they may reach: a window of
  * `prefetch x batchSize` positions requested or holding data until sent, a span of twice the
  * window above the lowest position that has not arrived, and a staggered ramp at the start
- * (a first few reads, then five new ones for every four completed) so a stream's start does
- * not burst. With an adaptive maximum the window grows while it, and nothing else, starves
+ * (a first few reads, then two new ones for every one completed, doubling each round trip) so
+ * a stream's start does not burst all at once. With an adaptive maximum the window grows while it, and nothing else, starves
  * the stream (see {@link FetchWindow.growIfStarved}).
  *
  * Pure bookkeeping: the caller counts reads and positions and asks; nothing here reads or
@@ -70,8 +78,8 @@ export class FetchWindow {
   }
 
   /**
-   * Counts a first read that brought its answer: it earns the ramp 1.25 new reads (five for
-   * four), never more credit than the in-flight limit, and counts towards the next growth.
+   * Counts a first read that brought its answer: it earns the ramp two new reads, never more
+   * credit than the in-flight limit, and counts towards the next growth.
    */
   completed(): void {
     this.credits = Math.min(this.credits + RAMP_CREDIT, this.opts.maxInFlight);
