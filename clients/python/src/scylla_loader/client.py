@@ -291,6 +291,7 @@ class LoaderClient:
             self._channel = grpc.secure_channel(target, secured.credentials, options=options)
         self._stub = loader_pb2_grpc.LoaderServiceStub(self._channel)
         self._open = True
+        self._opened_by = os.getpid()
         _count_open(+1)
         # Requests go out already serialized (ingest_call.py puts the target before the
         # first request of each call by concatenating serialized messages).
@@ -309,16 +310,21 @@ class LoaderClient:
     def close(self) -> None:
         """Closes the channel; calls in progress are cancelled."""
         self._channel.close()
-        if self._open:
-            self._open = False
-            _count_open(-1)
+        self._uncount()
 
     def __del__(self) -> None:
         # A client dropped without close() no longer counts as open (gRPC closes its channel
         # when the channel is collected).
+        self._uncount()
+
+    def _uncount(self) -> None:
+        # Only the process that opened the client counted it: a client inherited through fork
+        # and closed or dropped in the child leaves the child's count alone.
         if getattr(self, "_open", False):
             self._open = False
-            _count_open(-1)
+            if self._opened_by == os.getpid():
+                _count_open(-1)
+                _closed["at"] = time.monotonic()
 
     def stream_batches(
         self,
@@ -690,3 +696,13 @@ def _count_open(change: int) -> None:
 def open_clients() -> int:
     """LoaderClients made by this process and not closed yet."""
     return _open_clients["count"] if _open_clients["pid"] == os.getpid() else 0
+
+
+# When this process last closed (or dropped) a LoaderClient of its own (time.monotonic()).
+_closed: dict[str, float | None] = {"at": None}
+
+
+def seconds_since_a_client_closed() -> float | None:
+    """Seconds since this process last closed a LoaderClient it made; None: never."""
+    at = _closed["at"]
+    return None if at is None else time.monotonic() - at

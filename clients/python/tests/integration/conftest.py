@@ -96,17 +96,40 @@ def _dump_children_stacks() -> None:
             continue
 
 
-@pytest.fixture(autouse=True)
-def _stacks_of_children_before_a_timeout(request: pytest.FixtureRequest) -> Iterator[None]:
+def _timeout_of(item: pytest.Item) -> float | None:
+    """The item's pytest-timeout bound, as pytest-timeout reads it (marker, then command line,
+    then ini); None when there is none or the plugin is off."""
+    marker = item.get_closest_marker("timeout")
+    if marker is not None:
+        value = marker.kwargs.get("timeout", marker.args[0] if marker.args else None)
+        if value is not None:
+            return float(value)
+    option = item.config.getoption("timeout", None)
+    if option is not None:
+        return float(option)
+    try:
+        value = item.config.getini("timeout")
+    except ValueError:  # pytest-timeout not loaded
+        return None
+    return float(value) if value not in (None, "") else None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     """pytest-timeout prints this process's stacks only; a DataLoader worker that waits forever
-    is a child. Shortly before the timeout, every forked child prints its own."""
-    marker = request.node.get_closest_marker("timeout")
-    limit = float(marker.args[0]) if marker and marker.args else float(request.config.getini("timeout"))
-    timer = threading.Timer(max(1.0, limit - _STACKS_BEFORE_TIMEOUT), _dump_children_stacks)
-    timer.daemon = True
-    timer.start()
-    yield
-    timer.cancel()
+    is a child. Shortly before the timeout (counted, as pytest-timeout does, from the item's
+    setup), every forked child prints its own."""
+    limit = _timeout_of(item)
+    timer = None
+    if limit is not None and limit > _STACKS_BEFORE_TIMEOUT:
+        timer = threading.Timer(limit - _STACKS_BEFORE_TIMEOUT, _dump_children_stacks)
+        timer.daemon = True
+        timer.start()
+    try:
+        yield
+    finally:
+        if timer is not None:
+            timer.cancel()
 
 
 @pytest.fixture(scope="session")

@@ -62,3 +62,40 @@ def test_a_client_dropped_without_close_no_longer_counts_as_open(monkeypatch: py
     del client
     gc.collect()
     assert open_clients() == 0
+
+
+def test_grpc_threads_of_another_user_do_not_hold_up_a_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from scylla_loader import client as client_module
+
+    monkeypatch.setattr(client_module, "_open_clients", {"pid": os.getpid(), "count": 0})
+    monkeypatch.setattr(forksafe, "grpc_threads", lambda: ["event_engine"])
+    # No client of ours ever closed: nothing to wait out.
+    monkeypatch.setattr(client_module, "_closed", {"at": None})
+    started = time.monotonic()
+    assert forksafe.wait_for_grpc_threads(timeout=1.0) is False
+    assert time.monotonic() - started < 0.1
+    # One closed a moment ago: its threads are waited for, up to the bound.
+    monkeypatch.setattr(client_module, "_closed", {"at": time.monotonic()})
+    started = time.monotonic()
+    assert forksafe.wait_for_grpc_threads(timeout=0.3) is False
+    assert 0.3 <= time.monotonic() - started < 1.0
+
+
+def test_a_client_another_process_opened_leaves_this_ones_count_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As after a fork: the child closes (or drops) a client the parent opened. Simulated by the
+    # client's opener pid, since a real fork here would make gRPC calls cross it.
+    import os
+
+    from scylla_loader import client as client_module
+
+    monkeypatch.setattr(client_module, "_open_clients", {"pid": os.getpid(), "count": 0})
+    inherited = LoaderClient("127.0.0.1:1", connect_timeout=1.0)
+    own = LoaderClient("127.0.0.1:1", connect_timeout=1.0)
+    assert open_clients() == 2
+    inherited._opened_by = os.getpid() + 1  # opened "by the parent"
+    inherited.close()
+    assert open_clients() == 2  # not this process's to uncount
+    own.close()
+    assert open_clients() == 1

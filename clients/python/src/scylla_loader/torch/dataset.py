@@ -400,11 +400,6 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             self._client_pid = os.getpid()
         return self._client
 
-    def _close_client(self) -> None:
-        client, self._client = self._client, None
-        if client is not None and self._client_pid == os.getpid():
-            client.close()
-
     def _new_client(self) -> LoaderClient:
         """A client of this process's own: its channel never takes a connection from grpc's
         process-wide pool, where a fork leaves the parent's connections. A channel that did
@@ -467,27 +462,36 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             "job_checkpoint": checkpoint,
             "epoch_done": False,
         }
-        stream = self._client_here().stream_batches(
-            self._input.dataset or None,
-            self._input.split or None,
-            sources=self._input.sources or None,
-            samples_per_epoch=self._input.samples_per_epoch,
-            batch_size=self.batch_size,
-            seed=self.seed,
-            first_epoch=epoch,
-            epochs=1,
-            rank=shard.rank,
-            world_size=shard.world_size,
-            shard_rule=self.shard_rule,
-            shuffle=self.shuffle,
-            drop_last=self.drop_last,
-            ordering=self.ordering,
-            prefetch=self.prefetch,
-            resume_token=token,
-            transform=self.server_transform,
-            job_checkpoint=checkpoint,
-            columns=self.columns or None,
-        )
+        # In the trainer's own process each pass has a client of its own, closed when the pass
+        # ends (so a pass ending never cancels another one still running there); a worker keeps
+        # one from epoch to epoch.
+        client = self._client_here() if info is not None else self._new_client()
+        try:
+            stream = client.stream_batches(
+                self._input.dataset or None,
+                self._input.split or None,
+                sources=self._input.sources or None,
+                samples_per_epoch=self._input.samples_per_epoch,
+                batch_size=self.batch_size,
+                seed=self.seed,
+                first_epoch=epoch,
+                epochs=1,
+                rank=shard.rank,
+                world_size=shard.world_size,
+                shard_rule=self.shard_rule,
+                shuffle=self.shuffle,
+                drop_last=self.drop_last,
+                ordering=self.ordering,
+                prefetch=self.prefetch,
+                resume_token=token,
+                transform=self.server_transform,
+                job_checkpoint=checkpoint,
+                columns=self.columns or None,
+            )
+        except BaseException:
+            if info is None:
+                client.close()
+            raise
         raw = self.server_transform is not None and self.server_transform.raw
         try:
             for batch in stream:
@@ -534,8 +538,8 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                 # that process forks DataLoader workers (forksafe.py). Kept open, such
                 # channels were carried into every later fork of the Python test process (10
                 # open at most of them), and one of its DataLoaders with workers never yielded
-                # in CI. Workers keep theirs from epoch to epoch.
-                self._close_client()
+                # in CI.
+                client.close()
 
     # -- length -----------------------------------------------------------------------------
 

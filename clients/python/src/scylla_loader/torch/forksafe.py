@@ -6,11 +6,12 @@ copies locks those threads hold into a child that does not have them, and a work
 makes its own channel can wait forever, with its DataLoader waiting on it (seen in this
 project's tests: a stream read in the test process, then a DataLoader with two workers, now and
 then never yielding). So, before every fork of a process that uses LoaderDataset, when no
-LoaderClient of the process is open, this waits (at most two seconds) until those threads
-are gone. With a client open, gRPC's threads stay: the fork goes ahead at once, with a warning
-(once per process) that names the open clients, since a channel must not be carried across
-fork in any case. LoaderDataset closes the client of a pass iterated in the trainer's own
-process when the pass ends, so only the user's own open clients can do that.
+LoaderClient of the process is open and one closed within the last ten seconds, this waits (at
+most two seconds) until those threads are gone; threads of another gRPC user in the process
+are not waited for. With a client open, gRPC's threads stay: the fork goes ahead at once, with
+a warning (once per process) that names the open clients, since a channel must not be carried
+across fork in any case. LoaderDataset closes the client of a pass iterated in the trainer's
+own process when the pass ends, so only the user's own open clients can do that.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ _GRPC_THREADS = ("event_engine", "grpc_global_tim", "lifeguard", "default-execut
 _WAIT_SECONDS = 2.0
 """Threads end within milliseconds of the last channel's close on an idle machine; the bound
 leaves room for a busy one (CI runs the TypeScript tests beside the Python ones)."""
+_RECENT_SECONDS = 10.0
+"""How long after this process closed a LoaderClient a fork still waits for gRPC's threads."""
 _warned = False
 
 
@@ -70,6 +73,12 @@ def wait_for_grpc_threads(timeout: float = _WAIT_SECONDS) -> bool:
         if left:
             _warn_once(_client.open_clients())
         return not left
+    since = _client.seconds_since_a_client_closed()
+    if since is None or since > _RECENT_SECONDS:
+        # gRPC threads with no client of ours closed lately belong to another user of gRPC in
+        # the process (a cloud SDK, Ray): nothing of ours to wait out, and no reason to delay
+        # every fork by the bound.
+        return not grpc_threads()
     deadline = time.monotonic() + timeout
     while grpc_threads():
         if time.monotonic() >= deadline:
