@@ -24,10 +24,11 @@ export function sumOfSamples(text: string, name: string): number | undefined {
 }
 
 /**
- * Scrapes a loader's `/metrics` every `everyMs` until stopped and keeps, per gauge, the mean
- * and the largest of its values (summed over label sets): how a run's reads in flight or held
- * bytes moved, where the end-of-run counters say only how much. A scrape that fails or takes
- * longer than the period is skipped, not retried. @internal
+ * Scrapes a loader's `/metrics` 50 ms after the start and then every `everyMs` until stopped,
+ * and keeps, per gauge, the mean and the largest of its values (summed over label sets): how a
+ * run's reads in flight or held bytes moved, where the end-of-run counters say only how much.
+ * A failed scrape leaves a gap; a slow one is given up after four periods, and no scrape
+ * starts while one is running. @internal
  */
 export function startGaugeSampler(
   metricsAddress: string,
@@ -50,11 +51,15 @@ export function startGaugeSampler(
       // A missed scrape leaves a gap; the series is about the run, not every instant.
     }
   };
-  const timer = setInterval(() => {
+  const tick = (): void => {
     if (busy === undefined) busy = scrape().finally(() => (busy = undefined));
-  }, everyMs);
+  };
+  // A first look early on, so a short run is seen at least once.
+  const first = setTimeout(tick, 50);
+  const timer = setInterval(tick, everyMs);
   return {
     stop: async () => {
+      clearTimeout(first);
       clearInterval(timer);
       await busy;
       return Object.fromEntries(

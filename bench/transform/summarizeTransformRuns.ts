@@ -9,9 +9,9 @@ export const NATIVE_OVER_SHARP_GOAL = 3;
 /** Goal of the issue: share of the 0 ms rate kept at the injected round trip. */
 export const LATENCY_RETENTION_GOAL = 0.9;
 /** Goal of issue 38: the loader's CPU per image + mask pair over per image, at most. */
+export const MASKS_OVER_IMAGE_GOAL = 1.3;
 /** Issue 41's goal 3: the trainer side of LoaderDataset, Python CPU ms per sample at most. */
 export const DATASET_PYTHON_MS_GOAL = 0.3;
-export const MASKS_OVER_IMAGE_GOAL = 1.3;
 
 /**
  * Medians of each leg's runs, in the order of `legs` (legs without runs are left out), and

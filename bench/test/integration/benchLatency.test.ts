@@ -41,17 +41,20 @@ describe('bench latency --quick', () => {
         expect(row.waitMs.p50).toBeLessThanOrEqual(row.waitMs.p99);
         expect(row.loaderCpuSecondsPerGB).toBeGreaterThan(0);
         expect(row.loaderPeakRssBytes).toBeGreaterThan(0);
-        // The proxy's CPU is metered beside the loader's, and the loader's reads in flight
-        // were sampled from its /metrics during the run (at 20 ms, reads wait on every scrape).
+        // The proxy's CPU is metered beside the loader's.
         expect(row.proxyCpuSeconds).toBeGreaterThan(0);
         expect(row.samplesPerLoaderAndProxyCpuSecond).toBeGreaterThan(0);
-        if (row.rttMs > 0) {
-          expect(row.readsInFlight!.max).toBeGreaterThan(0);
-          expect(row.readsInFlight!.mean).toBeLessThanOrEqual(row.readsInFlight!.max);
-        }
         // Every row has its paced trainer's waits.
         expect(row.trainer!.waitMs.p99).toBeGreaterThanOrEqual(0);
       }
+      // The loader's reads in flight were sampled from its /metrics during the runs (a short
+      // run may end before a scrape): at 20 ms, reads wait on the database at some scrape.
+      const sampled = report.runs.filter((r) => r.readsInFlight !== undefined);
+      expect(sampled.length).toBeGreaterThan(0);
+      for (const r of sampled) {
+        expect(r.readsInFlight!.mean).toBeLessThanOrEqual(r.readsInFlight!.max);
+      }
+      expect(sampled.filter((r) => r.rttMs > 0).some((r) => r.readsInFlight!.max > 0)).toBe(true);
       expect(report.ratios.unpinned?.cCongestedTrainerP99Ms).toBeGreaterThanOrEqual(0);
       const svg = await readFile(report.svgPath, 'utf8');
       expect(svg.startsWith('<svg')).toBe(true);
