@@ -30,12 +30,16 @@ export async function measureLoaderRun<R>(
     const sampler =
       gauges === undefined ? undefined : startGaugeSampler(gauges.metricsAddress, gauges.names);
     child.go();
-    const result = await child.result.finally(() => sampler?.stop());
+    const result = await child.result.catch(async (err: unknown) => {
+      await sampler?.stop();
+      throw err;
+    });
+    // CPU first: stopping the sampler may wait for a scrape in progress.
     const cpu = meter();
     return {
       result,
       cpu: { loader: cpu['loader'], db: cpu['db'], proxy: cpu['proxy'] },
-      gauges: sampler === undefined ? undefined : await sampler.stop(),
+      gauges: await sampler?.stop(),
       loaderPeakRssBytes: reset ? peakRssBytes(loader!) : undefined,
       loaderRssBeforeBytes,
       loaderRssAfterBytes: loader === undefined ? undefined : rssBytes(loader),

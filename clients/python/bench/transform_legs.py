@@ -134,7 +134,6 @@ def leg_dataloader(config: dict[str, Any]) -> dict[str, Any]:
     """The Python path. No grpc channel is made in this process before the workers fork (the
     dataset makes its client in each worker)."""
     import torch
-    from torch.utils.data import DataLoader
 
     from scylla_loader.torch import LoaderDataset
 
@@ -144,24 +143,42 @@ def leg_dataloader(config: dict[str, Any]) -> dict[str, Any]:
                             transform=python_transform(leg))
     torch.manual_seed(config["seed"])
     wait_for_go()
-    images = 0
+    images, _, shape, wall, cpu = dataloader_epochs(dataset, config)
+    # The leg streamed the bytes as stored; the workers received them, so the parent cannot
+    # count them: the runner takes the dataset's mean sample size instead.
+    return {"images": images, "wallSeconds": wall, "cpuSeconds": cpu, "wireBytes": None,
+            "skippedUndecodable": 0, "lastShape": shape}
+
+
+def dataloader_epochs(dataset: Any, config: dict[str, Any]) -> tuple[int, int, list[int], float, float]:
+    """`epochs` passes of a DataLoader with `workers` workers over `dataset`, timed from here:
+    images, bytes of the items (a tensor's, or a list of bytes' own, plus a 16-byte id per
+    image), the last item's shape (a list's length for bytes), wall and CPU seconds of this
+    process's tree."""
+    import torch
+    from torch.utils.data import DataLoader
+
+    images = nbytes = 0
     shape: list[int] = []
     cpu0, t0 = tree_cpu_seconds(), time.perf_counter()
     for epoch in range(config["epochs"]):
         dataset.set_epoch(epoch)
         loader = iter(DataLoader(dataset, batch_size=None, num_workers=config["workers"]))
-        for batch_images, _labels in loader:
-            images += int(batch_images.shape[0])
-            shape = list(batch_images.shape)
+        for samples, _labels in loader:
+            if isinstance(samples, torch.Tensor):
+                n = int(samples.shape[0])
+                nbytes += samples.numel() * samples.element_size()
+                shape = list(samples.shape)
+            else:
+                n = len(samples)
+                nbytes += sum(len(x) for x in samples)
+                shape = [n]
+            images += n
+            nbytes += 16 * n
         # An exhausted iterator has joined (reaped) its workers, so their CPU is in this
         # process's children times.
         del loader
-    wall = time.perf_counter() - t0
-    cpu = tree_cpu_seconds() - cpu0
-    # The leg streamed the bytes as stored; the workers received them, so the parent cannot
-    # count them: the runner takes the dataset's mean sample size instead.
-    return {"images": images, "wallSeconds": wall, "cpuSeconds": cpu, "wireBytes": None,
-            "skippedUndecodable": 0, "lastShape": shape}
+    return images, nbytes, shape, time.perf_counter() - t0, tree_cpu_seconds() - cpu0
 
 
 def leg_dataset(config: dict[str, Any]) -> dict[str, Any]:
@@ -171,9 +188,6 @@ def leg_dataset(config: dict[str, Any]) -> dict[str, Any]:
     batch); nothing is decoded or augmented in Python, so the leg's Python CPU is what the
     package costs (its gRPC receive, the batch's decoding into items, the workers' hand-over to
     the main process)."""
-    import torch
-    from torch.utils.data import DataLoader
-
     from scylla_loader import RandomResizedCrop, Transform
     from scylla_loader.torch import LoaderDataset
 
@@ -193,24 +207,7 @@ def leg_dataset(config: dict[str, Any]) -> dict[str, Any]:
                             seed=config["seed"], decode=None, server_transform=server_transform,
                             raw_layout="NCHW" if server_transform is not None else "NHWC")
     wait_for_go()
-    images = nbytes = 0
-    shape: list[int] = []
-    cpu0, t0 = tree_cpu_seconds(), time.perf_counter()
-    for epoch in range(config["epochs"]):
-        dataset.set_epoch(epoch)
-        loader = iter(DataLoader(dataset, batch_size=None, num_workers=config["workers"]))
-        for samples, _labels in loader:
-            if isinstance(samples, torch.Tensor):
-                images += int(samples.shape[0])
-                nbytes += samples.numel() * samples.element_size() + 16 * int(samples.shape[0])
-                shape = list(samples.shape)
-            else:
-                images += len(samples)
-                nbytes += sum(len(s) for s in samples) + 16 * len(samples)
-                shape = [len(samples)]
-        del loader  # joins (reaps) the workers, so their CPU is in the children times
-    wall = time.perf_counter() - t0
-    cpu = tree_cpu_seconds() - cpu0
+    images, nbytes, shape, wall, cpu = dataloader_epochs(dataset, config)
     # Bytes as the items carry them plus a 16-byte id per image (the ids and resume tokens
     # stay in the workers).
     return {"images": images, "wallSeconds": wall, "cpuSeconds": cpu, "wireBytes": nbytes,

@@ -27,8 +27,8 @@ export interface FetchWindowOptions {
  * `prefetch x batchSize` positions requested or holding data until sent, a span of twice the
  * window above the lowest position that has not arrived, and a staggered ramp at the start
  * (a first few reads, then two new ones for every one completed, doubling each round trip) so
- * a stream's start does not burst all at once. With an adaptive maximum the window grows while it, and nothing else, starves
- * the stream (see {@link FetchWindow.growIfStarved}).
+ * a stream's start does not burst all at once. With an adaptive maximum the window grows while
+ * it, and nothing else, starves the stream (see {@link FetchWindow.growIfStarved}).
  *
  * Pure bookkeeping: the caller counts reads and positions and asks; nothing here reads or
  * waits, and nothing allocates, so it costs the per-sample path a few comparisons.

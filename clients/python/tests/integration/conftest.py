@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,11 +75,11 @@ def _descendants(pid: int) -> list[int]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(parent, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
+    found, pending = [], [pid]
+    while pending:
+        for child in children.get(pending.pop(), []):
             found.append(child)
-            todo.append(child)
+            pending.append(child)
     return found
 
 
@@ -96,40 +97,25 @@ def _dump_children_stacks() -> None:
             continue
 
 
-def _timeout_of(item: pytest.Item) -> float | None:
-    """The item's pytest-timeout bound, as pytest-timeout reads it (marker, then command line,
-    then ini); None when there is none or the plugin is off."""
-    marker = item.get_closest_marker("timeout")
-    if marker is not None:
-        value = marker.kwargs.get("timeout", marker.args[0] if marker.args else None)
-        if value is not None:
-            return float(value)
-    option = item.config.getoption("timeout", None)
-    if option is not None:
-        return float(option)
-    try:
-        value = item.config.getini("timeout")
-    except ValueError:  # pytest-timeout not loaded
-        return None
-    return float(value) if value not in (None, "") else None
+_DUMP_TIMERS = pytest.StashKey[threading.Timer]()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> None:
     """pytest-timeout prints this process's stacks only; a DataLoader worker that waits forever
-    is a child. Shortly before the timeout (counted, as pytest-timeout does, from the item's
-    setup), every forked child prints its own."""
-    limit = _timeout_of(item)
-    timer = None
-    if limit is not None and limit > _STACKS_BEFORE_TIMEOUT:
-        timer = threading.Timer(limit - _STACKS_BEFORE_TIMEOUT, _dump_children_stacks)
+    is a child. When pytest-timeout sets a test's timer (its hook, with its own settings), a
+    second one goes off shortly before it, and every forked child prints its own stacks.
+    Returning None leaves the timeout itself to pytest-timeout."""
+    if settings.timeout > _STACKS_BEFORE_TIMEOUT:
+        timer = threading.Timer(settings.timeout - _STACKS_BEFORE_TIMEOUT, _dump_children_stacks)
         timer.daemon = True
         timer.start()
-    try:
-        yield
-    finally:
-        if timer is not None:
-            timer.cancel()
+        item.stash[_DUMP_TIMERS] = timer
+
+
+def pytest_timeout_cancel_timer(item: pytest.Item) -> None:
+    timer = item.stash.get(_DUMP_TIMERS, None)
+    if timer is not None:
+        timer.cancel()
 
 
 @pytest.fixture(scope="session")
