@@ -3,6 +3,7 @@ import type { ServerConfig } from './config/serverConfig.js';
 import type { ServerMetrics } from './metrics/serverMetrics.js';
 import type {
   ByteBudget,
+  ReadSlots,
   DbPath,
   ResumeKeys,
   SampleCache,
@@ -23,6 +24,8 @@ export interface ServerContext {
   settingNames: SettingNames;
   /** The bytes the process's streams hold together, against `--max-held-bytes`. */
   heldBytes: ByteBudget;
+  /** The queries the process's streams have in flight together, against `--max-reads-in-flight`. */
+  readSlots: ReadSlots;
   /** The process's transform slots, shared by its streams. */
   transforms: TransformPool;
   /** The process's sample cache, shared by its streams (absent: none configured). */

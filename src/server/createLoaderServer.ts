@@ -20,6 +20,7 @@ import {
   readWorkerCpuQuota,
   TransformPool,
   ByteBudget,
+  ReadSlots,
   type NativeTransformModule,
   type SettingNames,
 } from '../core/index.js';
@@ -126,7 +127,11 @@ export async function createLoaderServer(
   }
   let paths: Awaited<ReturnType<typeof connectDbPaths>>;
   try {
-    paths = await connectDbPaths({ ...config, settingNames });
+    paths = await connectDbPaths({
+      ...config,
+      settingNames,
+      readsInFlight: config.maxReadsInFlight,
+    });
   } catch (err) {
     security.close();
     await sampleCache?.close();
@@ -145,6 +150,7 @@ export async function createLoaderServer(
     settingNames,
     transforms,
     heldBytes: new ByteBudget(config.maxHeldBytes, metrics.heldBytes),
+    readSlots: new ReadSlots(config.maxReadsInFlight, metrics),
     ...(sampleCache ? { sampleCache } : {}),
   };
 

@@ -277,10 +277,24 @@ describe('planStream', () => {
       const left = { ...request, batchSize: 128, prefetch: limits.defaultPrefetch };
       const plan = await planStream(depsFor(), { ...left, adaptivePrefetch: true });
       expect(plan.fetch.prefetch).toBe(limits.defaultPrefetch);
-      // 256 reads in flight plus two batches, below 64 x 128 and the 65,536 window limit.
-      expect(plan.fetch.adaptiveWindowMax).toBe(256 + 2 * 128);
+      // 1,024 reads in flight plus two batches, below 64 x 128 and the 65,536 window limit.
+      expect(plan.fetch.adaptiveWindowMax).toBe(1024 + 2 * 128);
       const fixed = await planStream(depsFor(), left);
       expect(fixed.fetch.adaptiveWindowMax).toBeUndefined();
+    });
+
+    it("sizes reads in flight by rate x round trip from two batches' reads, within the ceiling", async () => {
+      const floorOf = async (batchSize: number, over: Partial<typeof limits> = {}) =>
+        (
+          await planStream(depsFor({ limits: { ...limits, ...over } }), {
+            ...request,
+            batchSize,
+          })
+        ).fetch.inFlightFloor;
+      expect(await floorOf(128)).toBe(256);
+      expect(await floorOf(4)).toBe(32); // never below the ramp's first reads
+      expect(await floorOf(4096)).toBe(1024); // the per-stream ceiling
+      expect(await floorOf(128, { maxInFlightPerStream: 100 })).toBe(100);
     });
 
     it('grows an adaptive window to the least of max prefetch, the window limit and the in-flight cap', async () => {

@@ -170,7 +170,19 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     env: 'SCYLLA_LOADER_MAX_IN_FLIGHT',
     type: 'number',
     unit: 'reads',
-    help: 'sample reads in flight per stream',
+    help:
+      'database queries in flight per stream at most: the ceiling of what its measured rate x ' +
+      'round trip sizes them to',
+  },
+  {
+    field: 'maxReadsInFlight',
+    flag: '--max-reads-in-flight <n>',
+    env: 'SCYLLA_LOADER_MAX_READS_IN_FLIGHT',
+    type: 'number',
+    unit: 'queries',
+    help:
+      'database queries all streams of a process may have in flight together (each stream ' +
+      'sizes its own by rate x round trip, up to --max-in-flight)',
   },
   {
     field: 'readAttempts',

@@ -34,8 +34,11 @@ export const streamLimitsSchema = z.object({
     .min(1 << 20)
     .max(2 ** 40)
     .default(64 * 1024 * 1024),
-  /** Sample reads in flight per stream at most (the window may hold more positions). */
-  maxInFlightPerStream: z.number().int().min(1).max(100_000).default(256),
+  /**
+   * Database queries in flight per stream at most (the window may hold more positions): the
+   * ceiling of what the stream's rate x round trip sizes them to (see `InFlightTarget`).
+   */
+  maxInFlightPerStream: z.number().int().min(1).max(100_000).default(1024),
   /**
    * Reading small samples in groups, one multi-partition query per group of ids sharing their
    * replicas: `auto` when the dataset's mean sample (total bytes over samples, as its ingests

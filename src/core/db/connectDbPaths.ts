@@ -18,8 +18,13 @@ export async function connectDbPaths(config: {
   db: DbConfig;
   extraPaths: readonly DbPathConfig[];
   settingNames?: SettingNames | undefined;
+  /** Queries the process may have in flight to one route: opens enough connections per host. */
+  readsInFlight?: number;
 }): Promise<DbPath[]> {
-  const options = config.settingNames ? { settingNames: config.settingNames } : {};
+  const options = {
+    ...(config.settingNames ? { settingNames: config.settingNames } : {}),
+    ...(config.readsInFlight !== undefined ? { readsInFlight: config.readsInFlight } : {}),
+  };
   const names = new Set<string>([PRIMARY_PATH]);
   for (const extra of config.extraPaths) {
     if (names.has(extra.name)) {

@@ -5,6 +5,9 @@ import type { DbConfig } from './dbConfig.js';
 import { dbConnectError } from './dbConnectError.js';
 import { driverTlsOptions } from './driverTlsOptions.js';
 
+/** Requests one connection carries at most (the driver's default for protocol v3 and later). */
+export const MAX_REQUESTS_PER_CONNECTION = 2048;
+
 /**
  * Opens a driver client for the configured cluster and connects it (over TLS and with a
  * password when configured), turning a failure into an UNAVAILABLE {@link LoaderError} that
@@ -15,9 +18,16 @@ import { driverTlsOptions } from './driverTlsOptions.js';
  */
 export async function createDbClient(
   config: DbConfig,
-  options: { keyspace?: string; settingNames?: SettingNames } = {},
+  options: { keyspace?: string; settingNames?: SettingNames; readsInFlight?: number } = {},
 ): Promise<cassandra.Client> {
   const { distance } = cassandra.types;
+  // The driver refuses a request (BusyConnectionError) once every connection to its host has
+  // MAX_REQUESTS_PER_CONNECTION in flight: the process's reads, were they all to go to one
+  // host, must fit in its connections.
+  const connections = Math.max(
+    config.connectionsPerHost,
+    Math.ceil((options.readsInFlight ?? 0) / MAX_REQUESTS_PER_CONNECTION),
+  );
   const client = new cassandra.Client({
     contactPoints: config.contactPoints,
     localDataCenter: config.localDataCenter,
@@ -34,9 +44,10 @@ export async function createDbClient(
       : {}),
     pooling: {
       coreConnectionsPerHost: {
-        [distance.local]: config.connectionsPerHost,
+        [distance.local]: connections,
         [distance.remote]: 1,
       },
+      maxRequestsPerConnection: MAX_REQUESTS_PER_CONNECTION,
     },
     // The driver times a new connection's handshake (STARTUP, auth) with the socket's
     // readTimeout, not connectTimeout: a handshake lost in a network fault held its node down

@@ -8,12 +8,13 @@ import type { StreamTransformer } from '../transform/StreamTransformer.js';
 import { UndecodableImageError } from '../transform/UndecodableImageError.js';
 import type { AssembledBatch } from './AssembledBatch.js';
 import { BatchAssembler } from './BatchAssembler.js';
-import { FetchWindow } from './FetchWindow.js';
+import { FetchWindow, RAMP_START, type ReadBound } from './FetchWindow.js';
 import type { FetchedSample } from './FetchedSample.js';
 import type { FetchOptions } from './FetchOptions.js';
 import { groupByReplica } from './groupByReplica.js';
 import { PathSelector, type PathState } from './PathSelector.js';
 import { ReadRetries } from './ReadRetries.js';
+import type { StreamReads } from './ReadSlots.js';
 import { ReplicaSets } from './ReplicaSets.js';
 import { SampleReader, type RowRead } from './SampleReader.js';
 import { SourceCatalog } from './SourceCatalog.js';
@@ -62,6 +63,8 @@ export class BatchFetcher {
   private readonly catalog: SourceCatalog;
   private readonly reader: SampleReader;
   private readonly window: FetchWindow;
+  /** This stream's share of the process's cap on queries in flight (absent: no cap). */
+  private readonly reads: StreamReads | undefined;
   private readonly hedger: StragglerHedger;
   private readonly retries: ReadRetries;
   private readonly assembler: BatchAssembler;
@@ -117,6 +120,7 @@ export class BatchFetcher {
     this.catalog = new SourceCatalog(opts.sources);
     this.reader = new SampleReader(this.catalog, this.selector, opts.metrics);
     this.window = new FetchWindow(opts);
+    this.reads = opts.readSlots?.join();
     this.retries = new ReadRetries(opts);
     this.assembler = new BatchAssembler(opts);
     this.groupSize = Math.max(1, Math.floor(opts.groupReads ?? 1));
@@ -171,6 +175,7 @@ export class BatchFetcher {
     this.heldBytes = 0;
     this.closed = true;
     this.sync();
+    this.reads?.leave();
     this.hedger.stop();
     this.retries.close();
   }
@@ -239,16 +244,19 @@ export class BatchFetcher {
     this.resolvedNow = false;
     const { assembler, window, groupSize } = this;
     const picked: number[] = [];
+    let bound: ReadBound = 'done';
     // Picked positions are not issued yet: they count as in flight, and as the queries they
-    // will make, so the window and the in-flight limit see them.
-    while (
-      !this.closed &&
-      window.admits(
-        this.occupancy + picked.length,
-        this.requests + Math.ceil(picked.length / groupSize),
-      ) &&
-      this.bytesAdmit(picked.length)
-    ) {
+    // will make, so the window and the in-flight limits see them.
+    while (!this.closed) {
+      const queries = Math.ceil(picked.length / groupSize);
+      const refused =
+        window.refuses(this.occupancy + picked.length, this.requests + queries) ??
+        (this.bytesAdmit(picked.length) ? undefined : 'bytes') ??
+        (this.slotsAdmit(picked.length, queries) ? undefined : 'process');
+      if (refused !== undefined) {
+        bound = refused;
+        break;
+      }
       while (this.issueCursor < this.plan.length && assembler.isDelivered(this.issueCursor)) {
         this.issueCursor++;
       }
@@ -256,10 +264,14 @@ export class BatchFetcher {
       while (this.unresolved < this.issueCursor && assembler.isResolved(this.unresolved)) {
         this.unresolved++;
       }
-      if (!window.reaches(this.issueCursor, this.unresolved)) break;
+      if (!window.reaches(this.issueCursor, this.unresolved)) {
+        bound = 'span';
+        break;
+      }
       window.issued();
       picked.push(this.issueCursor++);
     }
+    this.reads?.setBound(bound);
     const toRead = this.opts.cache && picked.length > 0 ? this.fromCache(picked) : picked;
     if (toRead.length > 0) {
       if (groupSize === 1) {
@@ -301,6 +313,18 @@ export class BatchFetcher {
     return this.heldBytes + expected <= maxWindowBytes;
   }
 
+  /**
+   * True when the process's cap on queries in flight (see `ReadSlots`) admits the query
+   * of one more read, `picked` reads (`queries` queries) being about to go too. A stream under
+   * its floor of reads in flight is admitted whatever the cap.
+   */
+  private slotsAdmit(picked: number, queries: number): boolean {
+    if (this.reads === undefined) return true;
+    // The next read opens a query when it starts a new group.
+    const opens = picked % this.groupSize === 0 ? 1 : 0;
+    return this.reads.admits(queries + opens, this.opts.inFlightFloor ?? RAMP_START);
+  }
+
   /** The size a read in flight is expected to bring: the stream's mean, else the dataset's. */
   private meanBytes(): number | undefined {
     return this.arrivedCount > 0
@@ -320,6 +344,13 @@ export class BatchFetcher {
    * that arrived, is what keeps streams from issuing a budget's worth each at once.
    */
   private sync(): void {
+    const { reads } = this;
+    if (reads !== undefined) {
+      reads.setQueries(this.closed ? 0 : this.requests);
+      if (!this.closed) {
+        reads.setTarget(this.window.inFlightLimit, this.window.target?.minRoundTripMs);
+      }
+    }
     const { budget } = this.opts;
     if (budget === undefined) return;
     const mean = this.closed ? 0 : (this.meanBytes() ?? 0);
@@ -446,9 +477,13 @@ export class BatchFetcher {
     if (group.length > 1) this.groupsByLead.set(lead, group);
     const first = { counted: true };
     this.firstReads.set(lead, first);
-    this.hedger.track(lead, path, performance.now());
+    const issuedAt = performance.now();
+    const mark = this.window.mark;
+    this.hedger.track(lead, path, issuedAt);
     this.fetchRows(group, path).then(
       (rows) => {
+        // A read its second read overtook took a hung node's time: not a round trip.
+        if (first.counted && !this.closed) this.window.answered(issuedAt, mark, performance.now());
         this.ended(group, first, epoch);
         if (this.closed || epoch !== this.assembler.epoch) return;
         // A read its second read overtook was counted when released (see release()): counted

@@ -5,6 +5,7 @@ import type { ResumeState } from '../resume/resumeToken.js';
 import type { EpochShard } from '../sampling/epochShard.js';
 import type { StreamTransformer } from '../transform/StreamTransformer.js';
 import type { ByteBudget } from './ByteBudget.js';
+import type { ReadSlots } from './ReadSlots.js';
 import type { FetchSource } from './SourceCatalog.js';
 
 /** What the engine needs to fetch a rank's epochs. */
@@ -29,8 +30,18 @@ export interface FetchOptions {
   adaptiveWindowMax?: number;
   ordering: 'out-of-order' | 'in-order';
   missing: 'fail' | 'skip';
-  /** Reads in flight at most, first reads and retries waiting out their backoff together. */
+  /**
+   * Reads in flight at most, first reads and retries waiting out their backoff together: a
+   * ceiling when `inFlightFloor` is set, else a fixed allowance.
+   */
   maxInFlight: number;
+  /**
+   * Size the reads in flight by the stream's measured rate x round trip (Little's law, see
+   * `InFlightTarget`) from this floor up to `maxInFlight` (absent: `maxInFlight` is fixed).
+   */
+  inFlightFloor?: number;
+  /** The process's cap on queries in flight, shared with its other streams (absent: none). */
+  readSlots?: ReadSlots;
   /**
    * Bytes of samples the stream may hold (arrived or being transformed, not yet sent) plus the
    * expected bytes of its reads in flight (at its mean sample size): reads beyond one batch

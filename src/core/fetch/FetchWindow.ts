@@ -1,3 +1,5 @@
+import { InFlightTarget } from './InFlightTarget.js';
+
 /**
  * Reads issued for every one completed while the window fills: two, so the reads in flight
  * double each round trip (TCP's slow start) up to the in-flight limit. The ramp of five for
@@ -18,9 +20,34 @@ export interface FetchWindowOptions {
   prefetch: number;
   /** Positions the window may grow to while the stream starves (absent: it never grows). */
   adaptiveWindowMax?: number;
-  /** Reads in flight at most, retries waiting out their backoff included. */
+  /**
+   * Reads in flight at most, retries waiting out their backoff included: the stream's ceiling
+   * when `inFlightFloor` sizes them, else a fixed allowance.
+   */
   maxInFlight: number;
+  /**
+   * Size the reads in flight from the stream's measured rate and round trip (see
+   * {@link InFlightTarget}), from this floor up to `maxInFlight` (absent: `maxInFlight` is a
+   * fixed allowance).
+   */
+  inFlightFloor?: number;
 }
+
+/**
+ * What stopped a stream's reads the last time it issued them:
+ * - `ramp`: the start's ramp (its first round trips);
+ * - `target`: the reads in flight its rate and round trip call for (rate x round trip x 2): the
+ *   round trip is hidden, the rate is bound elsewhere (database, CPU);
+ * - `ceiling`: the per-stream limit on reads in flight (`maxInFlight`): latency-bound;
+ * - `window`: positions requested or waiting to be sent fill the window: the trainer (or the
+ *   transforms) take no faster;
+ * - `span`: a read that has not arrived keeps the others from reaching further (a straggler);
+ * - `bytes`: the stream's bytes bound or the process's held-bytes budget;
+ * - `process`: the process-wide cap on reads in flight (see {@link ReadSlots});
+ * - `done`: every read of the epoch is issued.
+ */
+export type ReadBound =
+  'ramp' | 'target' | 'ceiling' | 'window' | 'span' | 'bytes' | 'process' | 'done';
 
 /**
  * How many reads a stream may have going, and how far ahead they may reach: a window of
@@ -38,6 +65,8 @@ export class FetchWindow {
   private reach: number;
   private readonly max: number;
   private credits: number;
+  /** Reads in flight sized by rate x round trip (absent: `maxInFlight` is fixed). */
+  readonly target: InFlightTarget | undefined;
   /** Reads completed since the window last grew. */
   private completedSinceGrowth = 0;
 
@@ -46,6 +75,15 @@ export class FetchWindow {
     this.reach = 2 * this.size;
     this.max = Math.max(this.size, opts.adaptiveWindowMax ?? 0);
     this.credits = Math.min(RAMP_START, opts.maxInFlight);
+    this.target =
+      opts.inFlightFloor === undefined
+        ? undefined
+        : new InFlightTarget(opts.inFlightFloor, opts.maxInFlight, performance.now());
+  }
+
+  /** Reads in flight allowed now: the measured target, or the fixed allowance. */
+  get inFlightLimit(): number {
+    return this.target?.value ?? this.opts.maxInFlight;
   }
 
   /** Positions the window holds now (grown from prefetch x batch size when adaptive). */
@@ -64,7 +102,17 @@ export class FetchWindow {
    * holding data (`occupancy`) are fewer than the window.
    */
   admits(occupancy: number, requests: number): boolean {
-    return this.credits >= 1 && requests < this.opts.maxInFlight && occupancy < this.size;
+    return this.refuses(occupancy, requests) === undefined;
+  }
+
+  /** Why one more read may not be issued now (see {@link FetchWindow.admits}), if it may not. */
+  refuses(occupancy: number, requests: number): ReadBound | undefined {
+    if (occupancy >= this.size) return 'window';
+    if (requests >= this.inFlightLimit) {
+      return this.inFlightLimit >= this.opts.maxInFlight ? 'ceiling' : 'target';
+    }
+    if (this.credits < 1) return 'ramp';
+    return undefined;
   }
 
   /** True when a read of `position` stays within the span above `unresolved`. */
@@ -75,6 +123,19 @@ export class FetchWindow {
   /** Spends one ramp credit on a read just issued. */
   issued(): void {
     this.credits -= 1;
+  }
+
+  /**
+   * A query issued at `issuedAt` (when {@link FetchWindow.mark} was `mark`) brought its answer
+   * at `now` (milliseconds, as `performance.now()`): a measure of the rate and round trip the target is sized from.
+   */
+  answered(issuedAt: number, mark: number, now: number): void {
+    this.target?.answered(issuedAt, mark, now);
+  }
+
+  /** What a read issued now passes to {@link FetchWindow.answered} (see `InFlightTarget.mark`). */
+  get mark(): number {
+    return this.target?.mark ?? 0;
   }
 
   /**
@@ -112,7 +173,7 @@ export class FetchWindow {
     if (retrying > 0 || allIssued) return false;
     if (occupancy < this.size) return false;
     if (inFlight <= this.size - batchSize) return false;
-    if (requests >= maxInFlight) return false;
+    if (requests >= Math.min(maxInFlight, this.inFlightLimit)) return false;
     // At most once per batch of completed reads: a moment with every read of the window in
     // flight, such as the start of a stream, is not by itself a sign that it is too small.
     if (this.completedSinceGrowth < batchSize) return false;

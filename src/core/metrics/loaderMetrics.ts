@@ -20,6 +20,12 @@ export interface LoaderMetrics {
   dbRequestsInFlight: Gauge;
   /** Bytes the process's streams hold (see `ByteBudget`). */
   heldBytes: Gauge;
+  /** Streams by what last stopped their reads (see `ReadBound`). */
+  streamReadBound: Gauge<'bound'>;
+  /** The streams' targets of reads in flight, summed. */
+  readsInFlightTarget: Gauge;
+  /** Mean over streams of the lowest round trip each measured lately. */
+  readRoundTripMinSeconds: Gauge;
   dbRetries: Counter<'path'>;
   /** Second reads of stuck samples, by the route they went to. */
   dbHedgedReads: Counter<'path'>;
@@ -125,6 +131,30 @@ export function createLoaderMetrics(options: LoaderMetricsOptions = {}): LoaderM
     dbRequestsInFlight: new Gauge({
       name: 'scylla_loader_db_requests_in_flight',
       help: 'Sample reads currently in flight to the database.',
+      registers: [registry],
+    }),
+    streamReadBound: new Gauge({
+      name: 'scylla_loader_stream_read_bound',
+      help:
+        'Streams by what stopped their reads last: target (reads in flight at rate x round ' +
+        'trip x 2: latency hidden, the rate bound elsewhere), ceiling or process (a limit on ' +
+        'reads in flight: latency-bound), window (the trainer takes no faster), span (a ' +
+        'straggler), bytes (a byte bound), ramp (a stream starting), done (all reads issued).',
+      labelNames: ['bound'],
+      registers: [registry],
+    }),
+    readsInFlightTarget: new Gauge({
+      name: 'scylla_loader_reads_in_flight_target',
+      help:
+        "Reads in flight the streams' measured rate x round trip call for (with headroom), " +
+        'summed over streams; compare with scylla_loader_db_requests_in_flight.',
+      registers: [registry],
+    }),
+    readRoundTripMinSeconds: new Gauge({
+      name: 'scylla_loader_read_round_trip_min_seconds',
+      help:
+        'Lowest read round trip each stream measured lately (the route, without queueing), ' +
+        'averaged over streams: what reads in flight are sized by.',
       registers: [registry],
     }),
     heldBytes: new Gauge({

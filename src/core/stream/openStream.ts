@@ -8,6 +8,7 @@ import type { DbPath } from '../db/DbPath.js';
 import type { AssembledBatch } from '../fetch/AssembledBatch.js';
 import { BatchFetcher } from '../fetch/BatchFetcher.js';
 import type { ByteBudget } from '../fetch/ByteBudget.js';
+import type { ReadSlots } from '../fetch/ReadSlots.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import type { ResumeKeyring } from '../resume/resumeToken.js';
 import { createPermutationCache } from '../sampling/createPermutationCache.js';
@@ -40,6 +41,8 @@ export interface StreamDepsOptions {
   metrics: LoaderMetrics;
   /** The bytes the process's streams hold together. */
   heldBytes: ByteBudget;
+  /** The process's cap on queries in flight, shared by its streams (absent: none). */
+  readSlots?: ReadSlots | undefined;
   /** The process's transform slots, shared by its streams. */
   transforms: TransformPool;
 }
@@ -56,6 +59,7 @@ export interface StreamDeps {
   paths: readonly DbPath[];
   metrics: LoaderMetrics;
   heldBytes: ByteBudget;
+  readSlots?: ReadSlots | undefined;
   transforms: TransformPool;
 }
 
@@ -81,6 +85,7 @@ export function createStreamDeps(options: StreamDepsOptions): StreamDeps {
     paths: options.paths,
     metrics: options.metrics,
     heldBytes: options.heldBytes,
+    ...(options.readSlots ? { readSlots: options.readSlots } : {}),
     transforms: options.transforms,
   };
 }
@@ -183,6 +188,7 @@ export async function openStream(
   const fetcher = new BatchFetcher({
     ...plan.fetch,
     budget: deps.heldBytes,
+    ...(deps.readSlots ? { readSlots: deps.readSlots } : {}),
     paths: deps.paths,
     metrics: deps.metrics,
     signal,

@@ -4,6 +4,7 @@ import type { SettingNames } from '../config/settingNames.js';
 import type { StreamLimits } from '../config/streamLimits.js';
 import { LoaderError } from '../errors/LoaderError.js';
 import { adaptiveWindowMax } from '../fetch/adaptiveWindowMax.js';
+import { RAMP_START } from '../fetch/FetchWindow.js';
 import { groupReadSize } from '../fetch/groupReadSize.js';
 import { describeSource } from '../mixing/MixSource.js';
 import { planMixture } from '../mixing/planMixture.js';
@@ -222,6 +223,11 @@ export async function planStream(
       ordering: req.ordering,
       missing: req.missing,
       maxInFlight: limits.maxInFlightPerStream,
+      // Sized by rate x round trip from two batches' reads (at least the ramp's start).
+      inFlightFloor: Math.min(
+        limits.maxInFlightPerStream,
+        Math.max(RAMP_START, 2 * Math.ceil(req.batchSize / groupReads)),
+      ),
       maxWindowBytes: limits.maxWindowBytes,
       ...(meanBytes !== undefined ? { meanSampleBytes: meanBytes } : {}),
       readAttempts: limits.readAttempts,

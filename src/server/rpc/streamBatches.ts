@@ -39,6 +39,7 @@ export function createStreamBatchesHandler(
     sampleCache: ctx.sampleCache,
     metrics: ctx.metrics,
     heldBytes: ctx.heldBytes,
+    readSlots: ctx.readSlots,
     transforms: ctx.transforms,
   });
   return (call) => {

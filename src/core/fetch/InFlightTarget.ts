@@ -1,0 +1,116 @@
+/**
+ * Headroom over rate x round trip: reads in flight are sized to twice what Little's law says
+ * the measured rate needs. Twice lets a stream whose reads in flight are what limit it double
+ * them every round trip (its rate doubles with them until something else binds), and absorbs
+ * answers that arrive in bursts, as a TCP sender keeps twice the bandwidth-delay product.
+ */
+export const TARGET_HEADROOM = 2;
+/** Rates are kept for this many measuring intervals (about round trips); the target uses their highest. */
+export const RATE_INTERVALS = 8;
+/** A measuring interval lasts one smoothed round trip, and never less than this. */
+export const MIN_INTERVAL_MS = 20;
+/** The round trip's floor is the lowest one measured over the last two periods of this length. */
+export const MIN_RTT_PERIOD_MS = 5_000;
+/** Gain of the smoothed round trip (TCP's SRTT). */
+const RTT_GAIN = 1 / 8;
+
+/**
+ * How many reads a stream should keep in flight, sized from what it measures (Little's law):
+ * `TARGET_HEADROOM x rate x round trip`, between a floor and a ceiling.
+ *
+ * - The **rate** is measured at every answer, over the read's own round trip: the answers
+ *   the stream had while that read was out, per millisecond (a delivery rate, as BBR measures
+ *   a TCP flow's: answers arriving in bursts do not split it). The target uses the highest of
+ *   the last {@link RATE_INTERVALS} intervals of about a round trip each: a trainer that
+ *   pauses for a moment does not shrink it; one that slows for good lets it fall within eight
+ *   round trips.
+ * - The **round trip** is the lowest measured over the last 5-10 s: the time the route itself
+ *   takes, not the queueing that extra reads add. Sized by the mean instead, reads that queue
+ *   (in the database, or behind a busy event loop) would raise the round trip, and so the
+ *   target, and so the queueing: reads in flight would grow to the ceiling whenever a core is
+ *   the limit. With the lowest, a CPU-bound stream's target stays at twice what its rate needs.
+ *
+ * While the reads in flight are what limit the rate, each interval measures the rate they
+ * allow at the round trip, and the target doubles: a stream reaches a far database's rate in
+ * a few round trips (about 7 from 32 reads to 4,096), as TCP's slow start does, and stays
+ * there once the database, the CPU or the trainer binds.
+ *
+ * Pure bookkeeping on timestamps the caller passes: nothing here reads a clock or waits.
+ */
+export class InFlightTarget {
+  private current: number;
+  private srttMs: number | undefined;
+  /** Lowest round trip of the current and the previous {@link MIN_RTT_PERIOD_MS} period. */
+  private minNow = Infinity;
+  private minBefore = Infinity;
+  private periodStart: number;
+  /** Answers so far. */
+  private delivered = 0;
+  /** The highest rate measured since the interval began, and when it began. */
+  private intervalRate = 0;
+  private intervalStart: number;
+  /** Answers per millisecond of the last intervals, a ring. */
+  private readonly rates: number[] = [];
+  private nextRate = 0;
+  /** The highest of {@link InFlightTarget.rates}. */
+  private ratesMax = 0;
+
+  constructor(
+    private readonly floor: number,
+    private readonly ceiling: number,
+    now: number,
+  ) {
+    this.current = Math.min(floor, ceiling);
+    this.intervalStart = now;
+    this.periodStart = now;
+  }
+
+  /** Reads in flight the stream should keep now. */
+  get value(): number {
+    return this.current;
+  }
+
+  /** The lowest round trip measured lately, in milliseconds (undefined before any answer). */
+  get minRoundTripMs(): number | undefined {
+    const min = Math.min(this.minNow, this.minBefore);
+    return Number.isFinite(min) ? min : undefined;
+  }
+
+  /** The smoothed round trip, in milliseconds (undefined before any answer). */
+  get smoothedRoundTripMs(): number | undefined {
+    return this.srttMs;
+  }
+
+  /** Answers so far: what a read issued now passes to {@link InFlightTarget.answered}. */
+  get mark(): number {
+    return this.delivered;
+  }
+
+  /**
+   * A read (one query) issued at `issuedAt`, when {@link InFlightTarget.mark} was `mark`, was
+   * answered at `now` (milliseconds).
+   */
+  answered(issuedAt: number, mark: number, now: number): void {
+    const rtt = Math.max(0, now - issuedAt);
+    this.delivered++;
+    this.intervalRate = Math.max(this.intervalRate, (this.delivered - mark) / Math.max(rtt, 0.01));
+    this.srttMs = this.srttMs === undefined ? rtt : this.srttMs + RTT_GAIN * (rtt - this.srttMs);
+    if (now - this.periodStart >= MIN_RTT_PERIOD_MS) {
+      this.minBefore = this.minNow;
+      this.minNow = Infinity;
+      this.periodStart = now;
+    }
+    this.minNow = Math.min(this.minNow, rtt);
+    // The interval under way counts at once: a target raised only when it ends would lag a
+    // round trip behind, and reads would double every second round trip.
+    const rate = Math.max(this.ratesMax, this.intervalRate);
+    const wanted = Math.ceil(TARGET_HEADROOM * rate * this.minRoundTripMs!);
+    this.current = Math.min(this.ceiling, Math.max(this.floor, wanted));
+    if (now - this.intervalStart < Math.max(MIN_INTERVAL_MS, this.srttMs)) return;
+    this.rates[this.nextRate] = this.intervalRate;
+    this.nextRate = (this.nextRate + 1) % RATE_INTERVALS;
+    this.ratesMax = Math.max(...this.rates);
+    this.intervalRate = 0;
+    this.intervalStart = now;
+  }
+}

@@ -1,0 +1,148 @@
+import type { ReadBound } from './FetchWindow.js';
+
+/** The gauges a process's reads are shown on (see `loaderMetrics`). */
+export interface ReadSlotsGauges {
+  /** Streams by what last stopped their reads. */
+  streamReadBound: { inc(labels: { bound: ReadBound }, value?: number): void };
+  /** The streams' targets of reads in flight, summed. */
+  readsInFlightTarget: { inc(value: number): void };
+  /** The mean over streams of the lowest round trip each measured lately, in seconds. */
+  readRoundTripMinSeconds: { set(value: number): void };
+}
+
+/**
+ * The process-wide cap on database queries in flight, shared by its streams, and what the
+ * streams tell the operator about their reads. Each stream sizes its own reads in flight by
+ * its rate and round trip (see `InFlightTarget`); the cap keeps many streams sized for a far
+ * database from taking more requests than the driver's connections carry (the driver refuses
+ * a request once every connection to a host has `maxRequestsPerConnection` in flight).
+ *
+ * A stream with fewer than its floor of queries going is admitted whatever the cap (see
+ * {@link StreamReads.admits}), as the held-bytes budget always admits a batch: a stream
+ * refused by the cap while it had nothing in flight would never be woken. So the process may
+ * pass the cap by at most one floor per stream.
+ */
+export class ReadSlots {
+  private usedNow = 0;
+  private streams = 0;
+  private minRttSumMs = 0;
+  private minRttStreams = 0;
+
+  /**
+   * @param limit Queries all streams of the process may have in flight together.
+   * @param gauges Where streams' bounds, targets and round trips are shown.
+   */
+  constructor(
+    readonly limit: number,
+    private readonly gauges?: ReadSlotsGauges,
+  ) {}
+
+  /** Queries in flight now, every stream's together. */
+  get used(): number {
+    return this.usedNow;
+  }
+
+  /** Streams reading now. */
+  get streamCount(): number {
+    return this.streams;
+  }
+
+  /** A stream starts reading: its share of the cap, and its figures on the gauges. */
+  join(): StreamReads {
+    this.streams++;
+    return new StreamReads(this);
+  }
+
+  /** @internal Counts `delta` more queries in flight. */
+  addUsed(delta: number): void {
+    this.usedNow = Math.max(0, this.usedNow + delta);
+  }
+
+  /** @internal A stream's bound changed from `before` to `after`. */
+  moveBound(before: ReadBound | undefined, after: ReadBound | undefined): void {
+    if (!this.gauges) return;
+    if (before !== undefined) this.gauges.streamReadBound.inc({ bound: before }, -1);
+    if (after !== undefined) this.gauges.streamReadBound.inc({ bound: after }, 1);
+  }
+
+  /** @internal A stream's target changed by `delta`. */
+  addTarget(delta: number): void {
+    this.gauges?.readsInFlightTarget.inc(delta);
+  }
+
+  /** @internal A stream's lowest round trip changed from `before` to `after` (ms). */
+  moveMinRtt(before: number | undefined, after: number | undefined): void {
+    if (before !== undefined) {
+      this.minRttSumMs -= before;
+      this.minRttStreams--;
+    }
+    if (after !== undefined) {
+      this.minRttSumMs += after;
+      this.minRttStreams++;
+    }
+    const mean = this.minRttStreams > 0 ? this.minRttSumMs / this.minRttStreams / 1000 : 0;
+    this.gauges?.readRoundTripMinSeconds.set(Math.max(0, mean));
+  }
+
+  /** @internal A stream stopped reading. */
+  left(): void {
+    this.streams--;
+  }
+}
+
+/** One stream's share of its process's {@link ReadSlots}. */
+export class StreamReads {
+  private queries = 0;
+  private bound: ReadBound | undefined;
+  private target = 0;
+  private minRttMs: number | undefined;
+  private closed = false;
+
+  constructor(private readonly slots: ReadSlots) {}
+
+  /**
+   * True when `more` queries beyond this stream's `queries` in flight (as last told) may start:
+   * under the process's cap, or under this stream's `floor` whatever the cap.
+   */
+  admits(more: number, floor: number): boolean {
+    if (this.queries + more <= floor) return true;
+    return this.slots.used + more <= this.slots.limit;
+  }
+
+  /** This stream's queries in flight now (waiting retries included). */
+  setQueries(queries: number): void {
+    if (this.closed) return;
+    this.slots.addUsed(queries - this.queries);
+    this.queries = queries;
+  }
+
+  /** What stopped this stream's reads the last time it issued them. */
+  setBound(bound: ReadBound | undefined): void {
+    if (this.closed || bound === this.bound) return;
+    this.slots.moveBound(this.bound, bound);
+    this.bound = bound;
+  }
+
+  /** This stream's target of reads in flight and the lowest round trip it measured lately. */
+  setTarget(target: number, minRttMs: number | undefined): void {
+    if (this.closed) return;
+    if (target !== this.target) {
+      this.slots.addTarget(target - this.target);
+      this.target = target;
+    }
+    if (minRttMs !== this.minRttMs) {
+      this.slots.moveMinRtt(this.minRttMs, minRttMs);
+      this.minRttMs = minRttMs;
+    }
+  }
+
+  /** The stream ended: everything it counted is given back. */
+  leave(): void {
+    if (this.closed) return;
+    this.setQueries(0);
+    this.setBound(undefined);
+    this.setTarget(0, undefined);
+    this.closed = true;
+    this.slots.left();
+  }
+}

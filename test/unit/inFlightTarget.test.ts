@@ -1,0 +1,225 @@
+import { describe, expect, it } from 'vitest';
+import { FetchWindow } from '../../src/core/fetch/FetchWindow.js';
+import {
+  InFlightTarget,
+  MIN_RTT_PERIOD_MS,
+  RATE_INTERVALS,
+  TARGET_HEADROOM,
+} from '../../src/core/fetch/InFlightTarget.js';
+import { ReadSlots } from '../../src/core/fetch/ReadSlots.js';
+
+/**
+ * A stream on a route of round trip `rttMs` that keeps `limit()` reads in flight (fewer when a
+ * trainer's pace caps them at `cap`), topping them up at every answer, for `forMs` from
+ * `start`. With `servers`, every read beyond that many in flight when it is issued adds
+ * `queueMs` to its round trip: a busy database or CPU. Returns the limit at each multiple of
+ * `rttMs` and the end time.
+ */
+function drive(
+  limit: () => number,
+  answered: (issuedAt: number, mark: number, now: number) => void,
+  mark: () => number,
+  opts: {
+    rttMs: number;
+    forMs: number;
+    start?: number;
+    cap?: number;
+    servers?: number;
+    queueMs?: number;
+  },
+): { seen: number[]; end: number } {
+  const start = opts.start ?? 0;
+  const end = start + opts.forMs;
+  // Reads in flight as [answer time, issue time], kept sorted by answer time (a small heap
+  // would do; the counts here are small).
+  const reads: Array<[number, number, number]> = [];
+  const issue = (now: number): void => {
+    const want = Math.min(limit(), opts.cap ?? Infinity);
+    while (reads.length < want) {
+      const queued = Math.max(0, reads.length - (opts.servers ?? Infinity)) * (opts.queueMs ?? 0);
+      const at = now + opts.rttMs + queued;
+      let i = reads.length;
+      while (i > 0 && reads[i - 1]![0] > at) i--;
+      reads.splice(i, 0, [at, now, mark()]);
+    }
+  };
+  const seen: number[] = [];
+  let nextLook = start + opts.rttMs;
+  issue(start);
+  while (reads.length > 0 && reads[0]![0] <= end) {
+    const [at, issuedAt, markAt] = reads.shift()!;
+    while (nextLook <= at) {
+      seen.push(limit());
+      nextLook += opts.rttMs;
+    }
+    answered(issuedAt, markAt, at);
+    issue(at);
+  }
+  return { seen, end };
+}
+
+/** {@link drive} for a target alone. */
+function driveTarget(t: InFlightTarget, opts: Parameters<typeof drive>[3]) {
+  return drive(
+    () => t.value,
+    (issuedAt, mark, now) => t.answered(issuedAt, mark, now),
+    () => t.mark,
+    opts,
+  );
+}
+
+describe('InFlightTarget: reads in flight from rate x round trip (Little)', () => {
+  it('doubles about every round trip while reads in flight limit the rate, up to the ceiling', () => {
+    const t = new InFlightTarget(32, 4096, 0);
+    const { seen } = driveTarget(t, { rttMs: 150, forMs: 150 * 12 });
+    // From 32 to 4,096 is 7 doublings; each interval of a round trip at most doubles it.
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!).toBeLessThanOrEqual(2 * seen[i - 1]!);
+    expect(seen.findIndex((v) => v === 4096)).toBeGreaterThanOrEqual(6);
+    expect(seen.findIndex((v) => v === 4096)).toBeLessThanOrEqual(9);
+    expect(seen.at(-1)).toBe(4096);
+  });
+
+  it('settles at headroom x what a trainer paced below the route needs, at 150 ms as at 2 ms', () => {
+    for (const [rttMs, need] of [
+      [150, 150],
+      [2, 40],
+    ] as const) {
+      const t = new InFlightTarget(32, 100_000, 0);
+      // A trainer keeps `need` reads going: need / rtt samples per millisecond.
+      driveTarget(t, { rttMs, forMs: rttMs * 40, cap: need });
+      expect(t.value).toBeGreaterThanOrEqual(TARGET_HEADROOM * need - 2);
+      expect(t.value).toBeLessThanOrEqual(TARGET_HEADROOM * need + 2);
+    }
+  });
+
+  it('does not grow to the ceiling when queueing (a busy database or CPU), not the route, binds', () => {
+    // A 150 ms route; beyond 200 reads in flight, each one more adds 1 ms to a read's round
+    // trip, so the rate stops growing near 200 while the mean round trip keeps rising.
+    const t = new InFlightTarget(32, 100_000, 0);
+    const { seen } = driveTarget(t, { rttMs: 150, forMs: 150 * 60, servers: 200, queueMs: 1 });
+    const last = seen.slice(-10);
+    expect(Math.min(...last)).toBeGreaterThan(200);
+    expect(Math.max(...last)).toBeLessThan(1000);
+  });
+
+  it("keeps the highest rate of the last intervals: a trainer's pause does not shrink it at once", () => {
+    const t = new InFlightTarget(32, 100_000, 0);
+    const { end } = driveTarget(t, { rttMs: 100, forMs: 100 * 30, cap: 300 });
+    expect(t.value).toBeGreaterThanOrEqual(598);
+    const before = t.value;
+    // A pause of two seconds, then a single answer: the intervals' maximum still holds.
+    t.answered(end + 2000, t.mark, end + 2100);
+    expect(t.value).toBe(before);
+    // Slower for good (30 reads per round trip): within the ring's intervals, down to 2 x 30.
+    driveTarget(t, { rttMs: 100, forMs: 100 * (RATE_INTERVALS + 3), cap: 30, start: end + 2100 });
+    expect(t.value).toBeGreaterThanOrEqual(58);
+    expect(t.value).toBeLessThanOrEqual(62);
+  });
+
+  it('takes the lowest recent round trip, and forgets one older than two periods', () => {
+    const t = new InFlightTarget(1, 100_000, 0);
+    t.answered(0, t.mark, 10);
+    t.answered(10, t.mark, 210);
+    expect(t.minRoundTripMs).toBe(10);
+    expect(t.smoothedRoundTripMs).toBeCloseTo(10 + (200 - 10) / 8, 5);
+    // Two periods later, every read taking 200 ms: the 10 ms route is gone.
+    let now = 210;
+    while (now < 210 + 2 * MIN_RTT_PERIOD_MS + 400) {
+      t.answered(now, t.mark, now + 200);
+      now += 100;
+    }
+    expect(t.minRoundTripMs).toBe(200);
+  });
+
+  it('never goes below its floor nor above its ceiling', () => {
+    const t = new InFlightTarget(50, 80, 0);
+    expect(t.value).toBe(50);
+    driveTarget(t, { rttMs: 1, forMs: 200, cap: 1 });
+    expect(t.value).toBe(50);
+    const far = new InFlightTarget(50, 80, 0);
+    driveTarget(far, { rttMs: 100, forMs: 2000 });
+    expect(far.value).toBe(80);
+    expect(new InFlightTarget(50, 10, 0).value).toBe(10);
+  });
+});
+
+describe('FetchWindow with a measured target', () => {
+  it('says what refuses a read: window, target, ceiling, ramp', () => {
+    const w = new FetchWindow({ batchSize: 10, prefetch: 10, maxInFlight: 64, inFlightFloor: 40 });
+    expect(w.inFlightLimit).toBe(40);
+    expect(w.refuses(100, 0)).toBe('window');
+    expect(w.refuses(10, 40)).toBe('target');
+    for (let i = 0; i < 32; i++) w.issued();
+    expect(w.refuses(10, 32)).toBe('ramp');
+    const fixed = new FetchWindow({ batchSize: 10, prefetch: 10, maxInFlight: 64 });
+    expect(fixed.inFlightLimit).toBe(64);
+    expect(fixed.refuses(10, 64)).toBe('ceiling');
+  });
+
+  it('lets more reads go as answers show the round trip needs them', () => {
+    const w = new FetchWindow({
+      batchSize: 10,
+      prefetch: 100,
+      maxInFlight: 1000,
+      inFlightFloor: 32,
+    });
+    drive(
+      () => w.inFlightLimit,
+      (issuedAt, mark, now) => w.answered(issuedAt, mark, now),
+      () => w.mark,
+      { rttMs: 150, forMs: 150 * 5 },
+    );
+    expect(w.inFlightLimit).toBeGreaterThanOrEqual(200);
+    expect(w.refuses(10, 100)).toBeUndefined();
+  });
+});
+
+describe('ReadSlots: the process-wide cap on queries in flight', () => {
+  it('admits queries under the cap, and a stream under its floor whatever the cap', () => {
+    const slots = new ReadSlots(100);
+    const a = slots.join();
+    const b = slots.join();
+    a.setQueries(95);
+    expect(slots.used).toBe(95);
+    expect(a.admits(5, 32)).toBe(true);
+    expect(a.admits(6, 32)).toBe(false);
+    // b has nothing in flight: its floor's worth goes, the cap full or not.
+    expect(b.admits(1, 32)).toBe(true);
+    b.setQueries(32);
+    expect(b.admits(1, 32)).toBe(false);
+    a.leave();
+    expect(slots.used).toBe(32);
+    expect(slots.streamCount).toBe(1);
+    // A stream that left counts nothing more.
+    a.setQueries(50);
+    expect(slots.used).toBe(32);
+  });
+
+  it("shows streams' bounds, their targets summed and their mean lowest round trip", () => {
+    const bounds = new Map<string, number>();
+    let target = 0;
+    let rtt = -1;
+    const slots = new ReadSlots(100, {
+      streamReadBound: {
+        inc: ({ bound }, v = 1) => bounds.set(bound, (bounds.get(bound) ?? 0) + v),
+      },
+      readsInFlightTarget: { inc: (v) => (target += v) },
+      readRoundTripMinSeconds: { set: (v) => (rtt = v) },
+    });
+    const a = slots.join();
+    const b = slots.join();
+    a.setBound('target');
+    b.setBound('target');
+    b.setBound('window');
+    a.setTarget(300, 150);
+    b.setTarget(64, 50);
+    expect(Object.fromEntries(bounds)).toEqual({ target: 1, window: 1 });
+    expect(target).toBe(364);
+    expect(rtt).toBeCloseTo(0.1, 9);
+    a.leave();
+    b.leave();
+    expect(Object.fromEntries(bounds)).toEqual({ target: 0, window: 0 });
+    expect(target).toBe(0);
+    expect(rtt).toBe(0);
+  });
+});
