@@ -271,6 +271,8 @@ export class BatchFetcher {
       window.issued();
       picked.push(this.issueCursor++);
     }
+    // A window full of samples waiting to be sent: the trainer, not the reads, holds it.
+    if (bound === 'window' && assembler.held >= this.opts.batchSize) bound = 'trainer';
     this.reads?.setBound(bound);
     const toRead = this.opts.cache && picked.length > 0 ? this.fromCache(picked) : picked;
     if (toRead.length > 0) {

@@ -39,15 +39,17 @@ export interface FetchWindowOptions {
  * - `target`: the reads in flight its rate and round trip call for (rate x round trip x 2): the
  *   round trip is hidden, the rate is bound elsewhere (database, CPU);
  * - `ceiling`: the per-stream limit on reads in flight (`maxInFlight`): latency-bound;
- * - `window`: positions requested or waiting to be sent fill the window: the trainer (or the
- *   transforms) take no faster;
+ * - `window`: reads in flight and transforms fill the window (it grows while the trainer
+ *   waits, up to its maximum);
+ * - `trainer`: samples waiting to be sent fill the window (a batch or more of them): the
+ *   trainer takes no faster (the fetcher tells this from `window`);
  * - `span`: a read that has not arrived keeps the others from reaching further (a straggler);
  * - `bytes`: the stream's bytes bound or the process's held-bytes budget;
  * - `process`: the process-wide cap on reads in flight (see {@link ReadSlots});
  * - `done`: every read of the epoch is issued.
  */
 export type ReadBound =
-  'ramp' | 'target' | 'ceiling' | 'window' | 'span' | 'bytes' | 'process' | 'done';
+  'ramp' | 'target' | 'ceiling' | 'window' | 'trainer' | 'span' | 'bytes' | 'process' | 'done';
 
 /**
  * How many reads a stream may have going, and how far ahead they may reach: a window of

@@ -138,8 +138,9 @@ export function createLoaderMetrics(options: LoaderMetricsOptions = {}): LoaderM
       help:
         'Streams by what stopped their reads last: target (reads in flight at rate x round ' +
         'trip x 2: latency hidden, the rate bound elsewhere), ceiling or process (a limit on ' +
-        'reads in flight: latency-bound), window (the trainer takes no faster), span (a ' +
-        'straggler), bytes (a byte bound), ramp (a stream starting), done (all reads issued).',
+        'reads in flight: latency-bound), window (reads fill the window), trainer (samples ' +
+        'waiting to be sent fill it: the trainer takes no faster), span (a straggler), bytes ' +
+        '(a byte bound), ramp (a stream starting), done (all reads issued).',
       labelNames: ['bound'],
       registers: [registry],
     }),
@@ -154,7 +155,10 @@ export function createLoaderMetrics(options: LoaderMetricsOptions = {}): LoaderM
       name: 'scylla_loader_read_round_trip_min_seconds',
       help:
         'Lowest read round trip each stream measured lately (the route, without queueing), ' +
-        'averaged over streams: what reads in flight are sized by.',
+        'averaged over streams (with workers: over the workers): what reads in flight are ' +
+        'sized by.',
+      // A mean: summed over the workers of `serve --workers N`, it would be N times too long.
+      aggregator: 'average',
       registers: [registry],
     }),
     heldBytes: new Gauge({
