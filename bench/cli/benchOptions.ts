@@ -88,6 +88,21 @@ export function positiveNumber(name: string): z.ZodType<number> {
   });
 }
 
+/** A number from 0 to `max` (fractions allowed): a share, e.g. `0.8`. */
+export function share(name: string, max = 1): z.ZodType<number> {
+  return z.union([z.number(), z.string()]).transform((value, ctx) => {
+    const n = numberOf(value);
+    if (!(n >= 0 && n <= max)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} ${JSON.stringify(value)}: expected a number from 0 to ${max}`,
+      });
+      return z.NEVER;
+    }
+    return n;
+  });
+}
+
 /** A comma-separated list (or an array) of whole numbers from `min` to `max`, at least one. */
 export function wholeNumbers(name: string, min: number, max: number): z.ZodType<number[]> {
   const one = wholeNumber(name, min, max);

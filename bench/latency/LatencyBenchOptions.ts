@@ -4,6 +4,7 @@ import {
   parseFlags,
   wholeNumber,
   wholeNumbers,
+  share,
   type FlagInput,
   photoBenchFlags,
 } from '../cli/benchOptions.js';
@@ -17,10 +18,16 @@ import {
 import { DEFAULT_CONGESTED } from './routeToxics.js';
 
 /**
- * Default rate of the paced trainer, samples/s: below what the loader streams here at 0 ms
- * (about 1,500-2,000 samples/s of ~110 kB), as a trainer the loader should keep fed.
+ * The paced trainer's rate by default: 80% of what C streams at 0 ms in the same round and
+ * placement (issue 42: a trainer the loader should keep fed whatever the round trip).
  */
-const DEFAULT_TRAINER_SAMPLES_PER_SECOND = 1000;
+const DEFAULT_TRAINER_SHARE = 0.8;
+/** The paced trainer's rate with the congested route, samples/s (issue 42's goal). */
+const DEFAULT_CONGESTED_TRAINER_SAMPLES_PER_SECOND = 750;
+
+/** How fast the paced trainer takes samples: a fixed rate, or a share of C at 0 ms. */
+export type TrainerPace =
+  { samplesPerSecond: number } | { share: number; congestedSamplesPerSecond: number };
 
 /** The flags of `bench latency` with their defaults (full; quick: about a minute). */
 export const LATENCY_FLAGS = {
@@ -47,9 +54,23 @@ export const LATENCY_FLAGS = {
   ),
   trainerSamplesPerSecond: flag(
     '--trainer-rate <n>',
-    'samples/s of the paced trainer whose stalls are reported (0: none)',
+    'a fixed rate, samples/s, for the paced trainer whose stalls are reported (0: a share of ' +
+      "C's rate, --trainer-share)",
     wholeNumber('--trainer-rate', 0, 1_000_000),
-    DEFAULT_TRAINER_SAMPLES_PER_SECOND,
+    0,
+  ),
+  trainerShare: flag(
+    '--trainer-share <f>',
+    "the paced trainer's rate as a share of C's samples/s at 0 ms in the same round and " +
+      'placement (0, and no --trainer-rate: no paced trainer)',
+    share('--trainer-share', 4),
+    DEFAULT_TRAINER_SHARE,
+  ),
+  congestedTrainerSamplesPerSecond: flag(
+    '--congested-trainer-rate <n>',
+    'samples/s of the paced trainer with the congested route, when paced by a share',
+    wholeNumber('--congested-trainer-rate', 1, 1_000_000),
+    DEFAULT_CONGESTED_TRAINER_SAMPLES_PER_SECOND,
   ),
 };
 
@@ -71,8 +92,7 @@ export function resolveLatencyBenchOptions(input: LatencyBenchInput) {
     ...benchInputSettings(input, f),
     toxiproxy: input.toxiproxy,
     placements: f.placements,
-    trainerSamplesPerSecond:
-      f.trainerSamplesPerSecond === 0 ? undefined : f.trainerSamplesPerSecond,
+    trainerPace: trainerPace(f, rttsMs),
     rttsMs,
     congestedAtRttMs: rttsMs.includes(20) ? 20 : rttsMs[0],
     congested: DEFAULT_CONGESTED,
@@ -82,3 +102,23 @@ export function resolveLatencyBenchOptions(input: LatencyBenchInput) {
 
 /** Settings of `runLatencyBench`, as {@link resolveLatencyBenchOptions} fills them in. */
 export type LatencyBenchOptions = ReturnType<typeof resolveLatencyBenchOptions>;
+
+/** The paced trainer's rate from the flags; undefined: no paced trainer. */
+function trainerPace(
+  f: {
+    trainerSamplesPerSecond: number;
+    trainerShare: number;
+    congestedTrainerSamplesPerSecond: number;
+  },
+  rttsMs: readonly number[],
+): TrainerPace | undefined {
+  if (f.trainerSamplesPerSecond > 0) return { samplesPerSecond: f.trainerSamplesPerSecond };
+  if (f.trainerShare === 0) return undefined;
+  if (!rttsMs.includes(0)) {
+    throw new Error(
+      "the paced trainer's rate is a share of C's at 0 ms: give --rtts with 0 in it, or a " +
+        'fixed --trainer-rate',
+    );
+  }
+  return { share: f.trainerShare, congestedSamplesPerSecond: f.congestedTrainerSamplesPerSecond };
+}

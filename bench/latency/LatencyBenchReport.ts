@@ -61,4 +61,6 @@ export interface LatencyRatios {
   cOverBCongested?: number;
   /** C's batch-wait p99 with the congested route, as the paced trainer saw it, ms. */
   cCongestedTrainerP99Ms?: number;
+  /** C's paced trainer at the largest round trip (main route): its stalled share and p99 wait. */
+  cHighTrainer?: { rttMs: number; stallFraction: number; p99Ms: number };
 }

@@ -1,5 +1,14 @@
 import type { LatencySummaryRow } from './summarizeLatencyRuns.js';
 import type { LatencyBenchReport } from './runLatencyBench.js';
+import type { TrainerPace } from './LatencyBenchOptions.js';
+
+/** How the paced trainer was paced, in words. */
+function trainerPaceText(pace: TrainerPace): string {
+  return 'samplesPerSecond' in pace
+    ? `${pace.samplesPerSecond} samples/s`
+    : `${Math.round(100 * pace.share)}% of the round's C at 0 ms (with the congested route: ` +
+        `${pace.congestedSamplesPerSecond} samples/s)`;
+}
 
 /** Name of a scenario in the table. @internal */
 export function latencyScenarioLabel(row: Pick<LatencySummaryRow, 'scenario'>): string {
@@ -44,9 +53,7 @@ export function formatLatencyReport(report: LatencyBenchReport): string {
       `batches of ${settings.batchSize}, median of ${settings.runs} run(s), every route through toxiproxy ` +
       `(${settings.jitter}); congested route: ${settings.congested.rttMs} ms round trip, ` +
       `${settings.congested.megabytesPerSecond} MB/s` +
-      (settings.trainer
-        ? `; paced trainer: ${settings.trainer.samplesPerSecond} samples/s (a ${settings.trainer.stepMs.toFixed(0)} ms step per batch)`
-        : '') +
+      (settings.trainer ? `; paced trainer: ${trainerPaceText(settings.trainer)}` : '') +
       (settings.pinning
         ? `; pinned: database and toxiproxy on CPU ${settings.pinning.database}, loaders and trainers on CPU ${settings.pinning.loaderAndClient}`
         : ''),
@@ -57,7 +64,14 @@ export function formatLatencyReport(report: LatencyBenchReport): string {
   for (const [placement, ratios] of Object.entries(report.ratios)) {
     if (ratios.cHighOverC0) {
       lines.push(
-        `${placement}: C(${ratios.cHighOverC0.highRttMs} ms) / C(0 ms): ${ratios.cHighOverC0.ratio.toFixed(2)} (target >= 0.9)`,
+        `${placement}: C(${ratios.cHighOverC0.highRttMs} ms) / C(0 ms): ${ratios.cHighOverC0.ratio.toFixed(2)} (target >= 0.95)`,
+      );
+    }
+    if (ratios.cHighTrainer) {
+      const t = ratios.cHighTrainer;
+      lines.push(
+        `${placement}: C's paced trainer at ${t.rttMs} ms: stalled ${(100 * t.stallFraction).toFixed(1)}% ` +
+          `(target < 1%), batch wait p99 ${t.p99Ms.toFixed(1)} ms (target <= 30)`,
       );
     }
     if (ratios.cOverBCongested !== undefined) {

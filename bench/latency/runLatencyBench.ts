@@ -57,11 +57,8 @@ export async function runLatencyBench(options: LatencyBenchOptions) {
     options.dbPid,
     log,
   );
-  const stepMs =
-    options.trainerSamplesPerSecond === undefined
-      ? undefined
-      : (1000 * options.batchSize) / options.trainerSamplesPerSecond;
-  const paces: LatencyPace[] = stepMs === undefined ? ['max'] : ['max', 'trainer'];
+  const pace = options.trainerPace;
+  const paces: LatencyPace[] = pace === undefined ? ['max'] : ['max', 'trainer'];
   const upstream = `${options.db.contactPoints[0] ?? '127.0.0.1'}:${options.db.port}`;
   const toxiproxy = await startToxiproxy(options.toxiproxy, { onSpawn });
   const runs: LatencyRun[] = [];
@@ -103,6 +100,23 @@ export async function runLatencyBench(options: LatencyBenchOptions) {
         }
         for (const serve of serves) await warmUpLoader(serve, options);
 
+        /** The paced trainer's samples/s in a run: fixed, or a share of this round's C(0). */
+        const trainerRate = (routes: RouteSet, run: number): number => {
+          if (pace === undefined) throw new Error('no paced trainer');
+          if ('samplesPerSecond' in pace) return pace.samplesPerSecond;
+          if (routes === 'main+congested') return pace.congestedSamplesPerSecond;
+          const c0 = runs.find(
+            (r) =>
+              r.placement === placement &&
+              r.run === run &&
+              r.routes === 'main' &&
+              r.rttMs === 0 &&
+              r.scenario === 'C' &&
+              r.pace === 'max',
+          );
+          if (c0 === undefined) throw new Error(`round ${run + 1} has no C at 0 ms to pace by`);
+          return pace.share * c0.samplesPerSecond;
+        };
         const measureOn = async (
           serve: ServeProcess,
           routes: RouteSet,
@@ -110,13 +124,17 @@ export async function runLatencyBench(options: LatencyBenchOptions) {
           run: number,
         ): Promise<void> => {
           const order: LatencyScenario[] = run % 2 === 0 ? ['B', 'C'] : ['C', 'B'];
-          for (const pace of paces) {
+          for (const how of paces) {
+            // Every full-speed run of the round at this round trip comes first: C's at 0 ms
+            // sets the paced trainer's rate.
+            const stepMs =
+              how === 'trainer' ? (1000 * options.batchSize) / trainerRate(routes, run) : undefined;
             for (const scenario of order) {
               signal?.throwIfAborted();
               const r = await runClient(options, serve, {
                 placement,
-                pace,
-                ...(pace === 'trainer' && stepMs !== undefined ? { stepMs } : {}),
+                pace: how,
+                ...(stepMs !== undefined ? { stepMs } : {}),
                 scenario,
                 routes,
                 rttMs,
@@ -129,7 +147,7 @@ export async function runLatencyBench(options: LatencyBenchOptions) {
               bar.update(runs.length);
               bar.log(
                 `${placement} run ${run + 1} ${scenario} ${routes} RTT ${rttMs} ms` +
-                  `${pace === 'trainer' ? ' paced trainer' : ''}: ` +
+                  `${how === 'trainer' ? ` paced trainer (${Math.round((1000 * options.batchSize) / stepMs!)}/s)` : ''}: ` +
                   `${Math.round(r.samplesPerSecond)} samples/s, ${r.megabytesPerSecond.toFixed(1)} MB/s, ` +
                   `batch wait p50 ${r.waitMs.p50.toFixed(1)} / p99 ${r.waitMs.p99.toFixed(1)} ms; CPU s ` +
                   `loader ${r.cpuSeconds.loader?.toFixed(1) ?? '-'}, proxy ${r.cpuSeconds.proxy?.toFixed(1) ?? '-'}, ` +
@@ -177,9 +195,7 @@ export async function runLatencyBench(options: LatencyBenchOptions) {
       batchSize: options.batchSize,
       placements,
       ...(pinning && placements.includes('pinned') ? { pinning } : {}),
-      ...(stepMs === undefined || options.trainerSamplesPerSecond === undefined
-        ? {}
-        : { trainer: { samplesPerSecond: options.trainerSamplesPerSecond, stepMs } }),
+      ...(pace === undefined ? {} : { trainer: pace }),
       rttsMs: options.rttsMs,
       congestedAtRttMs: options.congestedAtRttMs,
       congested: options.congested,

@@ -133,5 +133,15 @@ function placementRatios(runs: readonly LatencyRun[]): LatencyRatios {
     .filter((r) => r.pace === 'trainer' && r.scenario === 'C' && r.routes === 'main+congested')
     .map((r) => r.waitMs.p99);
   if (pacedP99.length > 0) out.cCongestedTrainerP99Ms = median(pacedP99);
+  const pacedHigh = runs.filter(
+    (r) => r.pace === 'trainer' && r.scenario === 'C' && r.routes === 'main' && r.rttMs === high,
+  );
+  if (high > 0 && pacedHigh.length > 0) {
+    out.cHighTrainer = {
+      rttMs: high,
+      stallFraction: median(pacedHigh.map((r) => r.stallFraction)),
+      p99Ms: median(pacedHigh.map((r) => r.waitMs.p99)),
+    };
+  }
   return out;
 }

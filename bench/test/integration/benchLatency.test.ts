@@ -24,13 +24,18 @@ describe('bench latency --quick', () => {
         'unpinned C main 20',
         'unpinned C main+congested 20',
       ]);
-      // Every row has a full-speed run and a paced-trainer run (a step of 32 / 1000 s).
-      expect(report.settings.trainer).toEqual({ samplesPerSecond: 1000, stepMs: 32 });
+      // Every row has a full-speed run and a paced-trainer run: at 80% of the round's C at
+      // 0 ms on the main route, at 750 samples/s with the congested route.
+      expect(report.settings.trainer).toEqual({ share: 0.8, congestedSamplesPerSecond: 750 });
       expect(report.runs.filter((r) => r.pace === 'trainer').length).toBe(6);
       for (const run of report.runs.filter((r) => r.pace === 'trainer')) {
-        expect(run.stepMs).toBe(32);
-        // A trainer paced at 1000 samples/s cannot consume faster than that.
-        expect(run.samplesPerSecond).toBeLessThan(1000 * 1.05);
+        const c0 = report.runs.find(
+          (r) => r.pace === 'max' && r.scenario === 'C' && r.routes === 'main' && r.rttMs === 0,
+        )!;
+        const rate = run.routes === 'main' ? 0.8 * c0.samplesPerSecond : 750;
+        expect(run.stepMs).toBeCloseTo((1000 * 32) / rate, 6);
+        // A paced trainer cannot consume faster than its pace.
+        expect(run.samplesPerSecond).toBeLessThan(rate * 1.05);
         expect(run.stallFraction).toBeGreaterThanOrEqual(0);
         expect(run.stallFraction).toBeLessThan(1);
       }
@@ -56,6 +61,8 @@ describe('bench latency --quick', () => {
       }
       expect(sampled.filter((r) => r.rttMs > 0).some((r) => r.readsInFlight!.max > 0)).toBe(true);
       expect(report.ratios.unpinned?.cCongestedTrainerP99Ms).toBeGreaterThanOrEqual(0);
+      expect(report.ratios.unpinned?.cHighTrainer?.rttMs).toBe(20);
+      expect(report.ratios.unpinned?.cHighTrainer?.stallFraction).toBeGreaterThanOrEqual(0);
       const svg = await readFile(report.svgPath, 'utf8');
       expect(svg.startsWith('<svg')).toBe(true);
       expect(svg.trimEnd().endsWith('</svg>')).toBe(true);

@@ -28,6 +28,7 @@ const latency = {
       cHighOverC0: { highRttMs: 150, ratio: 0.95 },
       cOverBCongested: 1.5,
       cCongestedTrainerP99Ms: 12,
+      cHighTrainer: { rttMs: 150, stallFraction: 0.012, p99Ms: 15 },
     },
     unpinned: { cHighOverC0: { highRttMs: 20, ratio: 0.99 }, cOverBCongested: 2.5 },
   },
@@ -56,6 +57,15 @@ describe('suiteTargets', () => {
       measured: { pinned: 1.5, unpinned: 2.5 },
       met: false,
     });
+    // Issue 42's paced trainer at 150 ms: stalled 1.2% misses < 1%, a p99 of 15 ms meets 30.
+    expect(byName["C's paced trainer at 150 ms, share of its time stalled"]).toMatchObject({
+      measured: { pinned: 0.012 },
+      met: false,
+    });
+    expect(byName["C's paced trainer at 150 ms, batch wait p99, ms"]).toMatchObject({
+      measured: { pinned: 15 },
+      met: true,
+    });
     expect(byName["C's batch wait p99 with the congested route"]).toMatchObject({
       measured: { pinned: 12 },
       met: true,
@@ -72,7 +82,7 @@ describe('suiteTargets', () => {
 
   it('says not run for a part that did not run', () => {
     const targets = suiteTargets({});
-    expect(targets).toHaveLength(6);
+    expect(targets).toHaveLength(8);
     for (const t of targets) {
       expect(t.met).toBeUndefined();
       expect(t.measured).toEqual({});
