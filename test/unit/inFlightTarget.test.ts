@@ -149,11 +149,27 @@ describe('FetchWindow with a measured target', () => {
     expect(w.inFlightLimit).toBe(40);
     expect(w.refuses(100, 0)).toBe('window');
     expect(w.refuses(10, 40)).toBe('target');
-    for (let i = 0; i < 32; i++) w.issued();
+    // It starts with its floor of credits (40), then earns two per completion.
+    for (let i = 0; i < 40; i++) w.issued();
     expect(w.refuses(10, 32)).toBe('ramp');
     const fixed = new FetchWindow({ batchSize: 10, prefetch: 10, maxInFlight: 64 });
     expect(fixed.inFlightLimit).toBe(64);
     expect(fixed.refuses(10, 64)).toBe('ceiling');
+  });
+
+  it('starts with its floor of reads when that is above the ramp start', () => {
+    const w = new FetchWindow({
+      batchSize: 64,
+      prefetch: 4,
+      maxInFlight: 1024,
+      inFlightFloor: 128,
+    });
+    let n = 0;
+    while (w.admits(n, n)) {
+      w.issued();
+      n++;
+    }
+    expect(n).toBe(128);
   });
 
   it('lets more reads go as answers show the round trip needs them', () => {

@@ -10,7 +10,10 @@ import { InFlightTarget } from './InFlightTarget.js';
  * held-bytes budget bound what a faster start may hold, as before.
  */
 export const RAMP_CREDIT = 2;
-/** Reads a stream may issue before any has completed (fewer when its in-flight limit is lower). */
+/**
+ * Reads a stream may issue before any has completed (fewer when its in-flight limit is lower,
+ * more when its in-flight floor is higher).
+ */
 export const RAMP_START = 32;
 
 /** The sizes a stream's window is made from. */
@@ -76,7 +79,9 @@ export class FetchWindow {
     this.size = Math.max(1, opts.prefetch * opts.batchSize);
     this.reach = 2 * this.size;
     this.max = Math.max(this.size, opts.adaptiveWindowMax ?? 0);
-    this.credits = Math.min(RAMP_START, opts.maxInFlight);
+    // A stream sized by its round trip may start with its floor (two batches' reads): at
+    // 150 ms, starting at 32 took two more round trips (300 ms) to reach a floor of 128.
+    this.credits = Math.min(Math.max(RAMP_START, opts.inFlightFloor ?? 0), opts.maxInFlight);
     this.target =
       opts.inFlightFloor === undefined
         ? undefined
