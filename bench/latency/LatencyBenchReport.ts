@@ -36,6 +36,11 @@ export interface LatencyRun {
   /** Time between batches after warm-up, as the trainer saw them, ms. */
   waitMs: { p50: number; p99: number; max: number };
   firstBatchMs: number;
+  /**
+   * Samples/s over the second half of the batches, and the time the stream first came at 90%
+   * of that (a 500 ms window), ms: how long its start took.
+   */
+  ramp?: { secondHalfSamplesPerSecond: number; atRateMs: number };
   warmupBatches: number;
   /** Share of the wall time after warm-up spent waiting for batches. */
   stallFraction: number;
@@ -56,7 +61,12 @@ export interface LatencyRun {
 /** Ratios the issue asks to report (medians of the paired runs' ratios); absent: not run. */
 export interface LatencyRatios {
   /** C at the largest round trip over C at 0 ms (main route). */
-  cHighOverC0?: { highRttMs: number; ratio: number };
+  cHighOverC0?: {
+    highRttMs: number;
+    ratio: number;
+    /** The same over the second half of each run's batches: once the stream's start is over. */
+    secondHalfRatio?: number;
+  };
   /** C over B with the congested route added. */
   cOverBCongested?: number;
   /** C's batch-wait p99 with the congested route, as the paced trainer saw it, ms. */

@@ -24,12 +24,14 @@ const fixed = (x: number | undefined, digits: number): string =>
  */
 export function latencyTable(rows: readonly LatencySummaryRow[]): string[] {
   return [
-    '| placement | scenario | routes | RTT ms | samples/s | MB/s | wait p50 / p99 ms | paced trainer wait p50 / p99 ms | trainer stalled | loader CPU s/GB | loader peak RSS MiB | loader / proxy CPU s | samples per CPU s (loader + proxy) | reads in flight mean / max |',
-    '|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---|---:|---|',
+    '| placement | scenario | routes | RTT ms | samples/s | second half samples/s | first batch / at rate ms | MB/s | wait p50 / p99 ms | paced trainer wait p50 / p99 ms | trainer stalled | loader CPU s/GB | loader peak RSS MiB | loader / proxy CPU s | samples per CPU s (loader + proxy) | reads in flight mean / max |',
+    '|---|---|---|---:|---:|---:|---|---:|---|---|---:|---:|---:|---|---:|---|',
     ...rows.map(
       (r) =>
         `| ${r.placement} | ${latencyScenarioLabel(r)} | ${r.routes === 'main' ? 'main' : 'main + congested'} | ${r.rttMs} | ` +
-        `${Math.round(r.samplesPerSecond)} | ${r.megabytesPerSecond.toFixed(1)} | ` +
+        `${Math.round(r.samplesPerSecond)} | ${fixed(r.ramp?.secondHalfSamplesPerSecond, 0)} | ` +
+        `${fixed(r.firstBatchMs, 0)} / ${fixed(r.ramp?.atRateMs, 0)} | ` +
+        `${r.megabytesPerSecond.toFixed(1)} | ` +
         `${r.waitMs.p50.toFixed(1)} / ${r.waitMs.p99.toFixed(1)} | ` +
         `${r.trainer ? `${r.trainer.waitMs.p50.toFixed(1)} / ${r.trainer.waitMs.p99.toFixed(1)}` : '-'} | ` +
         `${r.trainer ? `${(100 * r.trainer.stallFraction).toFixed(1)}%` : '-'} | ` +
@@ -64,7 +66,10 @@ export function formatLatencyReport(report: LatencyBenchReport): string {
   for (const [placement, ratios] of Object.entries(report.ratios)) {
     if (ratios.cHighOverC0) {
       lines.push(
-        `${placement}: C(${ratios.cHighOverC0.highRttMs} ms) / C(0 ms): ${ratios.cHighOverC0.ratio.toFixed(2)} (target >= 0.95)`,
+        `${placement}: C(${ratios.cHighOverC0.highRttMs} ms) / C(0 ms): ${ratios.cHighOverC0.ratio.toFixed(2)} (target >= 0.95)` +
+          (ratios.cHighOverC0.secondHalfRatio === undefined
+            ? ''
+            : `; over the second half of each run: ${ratios.cHighOverC0.secondHalfRatio.toFixed(2)}`),
       );
     }
     if (ratios.cHighTrainer) {

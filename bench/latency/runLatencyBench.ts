@@ -295,6 +295,7 @@ async function runClient(
     megabytesPerSecond: result.bytes / 1e6 / result.wallSeconds,
     waitMs: result.waitMs,
     firstBatchMs: result.firstBatchMs,
+    ...(result.ramp ? { ramp: result.ramp } : {}),
     warmupBatches: result.warmupBatches,
     stallFraction: result.steadyWallMs > 0 ? result.steadyWaitTotalMs / result.steadyWallMs : 0,
     cpuSeconds: {

@@ -38,6 +38,8 @@ export function summarizeLatencyRuns(runs: readonly LatencyRun[]) {
     const loaderCpu = medianOfAll(these, (r) => r.cpuSeconds.loader);
     const inFlight = medianOfAll(these, (r) => r.readsInFlight?.mean);
     const inFlightMax = medianOfAll(these, (r) => r.readsInFlight?.max);
+    const secondHalf = medianOfAll(these, (r) => r.ramp?.secondHalfSamplesPerSecond);
+    const atRate = medianOfAll(these, (r) => r.ramp?.atRateMs);
     rows.push({
       placement: key.placement,
       scenario: key.scenario,
@@ -50,6 +52,10 @@ export function summarizeLatencyRuns(runs: readonly LatencyRun[]) {
         p50: median(these.map((r) => r.waitMs.p50)),
         p99: median(these.map((r) => r.waitMs.p99)),
       },
+      firstBatchMs: median(these.map((r) => r.firstBatchMs)),
+      ...(secondHalf === undefined || atRate === undefined
+        ? {}
+        : { ramp: { secondHalfSamplesPerSecond: secondHalf, atRateMs: atRate } }),
       ...(paced.length === 0
         ? {}
         : {
@@ -93,12 +99,12 @@ export function latencyRatios(
 }
 
 function placementRatios(runs: readonly LatencyRun[]): LatencyRatios {
-  const find = (
+  const findRun = (
     run: number,
     scenario: LatencyScenario,
     routes: RouteSet,
     rttMs?: number,
-  ): number | undefined =>
+  ): LatencyRun | undefined =>
     runs.find(
       (r) =>
         r.pace === 'max' &&
@@ -106,7 +112,9 @@ function placementRatios(runs: readonly LatencyRun[]): LatencyRatios {
         r.scenario === scenario &&
         r.routes === routes &&
         (rttMs === undefined || r.rttMs === rttMs),
-    )?.samplesPerSecond;
+    );
+  const find = (...key: Parameters<typeof findRun>): number | undefined =>
+    findRun(...key)?.samplesPerSecond;
   const rounds = [...new Set(runs.map((r) => r.run))];
   const paired = (f: (run: number) => number | undefined): number | undefined => {
     const values = rounds.map(f).filter((v): v is number => v !== undefined);
@@ -121,7 +129,18 @@ function placementRatios(runs: readonly LatencyRun[]): LatencyRatios {
       const ch = find(run, 'C', 'main', high);
       return c0 === undefined || ch === undefined ? undefined : ch / c0;
     });
-    if (ratio !== undefined) out.cHighOverC0 = { highRttMs: high, ratio };
+    const secondHalfRatio = paired((run) => {
+      const c0 = findRun(run, 'C', 'main', 0)?.ramp?.secondHalfSamplesPerSecond;
+      const ch = findRun(run, 'C', 'main', high)?.ramp?.secondHalfSamplesPerSecond;
+      return c0 === undefined || ch === undefined ? undefined : ch / c0;
+    });
+    if (ratio !== undefined) {
+      out.cHighOverC0 = {
+        highRttMs: high,
+        ratio,
+        ...(secondHalfRatio === undefined ? {} : { secondHalfRatio }),
+      };
+    }
   }
   const congested = paired((run) => {
     const b = find(run, 'B', 'main+congested');

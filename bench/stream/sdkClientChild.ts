@@ -15,6 +15,7 @@ import {
 import { runBenchChild } from './childProtocol.js';
 import { quantile } from './stats.js';
 import { startSelfMeasure } from '../measure/startSelfMeasure.js';
+import { streamRamp, type StreamRamp } from '../measure/streamRamp.js';
 
 /** Settings of an SDK client child. @internal */
 export interface SdkClientConfig {
@@ -88,6 +89,8 @@ export interface SdkClientResult {
   steadyWallMs: number;
   /** With `sources`: samples received from each source, by the batches' source indexes. */
   sourceSamples?: number[];
+  /** The second half's rate and when the stream reached it (absent: under 4 batches). */
+  ramp?: StreamRamp;
   /** With `columns`: the values read, null or not (samples x columns). */
   columnValues?: number;
 }
@@ -130,6 +133,9 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
     const waits: number[] = [];
     /** When the trainer was done with each batch (after its step, if any). */
     const doneAt: number[] = [];
+    /** When each batch arrived, and its samples. */
+    const arrivedAt: number[] = [];
+    const sizes: number[] = [];
     let samples = 0;
     let bytes = 0;
     const sourceSamples = config.sources?.map(() => 0);
@@ -141,6 +147,8 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       const now = performance.now();
       waits.push(now - last);
       last = now;
+      arrivedAt.push(now);
+      sizes.push(batch.samples.length);
       for (const sample of batch.samples) bytes += sample.length;
       samples += batch.samples.length;
       // A trainer reads its columns: every value is taken, as a training loop would.
@@ -174,6 +182,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
     // Steady time starts when the trainer was done with the last warm-up batch (timers fire
     // late, so nominal steps would not do) and ends with the stream.
     const steadyFrom = warmupBatches === 0 ? t0 : doneAt[warmupBatches - 1]!;
+    const ramp = streamRamp(t0, arrivedAt, sizes);
     return {
       samples,
       bytes,
@@ -191,6 +200,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       steadyWaitTotalMs: steady.reduce((sum, w) => sum + w, 0),
       steadyWallMs: end - steadyFrom,
       ...(sourceSamples ? { sourceSamples } : {}),
+      ...(ramp ? { ramp } : {}),
     };
   } finally {
     client.close();

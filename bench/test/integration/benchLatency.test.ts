@@ -49,6 +49,9 @@ describe('bench latency --quick', () => {
         // The proxy's CPU is metered beside the loader's.
         expect(row.proxyCpuSeconds).toBeGreaterThan(0);
         expect(row.samplesPerLoaderAndProxyCpuSecond).toBeGreaterThan(0);
+        // How long the stream took to come at its rate: after its first batch, within the run.
+        expect(row.ramp!.secondHalfSamplesPerSecond).toBeGreaterThan(0);
+        expect(row.ramp!.atRateMs).toBeGreaterThanOrEqual(row.firstBatchMs);
         // Every row has its paced trainer's waits.
         expect(row.trainer!.waitMs.p99).toBeGreaterThanOrEqual(0);
       }
