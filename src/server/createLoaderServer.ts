@@ -21,6 +21,7 @@ import {
   TransformPool,
   ByteBudget,
   ReadSlots,
+  READS_PAST_THE_CAP,
   type NativeTransformModule,
   type SettingNames,
 } from '../core/index.js';
@@ -130,7 +131,8 @@ export async function createLoaderServer(
     paths = await connectDbPaths({
       ...config,
       settingNames,
-      readsInFlight: config.maxReadsInFlight,
+      // The cap, and the few queries each stream may have past it.
+      readsInFlight: config.maxReadsInFlight + READS_PAST_THE_CAP * config.maxConcurrentStreams,
     });
   } catch (err) {
     security.close();

@@ -6,7 +6,7 @@ import {
   RATE_INTERVALS,
   TARGET_HEADROOM,
 } from '../../src/core/fetch/InFlightTarget.js';
-import { ReadSlots } from '../../src/core/fetch/ReadSlots.js';
+import { READS_PAST_THE_CAP, ReadSlots } from '../../src/core/fetch/ReadSlots.js';
 
 /**
  * A stream on a route of round trip `rttMs` that keeps `limit()` reads in flight (fewer when a
@@ -110,8 +110,15 @@ describe('InFlightTarget: reads in flight from rate x round trip (Little)', () =
     // A pause of two seconds, then a single answer: the intervals' maximum still holds.
     t.answered(end + 2000, t.mark, end + 2100);
     expect(t.value).toBe(before);
-    // Slower for good (30 reads per round trip): within the ring's intervals, down to 2 x 30.
-    driveTarget(t, { rttMs: 100, forMs: 100 * (RATE_INTERVALS + 3), cap: 30, start: end + 2100 });
+    // Slower for good (30 reads per round trip): the target holds while the ring still has a
+    // fast interval, then falls to 2 x 30.
+    const { seen } = driveTarget(t, {
+      rttMs: 100,
+      forMs: 100 * (RATE_INTERVALS + 3),
+      cap: 30,
+      start: end + 2100,
+    });
+    expect(seen.slice(0, RATE_INTERVALS - 3).every((v) => v === before)).toBe(true);
     expect(t.value).toBeGreaterThanOrEqual(58);
     expect(t.value).toBeLessThanOrEqual(62);
   });
@@ -119,9 +126,9 @@ describe('InFlightTarget: reads in flight from rate x round trip (Little)', () =
   it('takes the lowest recent round trip, and forgets one older than two periods', () => {
     const t = new InFlightTarget(1, 100_000, 0);
     t.answered(0, t.mark, 10);
-    t.answered(10, t.mark, 210);
+    t.answered(10, t.mark, 40);
     expect(t.minRoundTripMs).toBe(10);
-    expect(t.smoothedRoundTripMs).toBeCloseTo(10 + (200 - 10) / 8, 5);
+    expect(t.smoothedRoundTripMs).toBeCloseTo(10 + (30 - 10) / 8, 5);
     // Two periods later, every read taking 200 ms: the 10 ms route is gone.
     let now = 210;
     while (now < 210 + 2 * MIN_RTT_PERIOD_MS + 400) {
@@ -129,6 +136,31 @@ describe('InFlightTarget: reads in flight from rate x round trip (Little)', () =
       now += 100;
     }
     expect(t.minRoundTripMs).toBe(200);
+  });
+
+  it("weights each route's lowest round trip by its share of the answers", () => {
+    const t = new InFlightTarget(1, 100_000, 0);
+    // Nine answers of ten over a 10 ms route, one over a 300 ms route.
+    for (let i = 0; i < 100; i++) {
+      const slow = i % 10 === 0;
+      t.answered(i * 20, t.mark, i * 20 + (slow ? 300 : 10), slow ? 'congested' : 'primary');
+    }
+    expect(t.minRoundTripMs).toBeCloseTo(0.9 * 10 + 0.1 * 300, 6);
+  });
+
+  it('forgets a long pause: a smoothed round trip unmoved by a hung read, no stale lowest', () => {
+    const t = new InFlightTarget(1, 100_000, 0);
+    for (let i = 0; i < 20; i++) t.answered(i * 10, t.mark, i * 10 + 10);
+    // A read held 12 s by a hung node counts as 2 x 10 + 20 ms at most.
+    t.answered(200, t.mark, 12_200);
+    expect(t.smoothedRoundTripMs).toBeCloseTo(10 + (40 - 10) / 8, 6);
+    // Three periods later, every read takes 150 ms: the 10 ms of before the pause is gone.
+    const later = 12_200 + 3 * MIN_RTT_PERIOD_MS;
+    t.answered(later, t.mark, later + 150);
+    expect(t.minRoundTripMs).toBe(150);
+    // A route that got slower for good is followed within a few dozen answers.
+    for (let i = 0; i < 40; i++) t.answered(later + i * 10, t.mark, later + i * 10 + 150);
+    expect(t.smoothedRoundTripMs).toBeGreaterThan(140);
   });
 
   it('never goes below its floor nor above its ceiling', () => {
@@ -191,24 +223,25 @@ describe('FetchWindow with a measured target', () => {
 });
 
 describe('ReadSlots: the process-wide cap on queries in flight', () => {
-  it('admits queries under the cap, and a stream under its floor whatever the cap', () => {
+  it(`admits queries under the cap, and ${READS_PAST_THE_CAP} per stream whatever the cap`, () => {
     const slots = new ReadSlots(100);
     const a = slots.join();
     const b = slots.join();
     a.setQueries(95);
     expect(slots.used).toBe(95);
-    expect(a.admits(5, 32)).toBe(true);
-    expect(a.admits(6, 32)).toBe(false);
-    // b has nothing in flight: its floor's worth goes, the cap full or not.
-    expect(b.admits(1, 32)).toBe(true);
-    b.setQueries(32);
-    expect(b.admits(1, 32)).toBe(false);
+    expect(a.admits(5)).toBe(true);
+    expect(a.admits(6)).toBe(false);
+    // b has nothing in flight: a few queries go, the cap full or not, so it never stalls.
+    expect(b.admits(READS_PAST_THE_CAP)).toBe(true);
+    expect(b.admits(READS_PAST_THE_CAP + 1)).toBe(false);
+    b.setQueries(READS_PAST_THE_CAP);
+    expect(b.admits(1)).toBe(false);
     a.leave();
-    expect(slots.used).toBe(32);
+    expect(slots.used).toBe(READS_PAST_THE_CAP);
     expect(slots.streamCount).toBe(1);
     // A stream that left counts nothing more.
     a.setQueries(50);
-    expect(slots.used).toBe(32);
+    expect(slots.used).toBe(READS_PAST_THE_CAP);
   });
 
   it("shows streams' bounds, their targets summed and their mean lowest round trip", () => {

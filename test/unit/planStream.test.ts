@@ -295,6 +295,9 @@ describe('planStream', () => {
       expect(await floorOf(4)).toBe(32); // never below the ramp's first reads
       expect(await floorOf(4096)).toBe(1024); // the per-stream ceiling
       expect(await floorOf(128, { maxInFlightPerStream: 100 })).toBe(100);
+      // Grouped reads: the floor counts queries, of up to 32 samples each.
+      expect(await floorOf(128, { groupReads: 'on', groupReadsSize: 32 })).toBe(32);
+      expect(await floorOf(4096, { groupReads: 'on', groupReadsSize: 32 })).toBe(256);
     });
 
     it('grows an adaptive window to the least of max prefetch, the window limit and the in-flight cap', async () => {

@@ -8,7 +8,7 @@ import type { StreamTransformer } from '../transform/StreamTransformer.js';
 import { UndecodableImageError } from '../transform/UndecodableImageError.js';
 import type { AssembledBatch } from './AssembledBatch.js';
 import { BatchAssembler } from './BatchAssembler.js';
-import { FetchWindow, RAMP_START, type ReadBound } from './FetchWindow.js';
+import { FetchWindow, type ReadBound } from './FetchWindow.js';
 import type { FetchedSample } from './FetchedSample.js';
 import type { FetchOptions } from './FetchOptions.js';
 import { groupByReplica } from './groupByReplica.js';
@@ -64,7 +64,7 @@ export class BatchFetcher {
   private readonly reader: SampleReader;
   private readonly window: FetchWindow;
   /** This stream's share of the process's cap on queries in flight (absent: no cap). */
-  private readonly reads: StreamReads | undefined;
+  private reads: StreamReads | undefined;
   private readonly hedger: StragglerHedger;
   private readonly retries: ReadRetries;
   private readonly assembler: BatchAssembler;
@@ -120,7 +120,6 @@ export class BatchFetcher {
     this.catalog = new SourceCatalog(opts.sources);
     this.reader = new SampleReader(this.catalog, this.selector, opts.metrics);
     this.window = new FetchWindow(opts);
-    this.reads = opts.readSlots?.join();
     this.retries = new ReadRetries(opts);
     this.assembler = new BatchAssembler(opts);
     this.groupSize = Math.max(1, Math.floor(opts.groupReads ?? 1));
@@ -142,6 +141,8 @@ export class BatchFetcher {
 
   /** Yields the rank's batches, epoch after epoch, starting where `resume` says. */
   async *batches(): AsyncGenerator<AssembledBatch> {
+    // Joined here, not when made: `close()` (this generator's `finally`) is what leaves.
+    this.reads = this.opts.readSlots?.join();
     try {
       const start = this.opts.resume?.epoch ?? this.opts.firstEpoch;
       for (let epoch = start; epoch < this.opts.endEpoch; epoch++) {
@@ -272,7 +273,14 @@ export class BatchFetcher {
       picked.push(this.issueCursor++);
     }
     // A window full of samples waiting to be sent: the trainer, not the reads, holds it.
-    if (bound === 'window' && assembler.held >= this.opts.batchSize) bound = 'trainer';
+    // (In order, samples held behind a straggler are no sign of that.)
+    if (
+      bound === 'window' &&
+      this.opts.ordering === 'out-of-order' &&
+      assembler.held >= this.opts.batchSize
+    ) {
+      bound = 'trainer';
+    }
     this.reads?.setBound(bound);
     const toRead = this.opts.cache && picked.length > 0 ? this.fromCache(picked) : picked;
     if (toRead.length > 0) {
@@ -317,14 +325,14 @@ export class BatchFetcher {
 
   /**
    * True when the process's cap on queries in flight (see `ReadSlots`) admits the query
-   * of one more read, `picked` reads (`queries` queries) being about to go too. A stream under
-   * its floor of reads in flight is admitted whatever the cap.
+   * of one more read, `picked` reads (`queries` queries) being about to go too. A stream with
+   * few queries going is admitted whatever the cap (see `READS_PAST_THE_CAP`).
    */
   private slotsAdmit(picked: number, queries: number): boolean {
     if (this.reads === undefined) return true;
     // The next read opens a query when it starts a new group.
     const opens = picked % this.groupSize === 0 ? 1 : 0;
-    return this.reads.admits(queries + opens, this.opts.inFlightFloor ?? RAMP_START);
+    return this.reads.admits(queries + opens);
   }
 
   /** The size a read in flight is expected to bring: the stream's mean, else the dataset's. */
@@ -485,9 +493,12 @@ export class BatchFetcher {
     this.fetchRows(group, path).then(
       (rows) => {
         // A read its second read overtook took a hung node's time: not a round trip.
-        if (first.counted && !this.closed) this.window.answered(issuedAt, mark, performance.now());
+        if (first.counted && !this.closed)
+          this.window.answered(issuedAt, mark, performance.now(), path.path.name);
         this.ended(group, first, epoch);
-        if (this.closed || epoch !== this.assembler.epoch) return;
+        if (this.closed) return;
+        // A previous epoch's read freed a request: this epoch may be waiting for one.
+        if (epoch !== this.assembler.epoch) return this.notify();
         // A read its second read overtook was counted when released (see release()): counted
         // again, its completions could grow the window behind a stuck read.
         if (first.counted) for (let i = 0; i < rows.length; i++) this.window.completed();
@@ -495,7 +506,8 @@ export class BatchFetcher {
       },
       (err: unknown) => {
         this.ended(group, first, epoch);
-        if (this.closed || epoch !== this.assembler.epoch) return;
+        if (this.closed) return;
+        if (epoch !== this.assembler.epoch) return this.notify();
         const left = group.filter((p) => !this.isTaken(p));
         if (left.length > 0) this.onError(left, attempt, path, err);
       },
@@ -533,7 +545,7 @@ export class BatchFetcher {
    */
   private release(lead: number, size: number): void {
     const first = this.firstReads.get(lead);
-    if (!first?.counted || this.released >= this.opts.maxInFlight) return;
+    if (!first?.counted || this.released >= this.window.inFlightLimit) return;
     first.counted = false;
     this.inFlight -= size;
     this.queries--;

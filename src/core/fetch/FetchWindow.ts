@@ -34,6 +34,8 @@ export interface FetchWindowOptions {
    * fixed allowance).
    */
   inFlightFloor?: number;
+  /** Samples per query when reads are grouped (absent: 1): the floor is in queries. */
+  groupReads?: number;
 }
 
 /**
@@ -81,7 +83,12 @@ export class FetchWindow {
     this.max = Math.max(this.size, opts.adaptiveWindowMax ?? 0);
     // A stream sized by its round trip may start with its floor (two batches' reads): at
     // 150 ms, starting at 32 took two more round trips (300 ms) to reach a floor of 128.
-    this.credits = Math.min(Math.max(RAMP_START, opts.inFlightFloor ?? 0), opts.maxInFlight);
+    // Credits count positions; the floor counts queries, of up to `groupReads` positions each.
+    const perQuery = Math.max(1, Math.floor(opts.groupReads ?? 1));
+    this.credits = Math.min(
+      Math.max(RAMP_START, (opts.inFlightFloor ?? 0) * perQuery),
+      opts.maxInFlight * perQuery,
+    );
     this.target =
       opts.inFlightFloor === undefined
         ? undefined
@@ -136,8 +143,8 @@ export class FetchWindow {
    * A query issued at `issuedAt` (when {@link FetchWindow.mark} was `mark`) brought its answer
    * at `now` (milliseconds, as `performance.now()`): a measure of the rate and round trip the target is sized from.
    */
-  answered(issuedAt: number, mark: number, now: number): void {
-    this.target?.answered(issuedAt, mark, now);
+  answered(issuedAt: number, mark: number, now: number, route?: string): void {
+    this.target?.answered(issuedAt, mark, now, route);
   }
 
   /** What a read issued now passes to {@link FetchWindow.answered} (see `InFlightTarget.mark`). */

@@ -11,6 +11,12 @@ export const RATE_INTERVALS = 8;
 export const MIN_INTERVAL_MS = 20;
 /** The round trip's floor is the lowest one measured over the last two periods of this length. */
 export const MIN_RTT_PERIOD_MS = 5_000;
+/**
+ * A round trip counts in the smoothed one as at most this many times it (plus an interval): a
+ * hung node's read (12 s until the driver's timeout) moves it by a seventh, not by 1.5 s, and
+ * a route that did get slower is followed within a few dozen answers.
+ */
+const SRTT_CLAMP = 2;
 /** Gain of the smoothed round trip (TCP's SRTT). */
 const RTT_GAIN = 1 / 8;
 
@@ -25,7 +31,9 @@ const RTT_GAIN = 1 / 8;
  *   pauses for a moment does not shrink it; one that slows for good lets it fall within eight
  *   round trips.
  * - The **round trip** is the lowest measured over the last 5-10 s: the time the route itself
- *   takes, not the queueing that extra reads add. Sized by the mean instead, reads that queue
+ *   takes, not the queueing that extra reads add. With several routes, each route's lowest
+ *   counts by its share of the answers: a fast route answering now and then does not size the
+ *   reads of a slow one. Sized by the mean instead, reads that queue
  *   (in the database, or behind a busy event loop) would raise the round trip, and so the
  *   target, and so the queueing: reads in flight would grow to the ceiling whenever a core is
  *   the limit. With the lowest, a CPU-bound stream's target stays at twice what its rate needs.
@@ -40,9 +48,10 @@ const RTT_GAIN = 1 / 8;
 export class InFlightTarget {
   private current: number;
   private srttMs: number | undefined;
-  /** Lowest round trip of the current and the previous {@link MIN_RTT_PERIOD_MS} period. */
-  private minNow = Infinity;
-  private minBefore = Infinity;
+  /** Each route's lowest round trip and answers, this period and the one before. */
+  private readonly routes = new Map<string, RouteTimes>();
+  /** The routes' lowest round trips weighted by their answers (Infinity: none yet). */
+  private floorRttMs = Infinity;
   private periodStart: number;
   /** Answers so far. */
   private delivered = 0;
@@ -70,10 +79,12 @@ export class InFlightTarget {
     return this.current;
   }
 
-  /** The lowest round trip measured lately, in milliseconds (undefined before any answer). */
+  /**
+   * The lowest round trip measured lately, in milliseconds, each route's weighted by its share
+   * of the answers (undefined before any answer).
+   */
   get minRoundTripMs(): number | undefined {
-    const min = Math.min(this.minNow, this.minBefore);
-    return Number.isFinite(min) ? min : undefined;
+    return Number.isFinite(this.floorRttMs) ? this.floorRttMs : undefined;
   }
 
   /** The smoothed round trip, in milliseconds (undefined before any answer). */
@@ -88,19 +99,38 @@ export class InFlightTarget {
 
   /**
    * A read (one query) issued at `issuedAt`, when {@link InFlightTarget.mark} was `mark`, was
-   * answered at `now` (milliseconds).
+   * answered at `now` (milliseconds) over `route`.
    */
-  answered(issuedAt: number, mark: number, now: number): void {
+  answered(issuedAt: number, mark: number, now: number, route = ''): void {
     const rtt = Math.max(0, now - issuedAt);
     this.delivered++;
     this.intervalRate = Math.max(this.intervalRate, (this.delivered - mark) / Math.max(rtt, 0.01));
-    this.srttMs = this.srttMs === undefined ? rtt : this.srttMs + RTT_GAIN * (rtt - this.srttMs);
-    if (now - this.periodStart >= MIN_RTT_PERIOD_MS) {
-      this.minBefore = this.minNow;
-      this.minNow = Infinity;
+    // A read held by a hung node until the driver's timeout moves it by one clamped sample.
+    if (this.srttMs === undefined) this.srttMs = rtt;
+    else {
+      const sample = Math.min(rtt, SRTT_CLAMP * this.srttMs + MIN_INTERVAL_MS);
+      this.srttMs += RTT_GAIN * (sample - this.srttMs);
+    }
+    const sincePeriod = now - this.periodStart;
+    if (sincePeriod >= MIN_RTT_PERIOD_MS) {
+      // After a pause of two periods or more, the previous period's figures are stale too.
+      const stale = sincePeriod >= 2 * MIN_RTT_PERIOD_MS;
+      for (const r of this.routes.values()) {
+        r.minBefore = stale ? Infinity : r.minNow;
+        r.answersBefore = stale ? 0 : r.answersNow;
+        r.minNow = Infinity;
+        r.answersNow = 0;
+      }
       this.periodStart = now;
     }
-    this.minNow = Math.min(this.minNow, rtt);
+    let times = this.routes.get(route);
+    if (times === undefined) {
+      times = { minNow: Infinity, minBefore: Infinity, answersNow: 0, answersBefore: 0 };
+      this.routes.set(route, times);
+    }
+    times.minNow = Math.min(times.minNow, rtt);
+    times.answersNow++;
+    this.floorRttMs = weightedFloor(this.routes);
     // The interval under way counts at once: a target raised only when it ends would lag a
     // round trip behind, and reads would double every second round trip.
     const rate = Math.max(this.ratesMax, this.intervalRate);
@@ -113,4 +143,26 @@ export class InFlightTarget {
     this.intervalRate = 0;
     this.intervalStart = now;
   }
+}
+
+/** One route's lowest round trip and answers, this period and the one before. */
+interface RouteTimes {
+  minNow: number;
+  minBefore: number;
+  answersNow: number;
+  answersBefore: number;
+}
+
+/** The routes' lowest round trips, weighted by their answers of both periods. */
+function weightedFloor(routes: ReadonlyMap<string, RouteTimes>): number {
+  let sum = 0;
+  let answers = 0;
+  for (const r of routes.values()) {
+    const n = r.answersNow + r.answersBefore;
+    const min = Math.min(r.minNow, r.minBefore);
+    if (n === 0 || !Number.isFinite(min)) continue;
+    sum += n * min;
+    answers += n;
+  }
+  return answers > 0 ? sum / answers : Infinity;
 }

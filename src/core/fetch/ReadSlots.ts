@@ -1,5 +1,12 @@
 import type { ReadBound } from './FetchWindow.js';
 
+/**
+ * Queries a stream may have in flight whatever the process's cap says: enough that a stream
+ * refused by the cap still has answers coming to wake it and keeps moving, few enough that
+ * many streams cannot get around the cap with them.
+ */
+export const READS_PAST_THE_CAP = 16;
+
 /** The gauges a process's reads are shown on (see `loaderMetrics`). */
 export interface ReadSlotsGauges {
   /** Streams by what last stopped their reads. */
@@ -17,10 +24,10 @@ export interface ReadSlotsGauges {
  * database from taking more requests than the driver's connections carry (the driver refuses
  * a request once every connection to a host has `maxRequestsPerConnection` in flight).
  *
- * A stream with fewer than its floor of queries going is admitted whatever the cap (see
- * {@link StreamReads.admits}), as the held-bytes budget always admits a batch: a stream
- * refused by the cap while it had nothing in flight would never be woken. So the process may
- * pass the cap by at most one floor per stream.
+ * A stream with fewer than {@link READS_PAST_THE_CAP} queries going is admitted whatever the
+ * cap (see {@link StreamReads.admits}), as the held-bytes budget always admits a batch: a
+ * stream refused by the cap while it had nothing in flight would never be woken. So the process
+ * may pass the cap by at most that many queries per stream.
  */
 export class ReadSlots {
   private usedNow = 0;
@@ -102,10 +109,11 @@ export class StreamReads {
 
   /**
    * True when `more` queries beyond this stream's `queries` in flight (as last told) may start:
-   * under the process's cap, or under this stream's `floor` whatever the cap.
+   * under the process's cap, or within {@link READS_PAST_THE_CAP} for this stream whatever the
+   * cap.
    */
-  admits(more: number, floor: number): boolean {
-    if (this.queries + more <= floor) return true;
+  admits(more: number): boolean {
+    if (this.queries + more <= READS_PAST_THE_CAP) return true;
     return this.slots.used + more <= this.slots.limit;
   }
 

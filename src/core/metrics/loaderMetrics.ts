@@ -155,10 +155,11 @@ export function createLoaderMetrics(options: LoaderMetricsOptions = {}): LoaderM
       name: 'scylla_loader_read_round_trip_min_seconds',
       help:
         'Lowest read round trip each stream measured lately (the route, without queueing), ' +
-        'averaged over streams (with workers: over the workers): what reads in flight are ' +
-        'sized by.',
-      // A mean: summed over the workers of `serve --workers N`, it would be N times too long.
-      aggregator: 'average',
+        'averaged over streams (with workers: the highest of the workers, an idle one shows ' +
+        '0): what reads in flight are sized by.',
+      // Summed over the workers of `serve --workers N` it would be N times too long, and
+      // averaged, idle workers' 0 would pull it down.
+      aggregator: 'max',
       registers: [registry],
     }),
     heldBytes: new Gauge({

@@ -69,8 +69,9 @@ export const serverConfigSchema = z.object({
   /**
    * Database queries the streams of one process may have in flight together. Each stream sizes
    * its own by its rate x round trip; this bounds their sum, within what the driver's
-   * connections carry (`connectDbPaths` opens enough). A stream under its floor (two batches'
-   * reads) is admitted whatever the cap, so it may be passed by that much per stream.
+   * connections carry (`connectDbPaths` opens enough). A stream with fewer than 16 queries
+   * going is admitted whatever the cap (so none stalls), so it may be passed by that much per
+   * stream.
    */
   maxReadsInFlight: z.number().int().min(1).max(1_000_000).default(4096),
   /** Concurrent HTTP/2 streams (calls of any kind) one connection may open. */
