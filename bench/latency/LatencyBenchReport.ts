@@ -44,6 +44,8 @@ export interface LatencyRun {
   warmupBatches: number;
   /** Share of the wall time after warm-up spent waiting for batches. */
   stallFraction: number;
+  /** The same in each half of the batches after warm-up. */
+  stallHalves?: [number, number];
   /** CPU seconds of the measured part: loader, database, toxiproxy, trainer child. */
   cpuSeconds: { loader?: number; db?: number; proxy?: number; client: number };
   loaderCpuSecondsPerGB?: number;
@@ -72,5 +74,11 @@ export interface LatencyRatios {
   /** C's batch-wait p99 with the congested route, as the paced trainer saw it, ms. */
   cCongestedTrainerP99Ms?: number;
   /** C's paced trainer at the largest round trip (main route): its stalled share and p99 wait. */
-  cHighTrainer?: { rttMs: number; stallFraction: number; p99Ms: number };
+  cHighTrainer?: {
+    rttMs: number;
+    stallFraction: number;
+    p99Ms: number;
+    /** Stalled share in the first and the second half of the batches after warm-up. */
+    stallHalves?: [number, number];
+  };
 }

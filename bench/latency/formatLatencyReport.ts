@@ -76,7 +76,11 @@ export function formatLatencyReport(report: LatencyBenchReport): string {
       const t = ratios.cHighTrainer;
       lines.push(
         `${placement}: C's paced trainer at ${t.rttMs} ms: stalled ${(100 * t.stallFraction).toFixed(1)}% ` +
-          `(target < 1%), batch wait p99 ${t.p99Ms.toFixed(1)} ms (target <= 30)`,
+          `(target < 1%)` +
+          (t.stallHalves
+            ? ` (first half ${(100 * t.stallHalves[0]).toFixed(1)}%, second ${(100 * t.stallHalves[1]).toFixed(1)}%)`
+            : '') +
+          `, batch wait p99 ${t.p99Ms.toFixed(1)} ms (target <= 30)`,
       );
     }
     if (ratios.cOverBCongested !== undefined) {

@@ -298,6 +298,7 @@ async function runClient(
     ...(result.ramp ? { ramp: result.ramp } : {}),
     warmupBatches: result.warmupBatches,
     stallFraction: result.steadyWallMs > 0 ? result.steadyWaitTotalMs / result.steadyWallMs : 0,
+    ...(result.stallHalves ? { stallHalves: result.stallHalves } : {}),
     cpuSeconds: {
       ...(loader === undefined ? {} : { loader }),
       ...(db === undefined ? {} : { db }),

@@ -155,11 +155,20 @@ function placementRatios(runs: readonly LatencyRun[]): LatencyRatios {
   const pacedHigh = runs.filter(
     (r) => r.pace === 'trainer' && r.scenario === 'C' && r.routes === 'main' && r.rttMs === high,
   );
+  const halves = pacedHigh.flatMap((r) => (r.stallHalves ? [r.stallHalves] : []));
   if (high > 0 && pacedHigh.length > 0) {
     out.cHighTrainer = {
       rttMs: high,
       stallFraction: median(pacedHigh.map((r) => r.stallFraction)),
       p99Ms: median(pacedHigh.map((r) => r.waitMs.p99)),
+      ...(halves.length === 0
+        ? {}
+        : {
+            stallHalves: [median(halves.map((h) => h[0])), median(halves.map((h) => h[1]))] as [
+              number,
+              number,
+            ],
+          }),
     };
   }
   return out;

@@ -87,6 +87,11 @@ export interface SdkClientResult {
   steadyWaitTotalMs: number;
   /** Wall time after warm-up, ms. */
   steadyWallMs: number;
+  /**
+   * The share of time spent waiting in each half of the batches after warm-up: where in the
+   * run a paced trainer's stalls fall (absent: under 2 batches after warm-up).
+   */
+  stallHalves?: [number, number];
   /** With `sources`: samples received from each source, by the batches' source indexes. */
   sourceSamples?: number[];
   /** The second half's rate and when the stream reached it (absent: under 4 batches). */
@@ -183,6 +188,20 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
     // late, so nominal steps would not do) and ends with the stream.
     const steadyFrom = warmupBatches === 0 ? t0 : doneAt[warmupBatches - 1]!;
     const ramp = streamRamp(t0, arrivedAt, sizes);
+    // Batch i's wait ends at arrivedAt[i]; a half's wall time runs from the trainer being done
+    // with the batch before it to the trainer being done with its last.
+    const halfAt = warmupBatches + Math.floor(steady.length / 2);
+    const stallShare = (from: number, to: number): number => {
+      const start = from === 0 ? t0 : doneAt[from - 1]!;
+      const wall = doneAt[to - 1]! - start;
+      let waited = 0;
+      for (let i = from; i < to; i++) waited += waits[i]!;
+      return wall > 0 ? waited / wall : 0;
+    };
+    const halves: [number, number] | undefined =
+      steady.length >= 2 && doneAt.length === waits.length
+        ? [stallShare(warmupBatches, halfAt), stallShare(halfAt, waits.length)]
+        : undefined;
     return {
       samples,
       bytes,
@@ -199,6 +218,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       },
       steadyWaitTotalMs: steady.reduce((sum, w) => sum + w, 0),
       steadyWallMs: end - steadyFrom,
+      ...(halves ? { stallHalves: halves } : {}),
       ...(sourceSamples ? { sourceSamples } : {}),
       ...(ramp ? { ramp } : {}),
     };

@@ -148,7 +148,7 @@ describe('InFlightTarget: reads in flight from rate x round trip (Little)', () =
     expect(t.minRoundTripMs).toBeCloseTo(0.9 * 10 + 0.1 * 300, 6);
   });
 
-  it('forgets a long pause: a smoothed round trip unmoved by a hung read, no stale lowest', () => {
+  it('moves the smoothed round trip by one clamped sample for a hung read, and forgets a long pause', () => {
     const t = new InFlightTarget(1, 100_000, 0);
     for (let i = 0; i < 20; i++) t.answered(i * 10, t.mark, i * 10 + 10);
     // A read held 12 s by a hung node counts as 2 x 10 + 20 ms at most.

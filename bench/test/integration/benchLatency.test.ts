@@ -38,6 +38,11 @@ describe('bench latency --quick', () => {
         expect(run.samplesPerSecond).toBeLessThan(rate * 1.05);
         expect(run.stallFraction).toBeGreaterThanOrEqual(0);
         expect(run.stallFraction).toBeLessThan(1);
+        // Where the stalls fall: each half's share, between 0 and 1.
+        for (const half of run.stallHalves!) {
+          expect(half).toBeGreaterThanOrEqual(0);
+          expect(half).toBeLessThan(1);
+        }
       }
       for (const run of report.runs) expect(run.samples).toBe(report.dataset.samples);
       for (const row of report.summary) {
