@@ -59,11 +59,15 @@ describe('bench suite --quick', () => {
         'raw-http2',
       ]);
 
-      // The targets: all six, each judged where its part ran (no pinned run in quick mode,
-      // and no 150 ms round trip).
-      expect(report.targets).toHaveLength(6);
+      // The targets: all eight, each judged where its part ran (no pinned run in quick mode,
+      // and no 150 ms round trip, which three of them are about).
+      expect(report.targets).toHaveLength(8);
       const notRun = report.targets.filter((t) => t.met === undefined).map((t) => t.name);
-      expect(notRun).toEqual(['C at 150 ms / C at 0 ms']);
+      expect(notRun).toEqual([
+        'C at 150 ms / C at 0 ms',
+        "C's paced trainer at 150 ms, share of its time stalled (paced at 80% of C at 0 ms)",
+        "C's paced trainer at 150 ms, batch wait p99, ms",
+      ]);
       // Every row of D also as a share of A.
       expect(report.latencyVsA).toHaveLength(6);
       for (const row of report.latencyVsA) expect(row.ratioToA).toBeGreaterThan(0);
