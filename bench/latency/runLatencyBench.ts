@@ -12,7 +12,7 @@ import type { SdkClientConfig, SdkClientResult } from '../stream/sdkClientChild.
 import { type Placement } from '../stream/StreamBenchOptions.js';
 import { latencyChartSvg } from './latencyChartSvg.js';
 import { congestedToxics, latencyToxics } from './routeToxics.js';
-import { latencyRatios, summarizeLatencyRuns } from './summarizeLatencyRuns.js';
+import { fullSpeedRun, latencyRatios, summarizeLatencyRuns } from './summarizeLatencyRuns.js';
 import { startToxiproxy } from '../../test/support/index.js';
 import { measureLoaderRun } from '../measure/measureLoaderRun.js';
 import { reportPath, writeReportJson } from '../../test/support/index.js';
@@ -105,14 +105,9 @@ export async function runLatencyBench(options: LatencyBenchOptions) {
           if (pace === undefined) throw new Error('no paced trainer');
           if ('samplesPerSecond' in pace) return pace.samplesPerSecond;
           if (routes === 'main+congested') return pace.congestedSamplesPerSecond;
-          const c0 = runs.find(
-            (r) =>
-              r.placement === placement &&
-              r.run === run &&
-              r.routes === 'main' &&
-              r.rttMs === 0 &&
-              r.scenario === 'C' &&
-              r.pace === 'max',
+          const c0 = fullSpeedRun(
+            runs.filter((r) => r.placement === placement),
+            { run, scenario: 'C', routes: 'main', rttMs: 0 },
           );
           if (c0 === undefined) throw new Error(`round ${run + 1} has no C at 0 ms to pace by`);
           return pace.share * c0.samplesPerSecond;

@@ -98,21 +98,31 @@ export function latencyRatios(
   return out;
 }
 
+/**
+ * The full-speed (`max`) run of round `run` with that scenario and routes (and round trip, when
+ * given) among `runs`. @internal
+ */
+export function fullSpeedRun(
+  runs: readonly LatencyRun[],
+  key: { run: number; scenario: LatencyScenario; routes: RouteSet; rttMs?: number | undefined },
+): LatencyRun | undefined {
+  return runs.find(
+    (r) =>
+      r.pace === 'max' &&
+      r.run === key.run &&
+      r.scenario === key.scenario &&
+      r.routes === key.routes &&
+      (key.rttMs === undefined || r.rttMs === key.rttMs),
+  );
+}
+
 function placementRatios(runs: readonly LatencyRun[]): LatencyRatios {
   const findRun = (
     run: number,
     scenario: LatencyScenario,
     routes: RouteSet,
     rttMs?: number,
-  ): LatencyRun | undefined =>
-    runs.find(
-      (r) =>
-        r.pace === 'max' &&
-        r.run === run &&
-        r.scenario === scenario &&
-        r.routes === routes &&
-        (rttMs === undefined || r.rttMs === rttMs),
-    );
+  ): LatencyRun | undefined => fullSpeedRun(runs, { run, scenario, routes, rttMs });
   const find = (...key: Parameters<typeof findRun>): number | undefined =>
     findRun(...key)?.samplesPerSecond;
   const rounds = [...new Set(runs.map((r) => r.run))];

@@ -40,6 +40,11 @@ export function suiteTargets(reports: SuiteReports): SuiteTarget[] {
   const streamC = (p: Placement) =>
     reports.stream?.summary.find((r) => r.placement === p && r.scenario === 'service');
   const ratios = (p: Placement) => reports.latency?.ratios[p];
+  /** C's paced trainer at 150 ms (absent: the run's largest round trip was another). */
+  const pacedAt150 = (p: Placement) => {
+    const t = ratios(p)?.cHighTrainer;
+    return t && t.rttMs === 150 ? t : undefined;
+  };
   const rss = reports.scale?.rss;
   // Name, target (`>=` or `<=` a bound), source, and the figure in a placement.
   const targets: [string, string, string, (p: Placement) => number | undefined][] = [
@@ -62,19 +67,13 @@ export function suiteTargets(reports: SuiteReports): SuiteTarget[] {
       "C's paced trainer at 150 ms, share of its time stalled (paced at 80% of C at 0 ms)",
       '<= 0.01',
       'bench latency',
-      (p) => {
-        const t = ratios(p)?.cHighTrainer;
-        return t && t.rttMs === 150 ? t.stallFraction : undefined;
-      },
+      (p) => pacedAt150(p)?.stallFraction,
     ],
     [
       "C's paced trainer at 150 ms, batch wait p99, ms",
       '<= 30',
       'bench latency',
-      (p) => {
-        const t = ratios(p)?.cHighTrainer;
-        return t && t.rttMs === 150 ? t.p99Ms : undefined;
-      },
+      (p) => pacedAt150(p)?.p99Ms,
     ],
     ['C / B with the congested route', '>= 2', 'bench latency', (p) => ratios(p)?.cOverBCongested],
     [

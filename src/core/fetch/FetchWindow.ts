@@ -182,12 +182,12 @@ export class FetchWindow {
     /** Queries in flight, when reads are grouped (default: one per position in flight). */
     requests: number = inFlight,
   ): boolean {
-    const { batchSize, maxInFlight } = this.opts;
+    const { batchSize } = this.opts;
     if (this.size >= this.max) return false;
     if (retrying > 0 || allIssued) return false;
     if (occupancy < this.size) return false;
     if (inFlight <= this.size - batchSize) return false;
-    if (requests >= Math.min(maxInFlight, this.inFlightLimit)) return false;
+    if (requests >= this.inFlightLimit) return false;
     // At most once per batch of completed reads: a moment with every read of the window in
     // flight, such as the start of a stream, is not by itself a sign that it is too small.
     if (this.completedSinceGrowth < batchSize) return false;
