@@ -36,8 +36,8 @@ export {
 export { type AssembledBatch } from './fetch/AssembledBatch.js';
 export { BatchFetcher } from './fetch/BatchFetcher.js';
 export { ByteBudget } from './fetch/ByteBudget.js';
-export { ReadSlots, StreamReads, READS_PAST_THE_CAP } from './fetch/ReadSlots.js';
-export { InFlightTarget } from './fetch/InFlightTarget.js';
+export { ReadSlots, StreamReads, READS_PAST_THE_CAP, ROUTE_MEMORY_MS } from './fetch/ReadSlots.js';
+export { InFlightTarget, type RouteEstimate } from './fetch/InFlightTarget.js';
 export { type FetchOptions } from './fetch/FetchOptions.js';
 export { adaptiveWindowMax } from './fetch/adaptiveWindowMax.js';
 export { groupByReplica } from './fetch/groupByReplica.js';

@@ -173,4 +173,34 @@ describe('reads in flight sized by rate x round trip, at 100 ms', () => {
     expect(run.bounds.has('process')).toBe(true);
     expect(slots.used).toBe(0);
   }, 60_000);
+
+  it('a stream after another on the same route starts with its rate, not its floor', async () => {
+    const metrics = createLoaderMetrics();
+    const slots = new ReadSlots(4096, metrics);
+    /** Queries in flight at most before the stream's first answer could come, and its samples. */
+    const firstRoundTrip = async (opts: FetchOptions): Promise<{ reads: number; n: number }> => {
+      const batches = new BatchFetcher(opts).batches();
+      const first = batches.next();
+      let reads = 0;
+      const until = performance.now() + 0.8 * RTT_MS;
+      while (performance.now() < until) {
+        reads = Math.max(reads, slots.used);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      let n = (await first).value?.samples.length ?? 0;
+      for await (const batch of batches) n += batch.samples.length;
+      return { reads, n };
+    };
+    const a = await firstRoundTrip(options(0, 1, 32, slots, metrics));
+    const b = await firstRoundTrip(options(0, 1, 32, slots, metrics));
+    console.log(
+      `queries in flight before the first answer: first stream ${a.reads}, the next ${b.reads}`,
+    );
+    expect(a.n).toBe(2 * N);
+    expect(b.n).toBe(2 * N);
+    // The first starts at its floor; the next at twice the rate x round trip the first measured.
+    expect(a.reads).toBeLessThanOrEqual(32);
+    expect(b.reads).toBeGreaterThan(64);
+    expect(slots.used).toBe(0);
+  }, 60_000);
 });

@@ -6,7 +6,7 @@ import {
   RATE_INTERVALS,
   TARGET_HEADROOM,
 } from '../../src/core/fetch/InFlightTarget.js';
-import { READS_PAST_THE_CAP, ReadSlots } from '../../src/core/fetch/ReadSlots.js';
+import { READS_PAST_THE_CAP, ReadSlots, ROUTE_MEMORY_MS } from '../../src/core/fetch/ReadSlots.js';
 
 /**
  * A stream on a route of round trip `rttMs` that keeps `limit()` reads in flight (fewer when a
@@ -270,5 +270,95 @@ describe('ReadSlots: the process-wide cap on queries in flight', () => {
     expect(Object.fromEntries(bounds)).toEqual({ target: 0, window: 0 });
     expect(target).toBe(0);
     expect(rtt).toBe(0);
+  });
+});
+
+describe('a stream starts from what earlier streams on its route measured (RFC 2140)', () => {
+  it('sizes its first reads from the estimate, then follows its own rate', () => {
+    // A first stream, its trainer taking 300 reads per round trip of 150 ms: 2 reads per ms.
+    const first = new InFlightTarget(32, 4096, 0);
+    const { end } = driveTarget(first, { rttMs: 150, forMs: 150 * 12, cap: 300 });
+    const estimate = first.estimate!;
+    expect(estimate.minRttMs).toBe(150);
+    expect(estimate.rate).toBeCloseTo(2, 1);
+    // The next starts at twice rate x round trip, not at its floor of 32...
+    const next = new InFlightTarget(32, 4096, end);
+    next.startFrom(estimate);
+    expect(next.value).toBeGreaterThanOrEqual(590);
+    expect(next.value).toBeLessThanOrEqual(610);
+    // ...keeps it while its own trainer takes as much...
+    const same = driveTarget(next, { rttMs: 150, forMs: 150 * 4, start: end, cap: 300 });
+    for (const v of same.seen) expect(v).toBeGreaterThanOrEqual(590);
+    // ...and falls to what it measures once the estimate's interval has left the ring.
+    driveTarget(next, { rttMs: 150, forMs: 150 * (RATE_INTERVALS + 4), start: same.end, cap: 100 });
+    expect(next.value).toBeLessThanOrEqual(2 * 100 + 10);
+    // An estimate is ignored once answers came, and a target never passes its ceiling.
+    next.startFrom({ rate: 100, minRttMs: 150 });
+    expect(next.value).toBeLessThanOrEqual(2 * 100 + 10);
+    const capped = new InFlightTarget(32, 256, 0);
+    capped.startFrom(estimate);
+    expect(capped.value).toBe(256);
+  });
+
+  it("an estimate's round trip counts only until the stream measures its own", () => {
+    // Measured at 1 ms (a near database); the route is now 150 ms away.
+    const t = new InFlightTarget(32, 4096, 0);
+    t.startFrom({ rate: 2, minRttMs: 1 });
+    expect(t.value).toBe(32);
+    t.answered(0, 0, 150);
+    // The rate carries over: 2 x 2 per ms x 150 ms.
+    expect(t.value).toBe(600);
+  });
+
+  it("a window's first reads and an adaptive window follow the started target", () => {
+    const opts = { batchSize: 64, prefetch: 4, maxInFlight: 1024, inFlightFloor: 128 };
+    const countAdmitted = (w: FetchWindow): number => {
+      let n = 0;
+      while (w.admits(n, n) && n < 5000) {
+        w.issued();
+        n++;
+      }
+      return n;
+    };
+    const estimate = { rate: 2, minRttMs: 150 };
+    const plain = new FetchWindow({ ...opts, adaptiveWindowMax: 2048 });
+    expect(countAdmitted(plain)).toBe(128);
+    const started = new FetchWindow({ ...opts, adaptiveWindowMax: 2048 });
+    started.startFrom(estimate);
+    expect(started.positions).toBe(600 + 2 * 64);
+    expect(countAdmitted(started)).toBe(600);
+    // Without an adaptive window, the window's 256 positions bound it as before.
+    const fixedWindow = new FetchWindow(opts);
+    fixedWindow.startFrom(estimate);
+    expect(fixedWindow.positions).toBe(256);
+    expect(countAdmitted(fixedWindow)).toBe(256);
+    // A fixed allowance of reads is not sized by round trips: nothing changes.
+    const fixed = new FetchWindow({ batchSize: 64, prefetch: 4, maxInFlight: 64 });
+    fixed.startFrom(estimate);
+    expect(fixed.inFlightLimit).toBe(64);
+    expect(countAdmitted(fixed)).toBe(32);
+  });
+
+  it('keeps the fastest estimate of the last minute per route, and live streams count', () => {
+    const slots = new ReadSlots(4096);
+    expect(slots.recall('r', 0)).toBeUndefined();
+    let measured = { rate: 3, minRttMs: 150 };
+    const fast = slots.join('r', () => measured);
+    // A stream reading now is recalled by the next one on its route, and on no other.
+    expect(slots.recall('r', 10)).toEqual({ rate: 3, minRttMs: 150 });
+    expect(slots.recall('other', 10)).toBeUndefined();
+    fast.leave(1_000);
+    measured = { rate: 1, minRttMs: 150 };
+    const slow = slots.join('r', () => measured);
+    slow.leave(2_000);
+    // A slower stream ending later does not shrink the start.
+    expect(slots.recall('r', 3_000)).toEqual({ rate: 3, minRttMs: 150 });
+    // A stream that measured nothing adds nothing; one without a route is not kept.
+    slots.join('r', () => undefined).leave(3_000);
+    slots.join(undefined, () => ({ rate: 9, minRttMs: 1 })).leave(3_000);
+    expect(slots.recall('r', 3_000)?.rate).toBe(3);
+    // A minute after it was kept, it is forgotten.
+    expect(slots.recall('r', 1_000 + ROUTE_MEMORY_MS + 1)).toBeUndefined();
+    expect(slots.streamCount).toBe(0);
   });
 });

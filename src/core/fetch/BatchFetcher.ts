@@ -142,7 +142,14 @@ export class BatchFetcher {
   /** Yields the rank's batches, epoch after epoch, starting where `resume` says. */
   async *batches(): AsyncGenerator<AssembledBatch> {
     // Joined here, not when made: `close()` (this generator's `finally`) is what leaves.
-    this.reads = this.opts.readSlots?.join();
+    const slots = this.opts.readSlots;
+    if (slots !== undefined) {
+      // A stream on a route others read lately starts from what they measured.
+      const route = this.route();
+      const recalled = slots.recall(route, performance.now());
+      if (recalled !== undefined) this.window.startFrom(recalled);
+      this.reads = slots.join(route, () => this.window.target?.estimate);
+    }
     try {
       const start = this.opts.resume?.epoch ?? this.opts.firstEpoch;
       for (let epoch = start; epoch < this.opts.endEpoch; epoch++) {
@@ -169,6 +176,16 @@ export class BatchFetcher {
     } finally {
       this.close();
     }
+  }
+
+  /**
+   * What this stream reads and over which paths: streams with the same route see the same
+   * round trips and sample sizes, so one's rate and round trip are a start for the next.
+   */
+  private route(): string {
+    const paths = this.opts.paths.map((p) => p.name).join(',');
+    const sources = this.opts.sources.map((s) => s.keyspace).join(',');
+    return `${paths}|${sources}`;
   }
 
   /** Stops issuing reads and clears retry timers. */

@@ -1,4 +1,4 @@
-import { InFlightTarget } from './InFlightTarget.js';
+import { InFlightTarget, type RouteEstimate } from './InFlightTarget.js';
 
 /**
  * Reads issued for every one completed while the window fills: two, so the reads in flight
@@ -76,6 +76,8 @@ export class FetchWindow {
   readonly target: InFlightTarget | undefined;
   /** Reads completed since the window last grew. */
   private completedSinceGrowth = 0;
+  /** Positions per query: the in-flight limits count queries, credits and the window positions. */
+  private readonly perQuery: number;
 
   constructor(private readonly opts: FetchWindowOptions) {
     this.size = Math.max(1, opts.prefetch * opts.batchSize);
@@ -85,6 +87,7 @@ export class FetchWindow {
     // 150 ms, starting at 32 took two more round trips (300 ms) to reach a floor of 128.
     // Credits count positions; the floor counts queries, of up to `groupReads` positions each.
     const perQuery = Math.max(1, Math.floor(opts.groupReads ?? 1));
+    this.perQuery = perQuery;
     this.credits = Math.min(
       Math.max(RAMP_START, (opts.inFlightFloor ?? 0) * perQuery),
       opts.maxInFlight * perQuery,
@@ -93,6 +96,29 @@ export class FetchWindow {
       opts.inFlightFloor === undefined
         ? undefined
         : new InFlightTarget(opts.inFlightFloor, opts.maxInFlight, performance.now());
+  }
+
+  /**
+   * Starts the reads in flight from what an earlier stream on the same route measured (see
+   * `InFlightTarget.startFrom`), before any read is issued: the ramp's first reads are the
+   * target's, and an adaptive window starts large enough for them plus two batches (as
+   * `adaptiveWindowMax` sizes its maximum), so neither holds the start back to the floor.
+   * Nothing changes for a stream whose reads are a fixed allowance.
+   */
+  startFrom(estimate: RouteEstimate): void {
+    const { target } = this;
+    if (target === undefined) return;
+    target.startFrom(estimate);
+    const positions = target.value * this.perQuery;
+    this.credits = Math.max(
+      this.credits,
+      Math.min(positions, this.opts.maxInFlight * this.perQuery),
+    );
+    const wanted = Math.min(this.max, positions + 2 * this.opts.batchSize);
+    if (wanted > this.size) {
+      this.size = wanted;
+      this.reach = 2 * this.size;
+    }
   }
 
   /** Reads in flight allowed now: the measured target, or the fixed allowance. */

@@ -21,6 +21,16 @@ const SRTT_CLAMP = 2;
 const RTT_GAIN = 1 / 8;
 
 /**
+ * What a stream measured of its route: its rate (answers per millisecond) and its lowest
+ * round trip (ms). The next stream on the same route starts from it (see
+ * {@link InFlightTarget.startFrom}).
+ */
+export interface RouteEstimate {
+  rate: number;
+  minRttMs: number;
+}
+
+/**
  * How many reads a stream should keep in flight, sized from what it measures (Little's law):
  * `TARGET_HEADROOM x rate x round trip`, between a floor and a ceiling.
  *
@@ -90,6 +100,34 @@ export class InFlightTarget {
   /** The smoothed round trip, in milliseconds (undefined before any answer). */
   get smoothedRoundTripMs(): number | undefined {
     return this.srttMs;
+  }
+
+  /**
+   * The rate (the highest of the last intervals and the one under way) and the lowest round
+   * trip measured lately, for a later stream on the same route (undefined before any answer).
+   */
+  get estimate(): RouteEstimate | undefined {
+    const minRttMs = this.minRoundTripMs;
+    const rate = Math.max(this.ratesMax, this.intervalRate);
+    return minRttMs === undefined || rate <= 0 ? undefined : { rate, minRttMs };
+  }
+
+  /**
+   * Starts from what an earlier stream on the same route measured, as TCP shares a route's
+   * round trip and window between connections to one host (RFC 2140): the target is
+   * `TARGET_HEADROOM x rate x round trip` of `estimate` at once, not the floor. Its rate counts
+   * as one measuring interval, so it drops out after {@link RATE_INTERVALS} round trips unless
+   * this stream measures as much; its round trip counts only until this stream's first answer.
+   * Without it, a stream at 150 ms needs two or three round trips of doubling from its floor.
+   * Ignored once an answer has come.
+   */
+  startFrom(estimate: RouteEstimate): void {
+    if (this.delivered > 0 || !(estimate.rate > 0) || !(estimate.minRttMs >= 0)) return;
+    this.rates[0] = estimate.rate;
+    this.nextRate = 1 % RATE_INTERVALS;
+    this.ratesMax = estimate.rate;
+    const wanted = Math.ceil(TARGET_HEADROOM * estimate.rate * estimate.minRttMs);
+    this.current = Math.min(this.ceiling, Math.max(this.floor, wanted));
   }
 
   /** Answers so far: what a read issued now passes to {@link InFlightTarget.answered}. */

@@ -1,4 +1,13 @@
 import type { ReadBound } from './FetchWindow.js';
+import type { RouteEstimate } from './InFlightTarget.js';
+
+/**
+ * How long what a stream measured of its route (rate and round trip) is kept after it ends,
+ * for the next stream on the route to start from: a trainer's next epoch, a reconnect, a
+ * DataLoader worker. A minute covers the pause between epochs and an evaluation pass; an
+ * estimate older than that may describe another load.
+ */
+export const ROUTE_MEMORY_MS = 60_000;
 
 /**
  * Queries a stream may have in flight whatever the process's cap says: enough that a stream
@@ -34,6 +43,10 @@ export class ReadSlots {
   private streams = 0;
   private minRttSumMs = 0;
   private minRttStreams = 0;
+  /** Per route, the highest-rate estimate of the streams that ended in the last minute. */
+  private readonly remembered = new Map<string, { estimate: RouteEstimate; at: number }>();
+  /** Streams reading now. */
+  private readonly live = new Set<StreamReads>();
 
   /**
    * @param limit Queries all streams of the process may have in flight together.
@@ -54,10 +67,54 @@ export class ReadSlots {
     return this.streams;
   }
 
-  /** A stream starts reading: its share of the cap, and its figures on the gauges. */
-  join(): StreamReads {
+  /**
+   * A stream starts reading: its share of the cap, and its figures on the gauges. With a
+   * `route` (what it reads and over which paths), what it `measured` is kept when it ends, and
+   * given to later streams on that route by {@link ReadSlots.recall}.
+   */
+  join(route?: string, measured?: () => RouteEstimate | undefined): StreamReads {
     this.streams++;
-    return new StreamReads(this);
+    const reads = new StreamReads(this, route, measured);
+    this.live.add(reads);
+    return reads;
+  }
+
+  /**
+   * What streams on `route` measured, for a new one to start from: the highest rate among
+   * those reading now and the one kept from those that ended within {@link ROUTE_MEMORY_MS}
+   * of `now` (ms, as `performance.now()`). Undefined when none measured anything.
+   */
+  recall(route: string, now: number): RouteEstimate | undefined {
+    let best: RouteEstimate | undefined;
+    const kept = this.remembered.get(route);
+    if (kept !== undefined) {
+      if (now - kept.at <= ROUTE_MEMORY_MS) best = kept.estimate;
+      else this.remembered.delete(route);
+    }
+    for (const reads of this.live) {
+      if (reads.route !== route) continue;
+      const estimate = reads.measured();
+      if (estimate !== undefined && (best === undefined || estimate.rate > best.rate)) {
+        best = estimate;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * @internal A stream on `route` ended at `now` having measured `estimate`. The highest rate
+   * of the last minute is kept: a slow stream (a paced trainer, an epoch's tail) ending after a
+   * fast one does not shrink the next one's start; the next stream measures its own within
+   * eight round trips either way.
+   */
+  remember(route: string, estimate: RouteEstimate, now: number): void {
+    for (const [key, kept] of this.remembered) {
+      if (now - kept.at > ROUTE_MEMORY_MS) this.remembered.delete(key);
+    }
+    const kept = this.remembered.get(route);
+    if (kept === undefined || estimate.rate >= kept.estimate.rate) {
+      this.remembered.set(route, { estimate, at: now });
+    }
   }
 
   /** @internal Counts `delta` more queries in flight. */
@@ -92,8 +149,9 @@ export class ReadSlots {
   }
 
   /** @internal A stream stopped reading. */
-  left(): void {
+  left(reads: StreamReads): void {
     this.streams--;
+    this.live.delete(reads);
   }
 }
 
@@ -105,7 +163,17 @@ export class StreamReads {
   private minRttMs: number | undefined;
   private closed = false;
 
-  constructor(private readonly slots: ReadSlots) {}
+  constructor(
+    private readonly slots: ReadSlots,
+    /** What the stream reads and over which paths (absent: nothing is kept of it). */
+    readonly route?: string,
+    private readonly measuredNow?: () => RouteEstimate | undefined,
+  ) {}
+
+  /** The rate and round trip this stream has measured so far. */
+  measured(): RouteEstimate | undefined {
+    return this.closed ? undefined : this.measuredNow?.();
+  }
 
   /**
    * True when `more` queries beyond this stream's `queries` in flight (as last told) may start:
@@ -144,13 +212,20 @@ export class StreamReads {
     }
   }
 
-  /** The stream ended: everything it counted is given back. */
-  leave(): void {
+  /**
+   * The stream ended (at `now`, ms as `performance.now()`): everything it counted is given
+   * back, and what it measured of its route is kept for the next stream on it.
+   */
+  leave(now: number = performance.now()): void {
     if (this.closed) return;
+    const estimate = this.measured();
+    if (this.route !== undefined && estimate !== undefined) {
+      this.slots.remember(this.route, estimate, now);
+    }
     this.setQueries(0);
     this.setBound(undefined);
     this.setTarget(0, undefined);
     this.closed = true;
-    this.slots.left();
+    this.slots.left(this);
   }
 }
