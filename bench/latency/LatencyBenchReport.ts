@@ -80,5 +80,10 @@ export interface LatencyRatios {
     p99Ms: number;
     /** Stalled share in the first and the second half of the batches after warm-up. */
     stallHalves?: [number, number];
+    /**
+     * The same paced trainer at 0 ms in the same rounds: what it stalls with no round trip to
+     * hide (its own receiving of batches, the machine), beside what 150 ms adds.
+     */
+    atZero?: { stallFraction: number; p99Ms: number };
   };
 }

@@ -80,7 +80,11 @@ export function formatLatencyReport(report: LatencyBenchReport): string {
           (t.stallHalves
             ? ` (first half ${(100 * t.stallHalves[0]).toFixed(1)}%, second ${(100 * t.stallHalves[1]).toFixed(1)}%)`
             : '') +
-          `, batch wait p99 ${t.p99Ms.toFixed(1)} ms (target <= 30)`,
+          `, batch wait p99 ${t.p99Ms.toFixed(1)} ms (target <= 30)` +
+          (t.atZero
+            ? `; at 0 ms the same trainer stalled ${(100 * t.atZero.stallFraction).toFixed(1)}%, ` +
+              `p99 ${t.atZero.p99Ms.toFixed(1)} ms`
+            : ''),
       );
     }
     if (ratios.cOverBCongested !== undefined) {

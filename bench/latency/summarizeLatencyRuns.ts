@@ -166,6 +166,9 @@ function placementRatios(runs: readonly LatencyRun[]): LatencyRatios {
     (r) => r.pace === 'trainer' && r.scenario === 'C' && r.routes === 'main' && r.rttMs === high,
   );
   const halves = pacedHigh.flatMap((r) => (r.stallHalves ? [r.stallHalves] : []));
+  const pacedZero = runs.filter(
+    (r) => r.pace === 'trainer' && r.scenario === 'C' && r.routes === 'main' && r.rttMs === 0,
+  );
   if (high > 0 && pacedHigh.length > 0) {
     out.cHighTrainer = {
       rttMs: high,
@@ -178,6 +181,14 @@ function placementRatios(runs: readonly LatencyRun[]): LatencyRatios {
               number,
               number,
             ],
+          }),
+      ...(pacedZero.length === 0
+        ? {}
+        : {
+            atZero: {
+              stallFraction: median(pacedZero.map((r) => r.stallFraction)),
+              p99Ms: median(pacedZero.map((r) => r.waitMs.p99)),
+            },
           }),
     };
   }

@@ -122,6 +122,22 @@ describe('summarizeLatencyRuns', () => {
     expect(ratios.unpinned?.cOverBCongested).toBe(6);
     expect(ratios.unpinned?.cCongestedTrainerP99Ms).toBe(50);
   });
+
+  it("puts the paced trainer's stall at 0 ms beside the one at the largest round trip", () => {
+    const paced = (rttMs: number, r: number, stallFraction: number, p99: number): LatencyRun =>
+      run({ pace: 'trainer', rttMs, run: r, stallFraction, waitMs: { p50: 0, p99, max: p99 } });
+    const runs = [0, 1, 2].flatMap((r) => [
+      paced(0, r, 0.01 * (r + 1), 5 + r),
+      paced(150, r, 0.02 * (r + 1), 10 + r),
+    ]);
+    const t = latencyRatios(runs).unpinned?.cHighTrainer;
+    expect(t).toEqual({
+      rttMs: 150,
+      stallFraction: 0.04,
+      p99Ms: 11,
+      atZero: { stallFraction: 0.02, p99Ms: 6 },
+    });
+  });
 });
 
 describe('sumOfSamples', () => {
