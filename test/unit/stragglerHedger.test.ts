@@ -247,6 +247,32 @@ describe('PathSelector', () => {
     expect(selector.pick().path.name).toBe('b');
   });
 
+  it("starts from an earlier stream's latencies, so a slow route gets few first reads", () => {
+    const count = (selector: PathSelector): Record<string, number> => {
+      const picks: Record<string, number> = {};
+      for (let i = 0; i < 100; i++) {
+        const s = selector.pick();
+        s.inFlight++;
+        picks[s.path.name] = (picks[s.path.name] ?? 0) + 1;
+      }
+      return picks;
+    };
+    // Unknown routes share a stream's first reads evenly.
+    expect(count(new PathSelector(routes('main', 'congested')))).toEqual({
+      main: 50,
+      congested: 50,
+    });
+    const started = new PathSelector(routes('main', 'congested'));
+    started.startFrom([150, 1500]);
+    expect(started.latencies).toEqual([150, 1500]);
+    expect(count(started)).toEqual({ main: 91, congested: 9 });
+    // Figures of other routes, or no figure, change nothing.
+    const other = new PathSelector(routes('main', 'congested'));
+    other.startFrom([150]);
+    other.startFrom([Number.NaN, 0]);
+    expect(other.latencies).toEqual([1, 1]);
+  });
+
   it('refuses an empty list of routes', () => {
     expect(() => new PathSelector([])).toThrow(/at least one database path/);
   });

@@ -144,11 +144,18 @@ export class BatchFetcher {
     // Joined here, not when made: `close()` (this generator's `finally`) is what leaves.
     const slots = this.opts.readSlots;
     if (slots !== undefined) {
-      // A stream on a route others read lately starts from what they measured.
+      // A stream on a route others read lately starts from what they measured: its reads in
+      // flight, and which of its paths is fast.
       const route = this.route();
       const recalled = slots.recall(route, performance.now());
-      if (recalled !== undefined) this.window.startFrom(recalled);
-      this.reads = slots.join(route, () => this.window.target?.estimate);
+      if (recalled !== undefined) {
+        this.window.startFrom(recalled);
+        if (recalled.pathLatencyMs) this.selector.startFrom(recalled.pathLatencyMs);
+      }
+      this.reads = slots.join(route, () => {
+        const estimate = this.window.target?.estimate;
+        return estimate && { ...estimate, pathLatencyMs: this.selector.latencies };
+      });
     }
     try {
       const start = this.opts.resume?.epoch ?? this.opts.firstEpoch;

@@ -28,6 +28,8 @@ const RTT_GAIN = 1 / 8;
 export interface RouteEstimate {
   rate: number;
   minRttMs: number;
+  /** Each database path's mean read latency, in the paths' order (see `PathSelector`). */
+  pathLatencyMs?: readonly number[];
 }
 
 /**

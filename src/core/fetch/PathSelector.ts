@@ -21,6 +21,25 @@ export class PathSelector {
     this.states = paths.map((path) => ({ path, inFlight: 0, latencyMs: 1 }));
   }
 
+  /**
+   * Starts each route's mean latency from what an earlier stream over the same routes measured
+   * (`latencyMs`, in the routes' order; ignored when the routes differ). Without it every route
+   * starts at 1 ms, so a new stream sends half its first reads over a congested second route,
+   * and its first batches wait on them.
+   */
+  startFrom(latencyMs: readonly number[]): void {
+    if (latencyMs.length !== this.states.length) return;
+    this.states.forEach((s, i) => {
+      const ms = latencyMs[i]!;
+      if (Number.isFinite(ms) && ms > 0) s.latencyMs = ms;
+    });
+  }
+
+  /** Each route's mean read latency now, in the routes' order (ms). */
+  get latencies(): number[] {
+    return this.states.map((s) => s.latencyMs);
+  }
+
   /** The route to use next, avoiding `exclude` (e.g. the one that just failed) if possible. */
   pick(exclude?: PathState): PathState {
     let best: PathState | undefined;
