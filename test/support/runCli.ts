@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cliMainArgs } from './scripts.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const main = path.join(repo, 'src/cli/main.ts');
 
-/** Starts the real CLI (through tsx) as a child process. */
+/** Starts the real CLI (through tsx, or its build: see `cliMainArgs`) as a child process. */
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', main, ...args], {
+  return spawn(process.execPath, [...cliMainArgs(), ...args], {
     cwd: repo,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
