@@ -310,7 +310,7 @@ describe('a stream starts from what earlier streams on its route measured (RFC 2
     expect(t.value).toBe(600);
   });
 
-  it("a window's first reads and an adaptive window follow the started target", () => {
+  it("a window's first reads follow the started target; its size does not", () => {
     const opts = { batchSize: 64, prefetch: 4, maxInFlight: 1024, inFlightFloor: 128 };
     const countAdmitted = (w: FetchWindow): number => {
       let n = 0;
@@ -321,22 +321,33 @@ describe('a stream starts from what earlier streams on its route measured (RFC 2
       return n;
     };
     const estimate = { rate: 2, minRttMs: 150 };
-    const plain = new FetchWindow({ ...opts, adaptiveWindowMax: 2048 });
-    expect(countAdmitted(plain)).toBe(128);
+    expect(countAdmitted(new FetchWindow({ ...opts, adaptiveWindowMax: 2048 }))).toBe(128);
+    // The window of 4 x 64 positions still bounds the first reads: it grows only by starving.
     const started = new FetchWindow({ ...opts, adaptiveWindowMax: 2048 });
     started.startFrom(estimate);
-    expect(started.positions).toBe(600 + 2 * 64);
-    expect(countAdmitted(started)).toBe(600);
-    // Without an adaptive window, the window's 256 positions bound it as before.
-    const fixedWindow = new FetchWindow(opts);
-    fixedWindow.startFrom(estimate);
-    expect(fixedWindow.positions).toBe(256);
-    expect(countAdmitted(fixedWindow)).toBe(256);
+    expect(started.positions).toBe(256);
+    expect(countAdmitted(started)).toBe(256);
+    // With room in the window, the first reads are the started target's 600.
+    const wide = new FetchWindow({ ...opts, prefetch: 16 });
+    wide.startFrom(estimate);
+    expect(countAdmitted(wide)).toBe(600);
     // A fixed allowance of reads is not sized by round trips: nothing changes.
     const fixed = new FetchWindow({ batchSize: 64, prefetch: 4, maxInFlight: 64 });
     fixed.startFrom(estimate);
     expect(fixed.inFlightLimit).toBe(64);
     expect(countAdmitted(fixed)).toBe(32);
+  });
+
+  it('reports only its own rate, so a started rate is not handed on past its minute', () => {
+    const t = new InFlightTarget(32, 4096, 0);
+    t.startFrom({ rate: 10, minRttMs: 150 });
+    // Its trainer takes 30 reads per round trip of 150 ms: 0.2 per ms.
+    const { end } = driveTarget(t, { rttMs: 150, forMs: 150 * 3, cap: 30 });
+    expect(t.value).toBeGreaterThanOrEqual(2 * 10 * 150);
+    expect(t.estimate!.rate).toBeLessThan(0.5);
+    // Once the started rate has left, the target is its own.
+    driveTarget(t, { rttMs: 150, forMs: 150 * (RATE_INTERVALS + 2), start: end, cap: 30 });
+    expect(t.value).toBeLessThanOrEqual(2 * 30 + 10);
   });
 
   it('keeps the fastest estimate of the last minute per route, and live streams count', () => {

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { DbPath } from '../../src/core/db/DbPath.js';
-import { PathSelector, type PathState } from '../../src/core/fetch/PathSelector.js';
+import {
+  PathSelector,
+  START_LATENCY_SPREAD,
+  type PathState,
+} from '../../src/core/fetch/PathSelector.js';
 import {
   HEDGE_FACTOR,
   HEDGE_MAX_GAP_MS,
@@ -266,6 +270,10 @@ describe('PathSelector', () => {
     started.startFrom([150, 1500]);
     expect(started.latencies).toEqual([150, 1500]);
     expect(count(started)).toEqual({ main: 91, congested: 9 });
+    // A route that failed and has a huge latency still gets a tenth of the first reads.
+    const capped = new PathSelector(routes('main', 'congested'));
+    capped.startFrom([150, 1e6]);
+    expect(capped.latencies).toEqual([150, 150 * START_LATENCY_SPREAD]);
     // Figures of other routes, or no figure, change nothing.
     const other = new PathSelector(routes('main', 'congested'));
     other.startFrom([150]);

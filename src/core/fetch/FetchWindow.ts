@@ -101,24 +101,18 @@ export class FetchWindow {
   /**
    * Starts the reads in flight from what an earlier stream on the same route measured (see
    * `InFlightTarget.startFrom`), before any read is issued: the ramp's first reads are the
-   * target's, and an adaptive window starts large enough for them plus two batches (as
-   * `adaptiveWindowMax` sizes its maximum), so neither holds the start back to the floor.
+   * target's. The window is left as it is: it still grows only while this stream starves, so a
+   * slow trainer's stream does not hold a fast one's window of samples for its whole life.
    * Nothing changes for a stream whose reads are a fixed allowance.
    */
   startFrom(estimate: RouteEstimate): void {
     const { target } = this;
     if (target === undefined) return;
     target.startFrom(estimate);
-    const positions = target.value * this.perQuery;
     this.credits = Math.max(
       this.credits,
-      Math.min(positions, this.opts.maxInFlight * this.perQuery),
+      Math.min(target.value * this.perQuery, this.opts.maxInFlight * this.perQuery),
     );
-    const wanted = Math.min(this.max, positions + 2 * this.opts.batchSize);
-    if (wanted > this.size) {
-      this.size = wanted;
-      this.reach = 2 * this.size;
-    }
   }
 
   /** Reads in flight allowed now: the measured target, or the fixed allowance. */

@@ -75,6 +75,13 @@ export class InFlightTarget {
   private nextRate = 0;
   /** The highest of {@link InFlightTarget.rates}. */
   private ratesMax = 0;
+  /**
+   * A rate another stream on the route measured (see {@link InFlightTarget.startFrom}): it
+   * sizes the target for {@link InFlightTarget.inheritedIntervals} more intervals, and is never
+   * reported as this stream's own.
+   */
+  private inheritedRate = 0;
+  private inheritedIntervals = 0;
 
   constructor(
     private readonly floor: number,
@@ -106,7 +113,9 @@ export class InFlightTarget {
 
   /**
    * The rate (the highest of the last intervals and the one under way) and the lowest round
-   * trip measured lately, for a later stream on the same route (undefined before any answer).
+   * trip this stream measured lately, for a later stream on the same route (undefined before
+   * any answer). A rate it started from is not in it: an estimate handed from stream to stream
+   * would otherwise outlive the minute it is kept for.
    */
   get estimate(): RouteEstimate | undefined {
     const minRttMs = this.minRoundTripMs;
@@ -117,17 +126,16 @@ export class InFlightTarget {
   /**
    * Starts from what an earlier stream on the same route measured, as TCP shares a route's
    * round trip and window between connections to one host (RFC 2140): the target is
-   * `TARGET_HEADROOM x rate x round trip` of `estimate` at once, not the floor. Its rate counts
-   * as one measuring interval, so it drops out after {@link RATE_INTERVALS} round trips unless
-   * this stream measures as much; its round trip counts only until this stream's first answer.
+   * `TARGET_HEADROOM x rate x round trip` of `estimate` at once, not the floor. Its rate sizes
+   * the target for {@link RATE_INTERVALS} measuring intervals (about round trips), beside this
+   * stream's own, then drops out; its round trip counts only until this stream's first answer.
    * Without it, a stream at 150 ms needs two or three round trips of doubling from its floor.
    * Ignored once an answer has come.
    */
   startFrom(estimate: RouteEstimate): void {
     if (this.delivered > 0 || !(estimate.rate > 0) || !(estimate.minRttMs >= 0)) return;
-    this.rates[0] = estimate.rate;
-    this.nextRate = 1 % RATE_INTERVALS;
-    this.ratesMax = estimate.rate;
+    this.inheritedRate = estimate.rate;
+    this.inheritedIntervals = RATE_INTERVALS;
     const wanted = Math.ceil(TARGET_HEADROOM * estimate.rate * estimate.minRttMs);
     this.current = Math.min(this.ceiling, Math.max(this.floor, wanted));
   }
@@ -173,13 +181,14 @@ export class InFlightTarget {
     this.floorRttMs = weightedFloor(this.routes);
     // The interval under way counts at once: a target raised only when it ends would lag a
     // round trip behind, and reads would double every second round trip.
-    const rate = Math.max(this.ratesMax, this.intervalRate);
+    const rate = Math.max(this.ratesMax, this.intervalRate, this.inheritedRate);
     const wanted = Math.ceil(TARGET_HEADROOM * rate * this.minRoundTripMs!);
     this.current = Math.min(this.ceiling, Math.max(this.floor, wanted));
     if (now - this.intervalStart < Math.max(MIN_INTERVAL_MS, this.srttMs)) return;
     this.rates[this.nextRate] = this.intervalRate;
     this.nextRate = (this.nextRate + 1) % RATE_INTERVALS;
     this.ratesMax = Math.max(...this.rates);
+    if (this.inheritedIntervals > 0 && --this.inheritedIntervals === 0) this.inheritedRate = 0;
     this.intervalRate = 0;
     this.intervalStart = now;
   }

@@ -9,6 +9,13 @@ export interface PathState {
 }
 
 /**
+ * A route's latency, when a stream starts from another's figures, is at most this many times
+ * the fastest route's: it then gets about one first read in this many (reads go where
+ * (in flight + 1) x latency is lowest).
+ */
+export const START_LATENCY_SPREAD = 10;
+
+/**
  * Spreads reads over the routes to the database: each read goes where it is expected to
  * finish first, (reads in flight + 1) x mean latency, so a slow or congested route gets fewer
  * reads without being abandoned (its latency keeps being measured).
@@ -25,13 +32,18 @@ export class PathSelector {
    * Starts each route's mean latency from what an earlier stream over the same routes measured
    * (`latencyMs`, in the routes' order; ignored when the routes differ). Without it every route
    * starts at 1 ms, so a new stream sends half its first reads over a congested second route,
-   * and its first batches wait on them.
+   * and its first batches wait on them. A route starts at most {@link START_LATENCY_SPREAD}
+   * times the fastest one's latency: one that failed (see {@link PathSelector.penalize}) still
+   * gets some first reads, and is measured again.
    */
   startFrom(latencyMs: readonly number[]): void {
     if (latencyMs.length !== this.states.length) return;
+    const valid = latencyMs.filter((ms) => Number.isFinite(ms) && ms > 0);
+    if (valid.length === 0) return;
+    const cap = START_LATENCY_SPREAD * Math.min(...valid);
     this.states.forEach((s, i) => {
       const ms = latencyMs[i]!;
-      if (Number.isFinite(ms) && ms > 0) s.latencyMs = ms;
+      if (Number.isFinite(ms) && ms > 0) s.latencyMs = Math.min(ms, cap);
     });
   }
 
