@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultStateDir } from '../../src/devdb/index.js';
@@ -35,14 +35,42 @@ export const TEST_CLI_ENV = 'SCYLLA_LOADER_TEST_CLI';
  * @internal
  */
 export function cliMainArgs(): string[] {
-  if (process.env[TEST_CLI_ENV] === 'build') {
-    const built = path.join(packageRoot, 'dist', 'src', 'cli', 'main.js');
-    if (!existsSync(built)) {
-      throw new Error(`${TEST_CLI_ENV}=build but ${built} is missing: run npm run build:tsc first`);
-    }
-    return [built];
-  }
+  if (process.env[TEST_CLI_ENV] === 'build') return [builtCliMain()];
   return scriptArgs(path.resolve(here, '../../src/cli', `main${ext}`));
+}
+
+/** The build's CLI entry, once checked to be newer than every source file. */
+let builtCli: string | undefined;
+
+/**
+ * `dist/src/cli/main.js`, refused when it is missing or older than a file under `src/` (the
+ * generated code aside, as `npm run build` makes it first): tests must not run a stale build.
+ * @internal
+ */
+export function builtCliMain(): string {
+  if (builtCli !== undefined) return builtCli;
+  const built = path.join(packageRoot, 'dist', 'src', 'cli', 'main.js');
+  const builtAt = existsSync(built) ? statSync(built).mtimeMs : 0;
+  if (builtAt < newestSourceMtime()) {
+    throw new Error(
+      `${TEST_CLI_ENV}=build but ${built} is missing or older than src/: run npm run build:tsc`,
+    );
+  }
+  builtCli = built;
+  return built;
+}
+
+/** The latest modification time of a file under `src/`, generated code aside, ms. @internal */
+export function newestSourceMtime(): number {
+  const src = path.join(packageRoot, 'src');
+  let newest = 0;
+  for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
+    const p = path.join(entry.parentPath, entry.name);
+    if (entry.isFile() && !p.includes(`${path.sep}generated${path.sep}`)) {
+      newest = Math.max(newest, statSync(p).mtimeMs);
+    }
+  }
+  return newest;
 }
 
 /**

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -25,12 +26,26 @@ def cli_command() -> list[str]:
     build (`dist/src/cli/main.js`, about a CPU second less per start) when
     SCYLLA_LOADER_TEST_CLI is `build`, as scripts/test.sh sets it once it has built them."""
     if os.environ.get("SCYLLA_LOADER_TEST_CLI") == "build":
-        built = REPO / "dist" / "src" / "cli" / "main.js"
-        if not built.exists():
-            raise RuntimeError(
-                f"SCYLLA_LOADER_TEST_CLI=build but {built} is missing: run npm run build:tsc")
-        return ["node", str(built)]
+        return ["node", str(_built_cli())]
     return ["node", "--import", "tsx", "src/cli/main.ts"]
+
+
+@functools.cache
+def _built_cli() -> Path:
+    """The build's CLI entry, refused when missing or older than a file under src/ (generated
+    code aside): the tests must not run a stale build."""
+    built = REPO / "dist" / "src" / "cli" / "main.js"
+    built_at = built.stat().st_mtime if built.exists() else 0.0
+    newest = max(
+        (p.stat().st_mtime for p in (REPO / "src").rglob("*")
+         if p.is_file() and "generated" not in p.relative_to(REPO / "src").parts),
+        default=0.0,
+    )
+    if built_at < newest:
+        raise RuntimeError(
+            f"SCYLLA_LOADER_TEST_CLI=build but {built} is missing or older than src/: "
+            "run npm run build:tsc")
+    return built
 
 
 def cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
