@@ -310,7 +310,7 @@ describe('a stream starts from what earlier streams on its route measured (RFC 2
     expect(t.value).toBe(600);
   });
 
-  it("a window's first reads follow the started target; its size does not", () => {
+  it("a window's first reads and an adaptive window follow the started target, for a while", () => {
     const opts = { batchSize: 64, prefetch: 4, maxInFlight: 1024, inFlightFloor: 128 };
     const countAdmitted = (w: FetchWindow): number => {
       let n = 0;
@@ -320,17 +320,42 @@ describe('a stream starts from what earlier streams on its route measured (RFC 2
       }
       return n;
     };
+    const follow = (w: FetchWindow, cap?: number): void => {
+      drive(
+        () => w.inFlightLimit,
+        (issuedAt, mark, now) => w.answered(issuedAt, mark, now),
+        () => w.mark,
+        // A window's target starts its clock at performance.now(): so does this drive.
+        {
+          rttMs: 150,
+          forMs: 150 * (RATE_INTERVALS + 3),
+          start: performance.now(),
+          ...(cap ? { cap } : {}),
+        },
+      );
+    };
     const estimate = { rate: 2, minRttMs: 150 };
     expect(countAdmitted(new FetchWindow({ ...opts, adaptiveWindowMax: 2048 }))).toBe(128);
-    // The window of 4 x 64 positions still bounds the first reads: it grows only by starving.
     const started = new FetchWindow({ ...opts, adaptiveWindowMax: 2048 });
     started.startFrom(estimate);
-    expect(started.positions).toBe(256);
-    expect(countAdmitted(started)).toBe(256);
-    // With room in the window, the first reads are the started target's 600.
-    const wide = new FetchWindow({ ...opts, prefetch: 16 });
-    wide.startFrom(estimate);
-    expect(countAdmitted(wide)).toBe(600);
+    expect(started.positions).toBe(600 + 2 * 64);
+    expect(countAdmitted(started)).toBe(600);
+    // Its trainer takes 30 reads per round trip: once the started rate is gone, the window is
+    // what its own target (the floor, 128) needs, never less than its 4 x 64.
+    const paced = new FetchWindow({ ...opts, adaptiveWindowMax: 2048 });
+    paced.startFrom(estimate);
+    follow(paced, 30);
+    expect(paced.positions).toBe(256);
+    // A stream that uses it keeps it.
+    const fast = new FetchWindow({ ...opts, adaptiveWindowMax: 2048 });
+    fast.startFrom(estimate);
+    follow(fast);
+    expect(fast.positions).toBe(600 + 2 * 64);
+    // Without an adaptive window, its 256 positions bound the first reads as before.
+    const fixedWindow = new FetchWindow(opts);
+    fixedWindow.startFrom(estimate);
+    expect(fixedWindow.positions).toBe(256);
+    expect(countAdmitted(fixedWindow)).toBe(256);
     // A fixed allowance of reads is not sized by round trips: nothing changes.
     const fixed = new FetchWindow({ batchSize: 64, prefetch: 4, maxInFlight: 64 });
     fixed.startFrom(estimate);

@@ -140,6 +140,11 @@ export class InFlightTarget {
     this.current = Math.min(this.ceiling, Math.max(this.floor, wanted));
   }
 
+  /** True while a rate another stream measured still sizes the target (see `startFrom`). */
+  get inheriting(): boolean {
+    return this.inheritedIntervals > 0;
+  }
+
   /** Answers so far: what a read issued now passes to {@link InFlightTarget.answered}. */
   get mark(): number {
     return this.delivered;
@@ -188,7 +193,12 @@ export class InFlightTarget {
     this.rates[this.nextRate] = this.intervalRate;
     this.nextRate = (this.nextRate + 1) % RATE_INTERVALS;
     this.ratesMax = Math.max(...this.rates);
-    if (this.inheritedIntervals > 0 && --this.inheritedIntervals === 0) this.inheritedRate = 0;
+    if (this.inheritedIntervals > 0 && --this.inheritedIntervals === 0) {
+      // The started rate is gone: the target is this stream's own from this answer on.
+      this.inheritedRate = 0;
+      const own = Math.ceil(TARGET_HEADROOM * this.ratesMax * this.minRoundTripMs!);
+      this.current = Math.min(this.ceiling, Math.max(this.floor, own));
+    }
     this.intervalRate = 0;
     this.intervalStart = now;
   }
