@@ -310,7 +310,7 @@ describe('a stream starts from what earlier streams on its route measured (RFC 2
     expect(t.value).toBe(600);
   });
 
-  it("a window's first reads and an adaptive window follow the started target, for a while", () => {
+  it("a window's first reads and an adaptive window follow the started target", () => {
     const opts = { batchSize: 64, prefetch: 4, maxInFlight: 1024, inFlightFloor: 128 };
     const countAdmitted = (w: FetchWindow): number => {
       let n = 0;
@@ -340,17 +340,13 @@ describe('a stream starts from what earlier streams on its route measured (RFC 2
     started.startFrom(estimate);
     expect(started.positions).toBe(600 + 2 * 64);
     expect(countAdmitted(started)).toBe(600);
-    // Its trainer takes 30 reads per round trip: once the started rate is gone, the window is
-    // what its own target (the floor, 128) needs, never less than its 4 x 64.
+    // It does not shrink within the stream, as a window grown by starving does not: a paced
+    // trainer's stream keeps it (shrinking it made bench latency's paced trainer stall more).
     const paced = new FetchWindow({ ...opts, adaptiveWindowMax: 2048 });
     paced.startFrom(estimate);
     follow(paced, 30);
-    expect(paced.positions).toBe(256);
-    // A stream that uses it keeps it.
-    const fast = new FetchWindow({ ...opts, adaptiveWindowMax: 2048 });
-    fast.startFrom(estimate);
-    follow(fast);
-    expect(fast.positions).toBe(600 + 2 * 64);
+    expect(paced.positions).toBe(600 + 2 * 64);
+    expect(paced.inFlightLimit).toBe(128);
     // Without an adaptive window, its 256 positions bound the first reads as before.
     const fixedWindow = new FetchWindow(opts);
     fixedWindow.startFrom(estimate);

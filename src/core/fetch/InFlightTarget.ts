@@ -140,11 +140,6 @@ export class InFlightTarget {
     this.current = Math.min(this.ceiling, Math.max(this.floor, wanted));
   }
 
-  /** True while a rate another stream measured still sizes the target (see `startFrom`). */
-  get inheriting(): boolean {
-    return this.inheritedIntervals > 0;
-  }
-
   /** Answers so far: what a read issued now passes to {@link InFlightTarget.answered}. */
   get mark(): number {
     return this.delivered;
