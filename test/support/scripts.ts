@@ -25,7 +25,7 @@ export const benchStateDir = defaultStateDir(packageRoot);
  * Set to `build` (as `scripts/test.sh` does once it has built the sources), CLI child processes
  * run the build (`dist/src/cli/main.js`, what the image ships) instead of the sources through
  * tsx: each start then costs about 0.6 CPU seconds instead of 1.6 (tsx compiles every module
- * the CLI loads), and the test command starts a few hundred of them.
+ * the CLI loads), once for every loader and CLI command an integration test runs.
  */
 export const TEST_CLI_ENV = 'SCYLLA_LOADER_TEST_CLI';
 
