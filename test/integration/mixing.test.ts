@@ -217,7 +217,14 @@ describe('a weighted mixture of three datasets in one stream', () => {
     const second = await startServeCli(1, [], env);
     try {
       const req = { ...job, sources: mix };
-      const a = new LoaderClient(`127.0.0.1:${first.port}`, { reconnect: { attempts: 0 } });
+      // The smallest HTTP/2 window and one batch read ahead: the loader can be at most about
+      // 20 of these 3 kB batches ahead of the consumer when it is killed, so the stream cannot
+      // have been sent whole by then (with the default 64 MiB window, a fast loader could).
+      const a = new LoaderClient(`127.0.0.1:${first.port}`, {
+        reconnect: { attempts: 0 },
+        flowControlWindow: 65_535,
+        maxBufferedBatches: 1,
+      });
       const got: DecodedBatch[] = [];
       let error: unknown;
       try {
