@@ -136,8 +136,7 @@ export class InFlightTarget {
     if (this.delivered > 0 || !(estimate.rate > 0) || !(estimate.minRttMs >= 0)) return;
     this.inheritedRate = estimate.rate;
     this.inheritedIntervals = RATE_INTERVALS;
-    const wanted = Math.ceil(TARGET_HEADROOM * estimate.rate * estimate.minRttMs);
-    this.current = Math.min(this.ceiling, Math.max(this.floor, wanted));
+    this.current = this.sized(estimate.rate, estimate.minRttMs);
   }
 
   /** Answers so far: what a read issued now passes to {@link InFlightTarget.answered}. */
@@ -182,8 +181,7 @@ export class InFlightTarget {
     // The interval under way counts at once: a target raised only when it ends would lag a
     // round trip behind, and reads would double every second round trip.
     const rate = Math.max(this.ratesMax, this.intervalRate, this.inheritedRate);
-    const wanted = Math.ceil(TARGET_HEADROOM * rate * this.minRoundTripMs!);
-    this.current = Math.min(this.ceiling, Math.max(this.floor, wanted));
+    this.current = this.sized(rate, this.minRoundTripMs!);
     if (now - this.intervalStart < Math.max(MIN_INTERVAL_MS, this.srttMs)) return;
     this.rates[this.nextRate] = this.intervalRate;
     this.nextRate = (this.nextRate + 1) % RATE_INTERVALS;
@@ -191,11 +189,15 @@ export class InFlightTarget {
     if (this.inheritedIntervals > 0 && --this.inheritedIntervals === 0) {
       // The started rate is gone: the target is this stream's own from this answer on.
       this.inheritedRate = 0;
-      const own = Math.ceil(TARGET_HEADROOM * this.ratesMax * this.minRoundTripMs!);
-      this.current = Math.min(this.ceiling, Math.max(this.floor, own));
+      this.current = this.sized(this.ratesMax, this.minRoundTripMs!);
     }
     this.intervalRate = 0;
     this.intervalStart = now;
+  }
+
+  /** `TARGET_HEADROOM x rate x round trip`, between the floor and the ceiling. */
+  private sized(rate: number, rttMs: number): number {
+    return Math.min(this.ceiling, Math.max(this.floor, Math.ceil(TARGET_HEADROOM * rate * rttMs)));
   }
 }
 
