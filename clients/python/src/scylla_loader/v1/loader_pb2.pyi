@@ -121,7 +121,7 @@ BAD_SAMPLE_POLICY_FAIL: BadSamplePolicy
 BAD_SAMPLE_POLICY_SKIP: BadSamplePolicy
 
 class StreamBatchesRequest(_message.Message):
-    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform", "job_checkpoint", "sources", "samples_per_epoch", "columns")
+    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform", "job_checkpoint", "sources", "samples_per_epoch", "columns", "job_id")
     DATASET_FIELD_NUMBER: _ClassVar[int]
     SPLIT_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -142,6 +142,7 @@ class StreamBatchesRequest(_message.Message):
     SOURCES_FIELD_NUMBER: _ClassVar[int]
     SAMPLES_PER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
     dataset: str
     split: str
     batch_size: int
@@ -162,7 +163,8 @@ class StreamBatchesRequest(_message.Message):
     sources: _containers.RepeatedCompositeFieldContainer[StreamSource]
     samples_per_epoch: int
     columns: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: bool = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ..., sources: _Optional[_Iterable[_Union[StreamSource, _Mapping]]] = ..., samples_per_epoch: _Optional[int] = ..., columns: _Optional[_Iterable[str]] = ...) -> None: ...
+    job_id: str
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: bool = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ..., sources: _Optional[_Iterable[_Union[StreamSource, _Mapping]]] = ..., samples_per_epoch: _Optional[int] = ..., columns: _Optional[_Iterable[str]] = ..., job_id: _Optional[str] = ...) -> None: ...
 
 class StreamSource(_message.Message):
     __slots__ = ("dataset", "split", "weight", "repeat")
@@ -589,3 +591,109 @@ class IngestSamplesResponse(_message.Message):
     done: bool
     dataset_samples: int
     def __init__(self, acknowledged_requests: _Optional[int] = ..., acknowledged_samples: _Optional[int] = ..., written: _Optional[int] = ..., already_present: _Optional[int] = ..., skipped: _Optional[int] = ..., skipped_samples: _Optional[_Iterable[_Union[SkippedSample, _Mapping]]] = ..., done: bool = ..., dataset_samples: _Optional[int] = ...) -> None: ...
+
+class GetLedgerRequest(_message.Message):
+    __slots__ = ("job_id", "batches", "sample", "columns", "include_superseded")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    batches: LedgerBatchRange
+    sample: LedgerSampleQuery
+    columns: _containers.RepeatedScalarFieldContainer[str]
+    include_superseded: bool
+    def __init__(self, job_id: _Optional[str] = ..., batches: _Optional[_Union[LedgerBatchRange, _Mapping]] = ..., sample: _Optional[_Union[LedgerSampleQuery, _Mapping]] = ..., columns: _Optional[_Iterable[str]] = ..., include_superseded: bool = ...) -> None: ...
+
+class LedgerBatchRange(_message.Message):
+    __slots__ = ("epoch", "rank", "first_batch", "last_batch")
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    FIRST_BATCH_FIELD_NUMBER: _ClassVar[int]
+    LAST_BATCH_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
+    rank: int
+    first_batch: int
+    last_batch: int
+    def __init__(self, epoch: _Optional[int] = ..., rank: _Optional[int] = ..., first_batch: _Optional[int] = ..., last_batch: _Optional[int] = ...) -> None: ...
+
+class LedgerSampleQuery(_message.Message):
+    __slots__ = ("id", "source_key", "dataset")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_KEY_FIELD_NUMBER: _ClassVar[int]
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    id: bytes
+    source_key: str
+    dataset: str
+    def __init__(self, id: _Optional[bytes] = ..., source_key: _Optional[str] = ..., dataset: _Optional[str] = ...) -> None: ...
+
+class LedgerSource(_message.Message):
+    __slots__ = ("dataset", "split")
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    SPLIT_FIELD_NUMBER: _ClassVar[int]
+    dataset: str
+    split: str
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ...) -> None: ...
+
+class LedgerBatch(_message.Message):
+    __slots__ = ("epoch", "rank", "world_size", "index", "ids", "source_indexes", "source_keys", "columns", "resume_token", "sent_at", "superseded", "resharded_from")
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    WORLD_SIZE_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_INDEXES_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_KEYS_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SENT_AT_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
+    RESHARDED_FROM_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
+    rank: int
+    world_size: int
+    index: int
+    ids: bytes
+    source_indexes: _containers.RepeatedScalarFieldContainer[int]
+    source_keys: _containers.RepeatedScalarFieldContainer[str]
+    columns: _containers.RepeatedCompositeFieldContainer[Column]
+    resume_token: bytes
+    sent_at: _timestamp_pb2.Timestamp
+    superseded: bool
+    resharded_from: str
+    def __init__(self, epoch: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., source_indexes: _Optional[_Iterable[int]] = ..., source_keys: _Optional[_Iterable[str]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., resume_token: _Optional[bytes] = ..., sent_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., superseded: bool = ..., resharded_from: _Optional[str] = ...) -> None: ...
+
+class LedgerAppearance(_message.Message):
+    __slots__ = ("epoch", "rank", "world_size", "batch_index", "position", "sent_at", "superseded", "resharded_from")
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    WORLD_SIZE_FIELD_NUMBER: _ClassVar[int]
+    BATCH_INDEX_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    SENT_AT_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
+    RESHARDED_FROM_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
+    rank: int
+    world_size: int
+    batch_index: int
+    position: int
+    sent_at: _timestamp_pb2.Timestamp
+    superseded: bool
+    resharded_from: str
+    def __init__(self, epoch: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., batch_index: _Optional[int] = ..., position: _Optional[int] = ..., sent_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., superseded: bool = ..., resharded_from: _Optional[str] = ...) -> None: ...
+
+class GetLedgerResponse(_message.Message):
+    __slots__ = ("job_id", "sources", "batches", "sample_id", "appearances")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_ID_FIELD_NUMBER: _ClassVar[int]
+    APPEARANCES_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    sources: _containers.RepeatedCompositeFieldContainer[LedgerSource]
+    batches: _containers.RepeatedCompositeFieldContainer[LedgerBatch]
+    sample_id: bytes
+    appearances: _containers.RepeatedCompositeFieldContainer[LedgerAppearance]
+    def __init__(self, job_id: _Optional[str] = ..., sources: _Optional[_Iterable[_Union[LedgerSource, _Mapping]]] = ..., batches: _Optional[_Iterable[_Union[LedgerBatch, _Mapping]]] = ..., sample_id: _Optional[bytes] = ..., appearances: _Optional[_Iterable[_Union[LedgerAppearance, _Mapping]]] = ...) -> None: ...

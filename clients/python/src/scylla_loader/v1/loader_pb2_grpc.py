@@ -45,6 +45,11 @@ class LoaderServiceStub(object):
                 request_serializer=scylla__loader_dot_v1_dot_loader__pb2.IngestSamplesRequest.SerializeToString,
                 response_deserializer=scylla__loader_dot_v1_dot_loader__pb2.IngestSamplesResponse.FromString,
                 )
+        self.GetLedger = channel.unary_unary(
+                '/scylla_loader.v1.LoaderService/GetLedger',
+                request_serializer=scylla__loader_dot_v1_dot_loader__pb2.GetLedgerRequest.SerializeToString,
+                response_deserializer=scylla__loader_dot_v1_dot_loader__pb2.GetLedgerResponse.FromString,
+                )
 
 
 class LoaderServiceServicer(object):
@@ -105,6 +110,15 @@ class LoaderServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetLedger(self, request, context):
+        """Reads a job's training ledger (StreamBatchesRequest.job_id): a range of one rank's batches
+        of an epoch, or every appearance of one sample in the job. Needs role reader and a grant of
+        every dataset the job streamed from. An unknown job is NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LoaderServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -137,6 +151,11 @@ def add_LoaderServiceServicer_to_server(servicer, server):
                     servicer.IngestSamples,
                     request_deserializer=scylla__loader_dot_v1_dot_loader__pb2.IngestSamplesRequest.FromString,
                     response_serializer=scylla__loader_dot_v1_dot_loader__pb2.IngestSamplesResponse.SerializeToString,
+            ),
+            'GetLedger': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLedger,
+                    request_deserializer=scylla__loader_dot_v1_dot_loader__pb2.GetLedgerRequest.FromString,
+                    response_serializer=scylla__loader_dot_v1_dot_loader__pb2.GetLedgerResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -248,5 +267,22 @@ class LoaderService(object):
         return grpc.experimental.stream_stream(request_iterator, target, '/scylla_loader.v1.LoaderService/IngestSamples',
             scylla__loader_dot_v1_dot_loader__pb2.IngestSamplesRequest.SerializeToString,
             scylla__loader_dot_v1_dot_loader__pb2.IngestSamplesResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def GetLedger(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/scylla_loader.v1.LoaderService/GetLedger',
+            scylla__loader_dot_v1_dot_loader__pb2.GetLedgerRequest.SerializeToString,
+            scylla__loader_dot_v1_dot_loader__pb2.GetLedgerResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
