@@ -1,6 +1,7 @@
 import { credentials as grpcCredentials } from '@grpc/grpc-js';
 import type { DescribeDatasetResponse__Output } from '../generated/scylla_loader/v1/DescribeDatasetResponse.js';
 import type { CreateSplitsResponse__Output } from '../generated/scylla_loader/v1/CreateSplitsResponse.js';
+import type { GetLedgerResponse__Output } from '../generated/scylla_loader/v1/GetLedgerResponse.js';
 import type { GetSplitResponse__Output } from '../generated/scylla_loader/v1/GetSplitResponse.js';
 import type { ListSplitsResponse__Output } from '../generated/scylla_loader/v1/ListSplitsResponse.js';
 import type { LoaderServiceClient } from '../generated/scylla_loader/v1/LoaderService.js';
@@ -12,6 +13,7 @@ import type { DecodedBatch } from './DecodedBatch.js';
 import { inferColumns } from './inferColumns.js';
 import type { IngestOptions, IngestSampleInput, IngestSummary } from './IngestOptions.js';
 import { DEFAULT_SAMPLES_PER_REQUEST, IngestRequestSource } from './IngestRequestSource.js';
+import type { LedgerQuery, LedgerResult } from './LedgerTypes.js';
 import type { LoaderClientOptions, ReconnectOptions } from './LoaderClientOptions.js';
 import { loaderService } from './loaderService.js';
 import { resumableBatches } from './resumableBatches.js';
@@ -22,6 +24,7 @@ import type { CallOptions, StreamCallOptions } from './StreamCallOptions.js';
 import { checkCreateSplits } from './checkCreateSplits.js';
 import { toCreateSplitsRequest } from './toCreateSplitsRequest.js';
 import { toDatasetDescription } from './toDatasetDescription.js';
+import { toLedgerRequest, toLedgerResult } from './toLedgerResult.js';
 import { toProtoRequest } from './toProtoRequest.js';
 import { toSplitSet } from './toSplitSet.js';
 import { tlsCredentials } from './tlsCredentials.js';
@@ -71,6 +74,7 @@ export class LoaderClient {
   readonly #createSplitsPath: string;
   readonly #listSplitsPath: string;
   readonly #getSplitPath: string;
+  readonly #getLedgerPath: string;
   readonly #ingestSamplesPath: string;
 
   /**
@@ -115,6 +119,7 @@ export class LoaderClient {
     this.#createSplitsPath = Service.service.CreateSplits.path;
     this.#listSplitsPath = Service.service.ListSplits.path;
     this.#getSplitPath = Service.service.GetSplit.path;
+    this.#getLedgerPath = Service.service.GetLedger.path;
     this.#ingestSamplesPath = Service.service.IngestSamples.path;
   }
 
@@ -209,6 +214,36 @@ export class LoaderClient {
       this.#createSplitsPath,
       callOptions,
       (response) => toSplitSet(response.splitSet),
+    );
+  }
+
+  /**
+   * Reads a job's training ledger (streams that named `jobId`): a range of one rank's batches
+   * of an epoch, with each sample's source key and the columns asked for, or every appearance
+   * of one sample in the job.
+   *
+   * @example
+   * ```ts
+   * const { batches } = await client.getLedger('run-7', { batches: { epoch: 2, rank: 0, first: 41, last: 44 } });
+   * const { appearances } = await client.getLedger('run-7', { sample: { sourceKey: 'train/cat/1.jpg' } });
+   * ```
+   *
+   * @throws {@link ClientError}: NOT_FOUND for a job without a ledger, PERMISSION_DENIED when
+   *   the token's grant lacks one of the job's datasets, INVALID_ARGUMENT for a bad id or a
+   *   range over 1,000 batches or 65,536 samples.
+   */
+  getLedger(
+    jobId: string,
+    query: LedgerQuery,
+    callOptions: CallOptions = {},
+  ): Promise<LedgerResult> {
+    const path = this.#getLedgerPath;
+    return unaryCall<GetLedgerResponse__Output, LedgerResult>(
+      (options, callback) =>
+        this.#client.getLedger(toLedgerRequest(jobId, query), options, callback),
+      path,
+      callOptions,
+      (response) => toLedgerResult(response, path),
     );
   }
 

@@ -98,4 +98,10 @@ export interface StreamBatchesOptions {
    * token works with other columns than the stream that made it.
    */
   columns?: string[];
+  /**
+   * The training job this stream belongs to, the same on every rank and reconnection (1 to
+   * 128 letters, digits, `_`, `-`, `.`, `:` and `/`): the loader records each batch in the
+   * job's ledger before sending it (see {@link LoaderClient.getLedger}).
+   */
+  jobId?: string;
 }

@@ -29,6 +29,12 @@ export type {
   MetadataColumnType,
   SkippedSampleInfo,
 } from './IngestOptions.js';
+export type {
+  LedgerAppearanceEntry,
+  LedgerBatchEntry,
+  LedgerQuery,
+  LedgerResult,
+} from './LedgerTypes.js';
 export { LoaderClient } from './LoaderClient.js';
 export {
   type MergeResumeTokensOptions,

@@ -9,6 +9,7 @@ import {
   SOURCES_WITH_DATASET,
   transformFields,
   validateColumnNames,
+  validateJobId,
   validateMix,
 } from '../core/requests.js';
 import type {
@@ -133,7 +134,18 @@ export function toProtoRequest(options: StreamBatchesOptions): StreamBatchesRequ
     jobCheckpoint: options.jobCheckpoint ? Buffer.from(options.jobCheckpoint) : Buffer.alloc(0),
     ...(options.transform ? { transform: toProtoTransform(options.transform) } : {}),
     ...(options.columns?.length ? { columns: columnsOf(options.columns) } : {}),
+    ...(options.jobId !== undefined ? { jobId: jobIdOf(options.jobId) } : {}),
   };
+}
+
+/** The request's job id, checked with the server's rule (a RangeError). */
+function jobIdOf(jobId: string): string {
+  try {
+    return validateJobId(jobId, 'jobId');
+  } catch (err) {
+    if (err instanceof LoaderError) throw new RangeError(err.message, { cause: err });
+    throw err;
+  }
 }
 
 /** The request's columns, checked with the server's rules and words (a RangeError). */

@@ -258,3 +258,29 @@ export { COLUMN_READ_IDS, ColumnReader } from './columns/ColumnReader.js';
 export { type ColumnPlan, type ColumnSource, planColumns } from './columns/planColumns.js';
 export { MAX_STREAM_COLUMNS, validateColumnNames } from './columns/validateColumnNames.js';
 export { COLUMN_LOOKAHEAD, withColumns } from './columns/withColumns.js';
+export {
+  Ledger,
+  LEDGER_MAX_APPEARANCES,
+  LEDGER_READ_MAX_BATCHES,
+  LEDGER_READ_MAX_SAMPLES,
+  uuidText,
+  type LedgerAppearanceRow,
+  type LedgerBatchRow,
+  type LedgerJob,
+  type LedgerOptions,
+  type LedgerSource,
+} from './ledger/Ledger.js';
+export {
+  DEFAULT_LEDGER_KEYSPACE,
+  DEFAULT_LEDGER_TTL_DAYS,
+  LEDGER_BUCKETS,
+} from './ledger/ledgerSchema.js';
+export { JOB_ID_RULE, validateJobId } from './ledger/jobId.js';
+export {
+  findLedgerSample,
+  readLedgerBatches,
+  splitIds,
+  type LedgerBatchView,
+  type LedgerReadOptions,
+  type LedgerSampleRef,
+} from './ledger/readLedger.js';

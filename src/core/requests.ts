@@ -26,3 +26,4 @@ export {
   transformFields,
 } from './transform/steps.js';
 export { MAX_STREAM_COLUMNS, validateColumnNames } from './columns/validateColumnNames.js';
+export { JOB_ID_RULE, validateJobId } from './ledger/jobId.js';

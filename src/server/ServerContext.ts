@@ -5,6 +5,7 @@ import type {
   ByteBudget,
   ReadSlots,
   DbPath,
+  Ledger,
   ResumeKeys,
   SampleCache,
   SettingNames,
@@ -28,6 +29,8 @@ export interface ServerContext {
   readSlots: ReadSlots;
   /** The process's transform slots, shared by its streams. */
   transforms: TransformPool;
+  /** The training ledger (`--ledger-keyspace`): streams naming a job record into it. */
+  ledger: Ledger;
   /** The process's sample cache, shared by its streams (absent: none configured). */
   sampleCache?: SampleCache;
 }

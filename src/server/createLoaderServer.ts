@@ -21,6 +21,8 @@ import {
   TransformPool,
   ByteBudget,
   ReadSlots,
+  Ledger,
+  parseReplication,
   READS_PAST_THE_CAP,
   type NativeTransformModule,
   type SettingNames,
@@ -43,6 +45,7 @@ import { startMetricsServer, type MetricsServer } from './metricsServer.js';
 import { createServerMetrics, type ServerMetrics } from './metrics/serverMetrics.js';
 import { createCreateSplitsHandler } from './rpc/createSplits.js';
 import { createDescribeDatasetHandler } from './rpc/describeDataset.js';
+import { createGetLedgerHandler } from './rpc/getLedger.js';
 import { createGetSplitHandler } from './rpc/getSplit.js';
 import { createIngestSamplesHandler, ingestDatasetOf } from './rpc/ingestSamples.js';
 import { createListSplitsHandler } from './rpc/listSplits.js';
@@ -153,6 +156,12 @@ export async function createLoaderServer(
     transforms,
     heldBytes: new ByteBudget(config.maxHeldBytes, metrics.heldBytes),
     readSlots: new ReadSlots(config.maxReadsInFlight, metrics),
+    ledger: new Ledger({
+      client: paths[0]!.client,
+      keyspace: config.ledgerKeyspace,
+      replication: parseReplication(config.replication),
+      ttlSeconds: config.ledgerTtlDays * 86_400,
+    }),
     ...(sampleCache ? { sampleCache } : {}),
   };
 
@@ -223,6 +232,7 @@ export async function createLoaderServer(
         CreateSplits: auth.unary('CreateSplits', createCreateSplitsHandler(context)),
         ListSplits: auth.unary('ListSplits', createListSplitsHandler(context)),
         GetSplit: auth.unary('GetSplit', createGetSplitHandler(context)),
+        GetLedger: auth.unaryLate('GetLedger', createGetLedgerHandler(context)),
         // Under the streams' admission too: a call holds up to its pipeline's bounds in memory.
         // Admitted before its first request is read for the dataset grant (the token is checked
         // already), so a client's calls waiting on first messages count against its slots.

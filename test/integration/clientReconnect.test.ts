@@ -88,6 +88,7 @@ async function startScriptedServer(script: Script, port = 0): Promise<TestServer
     CreateSplits: (_call, callback) => callback({ code: grpc.status.UNIMPLEMENTED }),
     ListSplits: (_call, callback) => callback({ code: grpc.status.UNIMPLEMENTED }),
     GetSplit: (_call, callback) => callback({ code: grpc.status.UNIMPLEMENTED }),
+    GetLedger: (_call, callback) => callback({ code: grpc.status.UNIMPLEMENTED }),
     IngestSamples: (call) => call.emit('error', { code: grpc.status.UNIMPLEMENTED }),
   };
   server.addService(proto.scylla_loader.v1.LoaderService.service, handlers);

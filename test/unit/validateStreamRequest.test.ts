@@ -32,6 +32,7 @@ const base: StreamBatchesRequest__Output = {
   sources: [],
   samplesPerEpoch: '0',
   columns: [],
+  jobId: '',
 };
 
 describe('validateStreamRequest', () => {

@@ -390,8 +390,26 @@ export const SERVE_SETTINGS: readonly Setting[] = [
     env: 'SCYLLA_LOADER_REPLICATION',
     type: 'text',
     help:
-      'replication of a dataset an IngestSamples call makes: simple:<rf> or ' +
-      'nts:<dc>=<rf>,... (production: nts:<dc>=3); an existing dataset keeps its own',
+      "replication of a dataset an IngestSamples call makes, and of the training ledger's " +
+      'keyspace: simple:<rf> or nts:<dc>=<rf>,... (production: nts:<dc>=3); an existing ' +
+      'keyspace keeps its own',
+  },
+  {
+    field: 'ledgerKeyspace',
+    flag: '--ledger-keyspace <name>',
+    env: 'SCYLLA_LOADER_LEDGER_KEYSPACE',
+    type: 'text',
+    help:
+      'keyspace of the training ledger: where streams that name a job record their batches ' +
+      '(made the first time one does; docs/ledger.md)',
+  },
+  {
+    field: 'ledgerTtlDays',
+    flag: '--ledger-ttl-days <n>',
+    env: 'SCYLLA_LOADER_LEDGER_TTL_DAYS',
+    type: 'number',
+    unit: 'days',
+    help: 'days a ledger row is kept (0: until `ledger drop`)',
   },
   ...INGEST_CAP_SETTINGS,
   {

@@ -20,6 +20,13 @@ export interface StreamPlan {
   mixed: boolean;
   /** `jobFingerprint` of the request and split: what the stream's tokens are bound to. */
   job: Buffer;
+  /** The split's content hash (or the mixture's): what the job's samples are fixed by. */
+  contentHash: string;
+  /**
+   * The digest of the job checkpoint `epoch` was re-sharded from, or 16 zero bytes for an
+   * ordinary epoch: what the epoch's tokens (and ledger rows) carry.
+   */
+  segmentOf(epoch: number): Buffer;
   /** The request's job checkpoint, validated (absent: none). */
   checkpoint?: ResolvedCheckpoint;
   /**

@@ -46,4 +46,9 @@ export interface StreamRequest {
    * resume tokens cover them.
    */
   columns?: string[];
+  /**
+   * The training job the stream belongs to (see `validateJobId`): with a ledger, every batch
+   * is recorded under it before it is handed out. Absent: nothing is recorded.
+   */
+  jobId?: string;
 }

@@ -9,6 +9,9 @@ import type { AssembledBatch } from '../fetch/AssembledBatch.js';
 import { BatchFetcher } from '../fetch/BatchFetcher.js';
 import type { ByteBudget } from '../fetch/ByteBudget.js';
 import type { ReadSlots } from '../fetch/ReadSlots.js';
+import { LoaderError } from '../errors/LoaderError.js';
+import type { Ledger, LedgerStream } from '../ledger/Ledger.js';
+import { openLedgerStream } from '../ledger/openLedgerStream.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import type { ResumeKeyring } from '../resume/resumeToken.js';
 import { createPermutationCache } from '../sampling/createPermutationCache.js';
@@ -45,6 +48,8 @@ export interface StreamDepsOptions {
   readSlots?: ReadSlots | undefined;
   /** The process's transform slots, shared by its streams. */
   transforms: TransformPool;
+  /** The training ledger streams that name a job record into (absent: such a stream is refused). */
+  ledger?: Ledger | undefined;
 }
 
 /**
@@ -61,6 +66,7 @@ export interface StreamDeps {
   heldBytes: ByteBudget;
   readSlots?: ReadSlots | undefined;
   transforms: TransformPool;
+  ledger?: Ledger | undefined;
 }
 
 /** Makes the {@link StreamDeps} of a process: its caches, each bounded, and its routes. */
@@ -87,6 +93,7 @@ export function createStreamDeps(options: StreamDepsOptions): StreamDeps {
     heldBytes: options.heldBytes,
     ...(options.readSlots ? { readSlots: options.readSlots } : {}),
     transforms: options.transforms,
+    ...(options.ledger ? { ledger: options.ledger } : {}),
   };
 }
 
@@ -102,6 +109,12 @@ export interface ReadyBatch {
   resumeToken: Buffer;
   /** The request's metadata columns for the batch's samples (absent: it asked for none). */
   columns?: BatchColumn[];
+  /**
+   * With a job named: the batch's ledger row being written, started when the batch was handed
+   * out. The batch may be sent once it resolves; it rejects (UNAVAILABLE) when the row could
+   * not be written, and the batch must then not be sent.
+   */
+  recorded?: Promise<void>;
 }
 
 /**
@@ -185,6 +198,10 @@ export async function openStream(
     request,
     signal,
   );
+  const ledger =
+    request.jobId === undefined
+      ? undefined
+      : await openLedger({ ...request, jobId: request.jobId }, plan, deps);
   const fetcher = new BatchFetcher({
     ...plan.fetch,
     budget: deps.heldBytes,
@@ -220,9 +237,23 @@ export async function openStream(
   async function* batches(): AsyncGenerator<ReadyBatch> {
     // Each next epoch's order is made off the event loop before the engine starts the epoch.
     const assembled = plan.readyAhead(fetcher.batches());
+    const ready = (batch: AssembledBatch, columns?: BatchColumn[]): ReadyBatch => {
+      const resumeToken = plan.resumeToken(batch.resume);
+      if (ledger === undefined) return { batch, resumeToken, ...(columns ? { columns } : {}) };
+      const recorded = ledger.record({
+        epoch: batch.epoch,
+        index: batch.index,
+        ids: batch.samples.map((s) => s.id),
+        ...(plan.mixed ? { sources: batch.samples.map((s) => s.source) } : {}),
+        resumeToken,
+      });
+      // A batch the caller drops (the call ended) leaves its write unawaited.
+      recorded.catch(() => undefined);
+      return { batch, resumeToken, ...(columns ? { columns } : {}), recorded };
+    };
     if (columnPlan === undefined) {
       for await (const batch of assembled) {
-        yield { batch, resumeToken: plan.resumeToken(batch.resume) };
+        yield ready(batch);
         delivered(batch);
       }
       return;
@@ -237,7 +268,7 @@ export async function openStream(
     });
     const read = (batch: AssembledBatch) => reader.read(batch.samples);
     for await (const { batch, columns } of withColumns(assembled, read, deps.heldBytes)) {
-      yield { batch, resumeToken: plan.resumeToken(batch.resume), columns };
+      yield ready(batch, columns);
       delivered(batch);
     }
   }
@@ -259,6 +290,21 @@ export async function openStream(
         : {}),
     }),
   };
+}
+
+/** The stream's job in the ledger, its stale rows superseded (see `openLedgerStream`). */
+async function openLedger(
+  request: StreamRequest & { jobId: string },
+  plan: StreamPlan,
+  deps: StreamDeps,
+): Promise<LedgerStream> {
+  if (deps.ledger === undefined) {
+    throw new LoaderError(
+      'FAILED_PRECONDITION',
+      `the stream names job ${request.jobId}, but this loader keeps no training ledger`,
+    );
+  }
+  return openLedgerStream(deps.ledger, request, plan, deps.plan.resumeKey);
 }
 
 /** Checks the request's columns against its sources' datasets (see {@link planColumns}). */

@@ -9,7 +9,7 @@ import { groupReadSize } from '../fetch/groupReadSize.js';
 import { describeSource } from '../mixing/MixSource.js';
 import { planMixture } from '../mixing/planMixture.js';
 import { resolveStart } from '../resume/resolveStart.js';
-import type { ResumeKeyring } from '../resume/resumeToken.js';
+import { NO_BASE, type ResumeKeyring } from '../resume/resumeToken.js';
 import type { PermutationCache } from '../sampling/createPermutationCache.js';
 import type { RemainderCache } from '../sampling/createRemainderCache.js';
 import { epochShard } from '../sampling/epochShard.js';
@@ -201,6 +201,8 @@ export async function planStream(
     positions: n,
     mixed: mixture !== undefined,
     job,
+    contentHash,
+    segmentOf: (epoch) => (elastic && resharded(epoch) ? elastic.digest : NO_BASE),
     ...(elastic ? { checkpoint: elastic } : {}),
     ...(remainder ? { remainder } : {}),
     ...(resume ? { resume } : {}),

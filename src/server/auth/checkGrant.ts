@@ -8,6 +8,7 @@ export const RPC_ROLES = {
   DescribeDataset: 'reader',
   ListSplits: 'reader',
   GetSplit: 'reader',
+  GetLedger: 'reader',
   IngestSamples: 'writer',
   CreateSplits: 'admin',
 } as const satisfies Record<string, Role>;

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import { LoaderError } from '../../core/index.js';
 import { bearerToken } from './bearerToken.js';
 import { capName } from './capName.js';
 import { checkGrant, checkRole, type LoaderRpc } from './checkGrant.js';
@@ -46,6 +47,20 @@ export interface AuthLayer {
     handler: grpc.handleServerStreamingCall<Req, Res>,
   ): grpc.handleServerStreamingCall<Req, Res>;
   /**
+   * Wraps a unary LoaderService handler whose datasets are known only once it has read
+   * something (GetLedger: a job's sources). The token and its role are checked at once; the
+   * handler is given `allowed(datasets)`, which throws PERMISSION_DENIED naming the first
+   * dataset outside the token's grant (and accepts all when authorization is off).
+   */
+  unaryLate<Req, Res>(
+    rpc: LoaderRpc,
+    handler: (
+      call: grpc.ServerUnaryCall<Req, Res>,
+      callback: grpc.sendUnaryData<Res>,
+      allowed: (datasets: readonly string[]) => void,
+    ) => void,
+  ): grpc.handleUnaryCall<Req, Res>;
+  /**
    * Wraps a bidirectional LoaderService handler whose dataset is named by its first message
    * (`datasetOf`; undefined: none named, left to the handler to refuse). The token and its
    * role are checked at once; the dataset grant once the first message has arrived, which is
@@ -90,6 +105,7 @@ export function createAuthLayer(
       enabled: false,
       unary: (_rpc, handler) => handler,
       serverStream: (_rpc, handler) => handler,
+      unaryLate: (_rpc, handler) => (call, callback) => handler(call, callback, () => undefined),
       bidiStream: (_rpc, _datasetOf, handler) => handler,
       guardServer: (server) => server,
       interceptor: undefined,
@@ -196,6 +212,26 @@ export function createAuthLayer(
       const refusal = authorize(call, rpc);
       if (refusal) call.emit('error', refusal);
       else return handler(call);
+    },
+    unaryLate: (rpc, handler) => (call, callback) => {
+      const grant = authenticate(call, rpc);
+      if (!isGrant(grant)) {
+        callback(grant);
+        return;
+      }
+      const roleDenied = checkRole(grant, rpc);
+      if (roleDenied !== undefined) {
+        callback(deny(call, rpc, grant, undefined, roleDenied));
+        return;
+      }
+      handler(call, callback, (datasets) => {
+        for (const dataset of datasets) {
+          const denied = checkGrant(grant, rpc, dataset);
+          if (denied === undefined) continue;
+          const refusal = deny(call, rpc, grant, dataset, denied);
+          throw new LoaderError('PERMISSION_DENIED', refusal.details ?? denied);
+        }
+      });
     },
     bidiStream: (rpc, datasetOf, handler) => (call) => {
       const grant = authenticate(call, rpc);

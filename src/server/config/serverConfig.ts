@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import {
   dbConfigSchemaNaming,
+  DEFAULT_LEDGER_KEYSPACE,
+  DEFAULT_LEDGER_TTL_DAYS,
   dbPathSchema,
   ingestCapsSchema,
   parseReplication,
@@ -122,6 +124,15 @@ export const serverConfigSchema = z.object({
     .refine((text) => isReplication(text), {
       error: 'use simple:<rf> (e.g. simple:1) or nts:<dc>=<rf>[,<dc>=<rf>...] (e.g. nts:dc1=3)',
     }),
+  /** Keyspace of the training ledger (made with `replication` the first time a stream names a job). */
+  ledgerKeyspace: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9_]{0,47}$/, {
+      error: 'a keyspace name: a letter, then letters, digits and _, at most 48 characters',
+    })
+    .default(DEFAULT_LEDGER_KEYSPACE),
+  /** Days a ledger row is kept (0: until `ledger drop`). */
+  ledgerTtlDays: z.number().int().min(0).max(3650).default(DEFAULT_LEDGER_TTL_DAYS),
   /** Path of the tokens file (hashes, roles, dataset grants); unset: no authorization. */
   authTokensFile: z.string().min(1).optional(),
   /** How often the TLS files and the tokens file are read again to pick up changes. */

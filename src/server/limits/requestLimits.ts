@@ -33,6 +33,7 @@ export const LOADER_REQUEST_LIMITS: Readonly<Record<string, RequestLimit>> = {
   DescribeDataset: { bytes: 64 * KIB, fields: 10_000 },
   ListSplits: { bytes: 64 * KIB, fields: 10_000 },
   GetSplit: { bytes: 64 * KIB, fields: 10_000 },
+  GetLedger: { bytes: 64 * KIB, fields: 10_000 },
 };
 
 /** Requests of any other service (health, reflection): a few names. */

@@ -41,6 +41,7 @@ export function createStreamBatchesHandler(
     heldBytes: ctx.heldBytes,
     readSlots: ctx.readSlots,
     transforms: ctx.transforms,
+    ledger: ctx.ledger,
   });
   return (call) => {
     void runStream(ctx, deps, call);
@@ -75,7 +76,7 @@ async function runStream(ctx: ServerContext, deps: StreamDeps, call: Call): Prom
       sent.blockedSeconds += blocked;
       ctx.metrics.clientBlockedSeconds.inc(blocked);
     });
-    for await (const { batch, resumeToken, columns } of stream.batches) {
+    for await (const { batch, resumeToken, columns, recorded } of stream.batches) {
       // A batch handed out just as the call was cancelled (or ended by shutdown) is dropped:
       // writing after the call ended would lose the status the client must see.
       abort.signal.throwIfAborted();
@@ -89,6 +90,9 @@ async function runStream(ctx: ServerContext, deps: StreamDeps, call: Call): Prom
         req.transform?.masks === true,
       );
       await writes.settle();
+      // A job's batch goes out only once its ledger row is written: its write ran while the
+      // previous batch was being sent.
+      if (recorded) await recorded;
       abort.signal.throwIfAborted();
       if (Number.isFinite(batch.firstArrivalAt)) {
         ctx.metrics.batchAssemblySeconds.observe((performance.now() - batch.firstArrivalAt) / 1000);

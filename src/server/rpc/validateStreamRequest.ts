@@ -8,6 +8,7 @@ import {
   type StreamRequest,
   type TransformLimits,
   validateColumnNames,
+  validateJobId,
   validateIdentifier,
   validateMix,
   MAX_SAMPLES_PER_EPOCH,
@@ -107,6 +108,7 @@ export function validateStreamRequest(
       : {}),
     ...(req.transform ? { transform: validateTransform(req.transform, batchSize, config) } : {}),
     columns: validateColumnNames(req.columns),
+    ...(req.jobId === '' ? {} : { jobId: validateJobId(req.jobId) }),
   };
 }
 

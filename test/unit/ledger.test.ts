@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { validateJobId } from '../../src/core/ledger/jobId.js';
+import { ledgerFingerprint } from '../../src/core/ledger/ledgerFingerprint.js';
+import { sampleBucket } from '../../src/core/ledger/ledgerSchema.js';
+import { resolveSuperseded, type VersionedBatch } from '../../src/core/ledger/resolveSuperseded.js';
+import type { StreamRequest } from '../../src/core/stream/StreamRequest.js';
+
+const ZERO = Buffer.alloc(16);
+
+function row(
+  index: number,
+  streamTime: number,
+  extra: Partial<VersionedBatch> = {},
+): VersionedBatch {
+  return {
+    epoch: 0,
+    rank: 0,
+    index,
+    worldSize: 1,
+    segment: ZERO,
+    streamTime,
+    streamId: `s${streamTime}`,
+    sentAt: new Date(streamTime * 1000 + index),
+    superseded: false,
+    ...extra,
+  };
+}
+
+describe('resolveSuperseded', () => {
+  it('keeps the latest stream of a batch live and marks the older ones superseded', () => {
+    const out = resolveSuperseded([row(3, 2), row(3, 1), row(4, 1)]);
+    expect(out.map((r) => [r.index, r.streamTime, r.superseded])).toEqual([
+      [3, 1, true],
+      [3, 2, false],
+      [4, 1, false],
+    ]);
+  });
+
+  it('leaves rows marked superseded as they are, even when they are the latest', () => {
+    const out = resolveSuperseded([row(5, 2, { superseded: true }), row(5, 1)]);
+    expect(out.filter((r) => !r.superseded).map((r) => r.streamTime)).toEqual([1]);
+  });
+
+  it('treats other world sizes and re-sharded segments as other batches', () => {
+    const seg = Buffer.alloc(16, 7);
+    const out = resolveSuperseded([
+      row(0, 1),
+      row(0, 2, { worldSize: 3 }),
+      row(0, 3, { segment: seg }),
+    ]);
+    expect(out.every((r) => !r.superseded)).toBe(true);
+  });
+});
+
+describe('validateJobId', () => {
+  it('accepts names of letters, digits and _-.:/ up to 128 characters', () => {
+    expect(validateJobId('team/run-7:v2.1_a')).toBe('team/run-7:v2.1_a');
+    expect(validateJobId('x'.repeat(128))).toHaveLength(128);
+  });
+
+  it('refuses the empty, the long and the rest with the rule', () => {
+    for (const bad of ['', 'x'.repeat(129), 'has space', 'quote"', 'ünï']) {
+      expect(() => validateJobId(bad)).toThrow(/is not a job id: use 1 to 128 characters/);
+    }
+  });
+});
+
+describe('ledgerFingerprint', () => {
+  const req: StreamRequest = {
+    dataset: 'd',
+    split: 'all',
+    batchSize: 16,
+    seed: 1n,
+    firstEpoch: 0,
+    epochs: 1,
+    rank: 0,
+    worldSize: 1,
+    shardRule: 'uneven',
+    shuffle: 'uniform',
+    dropLast: false,
+    ordering: 'out-of-order',
+    prefetch: 4,
+    adaptivePrefetch: true,
+    missing: 'fail',
+    resumeToken: Buffer.alloc(0),
+  };
+
+  it('is the same for every rank, world, epoch range, ordering and window of a job', () => {
+    const a = ledgerFingerprint(req, 'h');
+    const b = ledgerFingerprint(
+      {
+        ...req,
+        rank: 3,
+        worldSize: 8,
+        firstEpoch: 5,
+        epochs: 1,
+        ordering: 'in-order',
+        prefetch: 9,
+      },
+      'h',
+    );
+    expect(b).toEqual(a);
+  });
+
+  it('differs when the samples a job sees could differ', () => {
+    const a = ledgerFingerprint(req, 'h');
+    for (const other of [
+      ledgerFingerprint({ ...req, seed: 2n }, 'h'),
+      ledgerFingerprint({ ...req, batchSize: 32 }, 'h'),
+      ledgerFingerprint({ ...req, dropLast: true }, 'h'),
+      ledgerFingerprint(req, 'another split content'),
+    ]) {
+      expect(other).not.toEqual(a);
+    }
+  });
+});
+
+describe('sampleBucket', () => {
+  it('spreads ids over every bucket', () => {
+    const seen = new Set<number>();
+    for (let i = 0; i < 4096; i++) {
+      const id = Buffer.alloc(16);
+      id.writeUInt32BE((i * 2654435761) >>> 0, 0);
+      seen.add(sampleBucket(id, 256));
+    }
+    expect(seen.size).toBe(256);
+  });
+});
