@@ -53,7 +53,7 @@ export const DB_SETTINGS: readonly Setting[] = [
     env: 'SCYLLA_LOADER_WRITE_CONSISTENCY',
     type: 'choice',
     help:
-      'consistency of ingest and split writes (LOCAL_QUORUM: an acknowledged sample survives ' +
+      'consistency of ingest, split and training ledger writes (LOCAL_QUORUM: an acknowledged sample survives ' +
       'the loss of a replica)',
   },
   {

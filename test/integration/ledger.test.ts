@@ -16,6 +16,8 @@ import type { LoaderServer } from '../../src/server/index.js';
 import { hashToken, newToken } from '../../src/testing/index.js';
 import { startTestServer } from '../support/loaderServer.js';
 import { startServeCli } from '../support/serveCli.js';
+import { dbEnv } from '../support/dbEnv.js';
+import { runCli } from '../support/runCli.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
 
@@ -298,6 +300,51 @@ describe('the training ledger', () => {
       includeSuperseded: true,
     });
     expect(everything.batches.filter((b) => b.superseded).length).toBeGreaterThan(0);
+  });
+
+  it('shows, finds and drops a job through the CLI', async () => {
+    const job = `cli-${randomBytes(4).toString('hex')}`;
+    const got = await receive(client, { ...base(job), epochs: 3 });
+    const env = dbEnv(testDbConfig());
+    const ledger = ['--ledger-keyspace', ledgerKs];
+    const show = await runCli(
+      ['ledger', 'show', job, '--epoch', '1', '--rank', '0', '--batch', '2..3', ...ledger],
+      env,
+    );
+    expect(show.stderr).toBe('');
+    expect(show.code).toBe(0);
+    const shown = got.batches.filter((b) => b.epoch === 1 && b.index >= 2 && b.index <= 3);
+    const keys = shown.flatMap((b) => b.ids.map((id) => keyOf.get(id)!));
+    // One line per sample, its source key, in the batches' order.
+    const lines = show.stdout.split('\n').filter((l) => /^\s+\d+\s{2}/.test(l));
+    expect(lines.map((l) => l.trim().split(/\s+/)[1])).toEqual(keys);
+    expect(show.stdout).toContain('epoch 1  rank 0 of 1  batch 2');
+
+    const sample = shown[0]!.ids[3]!;
+    const find = await runCli(
+      ['ledger', 'find', job, '--sample', keyOf.get(sample)!, '--json', ...ledger],
+      env,
+    );
+    expect(find.code).toBe(0);
+    const found = JSON.parse(find.stdout) as { id: string; appearances: { epoch: number }[] };
+    expect(found.id).toBe(sample);
+    expect(found.appearances.map((a) => a.epoch)).toEqual([0, 1, 2]);
+
+    const bad = await runCli(
+      ['ledger', 'show', job, '--epoch', '0', '--rank', '0', '--batch', '5..2', ...ledger],
+      env,
+    );
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('the range ends before it starts');
+
+    const drop = await runCli(['ledger', 'drop', job, ...ledger], env);
+    expect(drop.code).toBe(0);
+    await expect(
+      client.getLedger(job, { batches: { epoch: 0, rank: 0, first: 0 } }),
+    ).rejects.toMatchObject({ codeName: 'NOT_FOUND' });
+    const again = await runCli(['ledger', 'drop', job, ...ledger], env);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain(`job ${job} has no training ledger`);
   });
 
   it('refuses a job id reused for another job, and bad ids and ranges, with their reasons', async () => {
