@@ -121,7 +121,7 @@ BAD_SAMPLE_POLICY_FAIL: BadSamplePolicy
 BAD_SAMPLE_POLICY_SKIP: BadSamplePolicy
 
 class StreamBatchesRequest(_message.Message):
-    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform", "job_checkpoint", "sources", "samples_per_epoch", "columns", "job_id")
+    __slots__ = ("dataset", "split", "batch_size", "seed", "first_epoch", "epochs", "rank", "world_size", "shard_rule", "shuffle", "drop_last", "ordering", "prefetch", "missing_sample_policy", "resume_token", "transform", "job_checkpoint", "sources", "samples_per_epoch", "columns", "job_id", "skip_batches", "replay")
     DATASET_FIELD_NUMBER: _ClassVar[int]
     SPLIT_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -143,6 +143,8 @@ class StreamBatchesRequest(_message.Message):
     SAMPLES_PER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     COLUMNS_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    SKIP_BATCHES_FIELD_NUMBER: _ClassVar[int]
+    REPLAY_FIELD_NUMBER: _ClassVar[int]
     dataset: str
     split: str
     batch_size: int
@@ -164,7 +166,29 @@ class StreamBatchesRequest(_message.Message):
     samples_per_epoch: int
     columns: _containers.RepeatedScalarFieldContainer[str]
     job_id: str
-    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: bool = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ..., sources: _Optional[_Iterable[_Union[StreamSource, _Mapping]]] = ..., samples_per_epoch: _Optional[int] = ..., columns: _Optional[_Iterable[str]] = ..., job_id: _Optional[str] = ...) -> None: ...
+    skip_batches: LedgerSkip
+    replay: LedgerReplay
+    def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ..., batch_size: _Optional[int] = ..., seed: _Optional[int] = ..., first_epoch: _Optional[int] = ..., epochs: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., shard_rule: _Optional[_Union[ShardRule, str]] = ..., shuffle: _Optional[_Union[ShuffleMode, str]] = ..., drop_last: bool = ..., ordering: _Optional[_Union[Ordering, str]] = ..., prefetch: _Optional[int] = ..., missing_sample_policy: _Optional[_Union[MissingSamplePolicy, str]] = ..., resume_token: _Optional[bytes] = ..., transform: _Optional[_Union[Transform, _Mapping]] = ..., job_checkpoint: _Optional[bytes] = ..., sources: _Optional[_Iterable[_Union[StreamSource, _Mapping]]] = ..., samples_per_epoch: _Optional[int] = ..., columns: _Optional[_Iterable[str]] = ..., job_id: _Optional[str] = ..., skip_batches: _Optional[_Union[LedgerSkip, _Mapping]] = ..., replay: _Optional[_Union[LedgerReplay, _Mapping]] = ...) -> None: ...
+
+class LedgerSkip(_message.Message):
+    __slots__ = ("first_batch", "last_batch")
+    FIRST_BATCH_FIELD_NUMBER: _ClassVar[int]
+    LAST_BATCH_FIELD_NUMBER: _ClassVar[int]
+    first_batch: int
+    last_batch: int
+    def __init__(self, first_batch: _Optional[int] = ..., last_batch: _Optional[int] = ...) -> None: ...
+
+class LedgerReplay(_message.Message):
+    __slots__ = ("epoch", "rank", "first_batch", "last_batch")
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    FIRST_BATCH_FIELD_NUMBER: _ClassVar[int]
+    LAST_BATCH_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
+    rank: int
+    first_batch: int
+    last_batch: int
+    def __init__(self, epoch: _Optional[int] = ..., rank: _Optional[int] = ..., first_batch: _Optional[int] = ..., last_batch: _Optional[int] = ...) -> None: ...
 
 class StreamSource(_message.Message):
     __slots__ = ("dataset", "split", "weight", "repeat")
@@ -637,7 +661,7 @@ class LedgerSource(_message.Message):
     def __init__(self, dataset: _Optional[str] = ..., split: _Optional[str] = ...) -> None: ...
 
 class LedgerBatch(_message.Message):
-    __slots__ = ("epoch", "rank", "world_size", "index", "ids", "source_indexes", "source_keys", "columns", "resume_token", "sent_at", "superseded", "resharded_from")
+    __slots__ = ("epoch", "rank", "world_size", "index", "ids", "source_indexes", "source_keys", "columns", "resume_token", "sent_at", "superseded", "resharded_from", "skipped")
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     RANK_FIELD_NUMBER: _ClassVar[int]
     WORLD_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -650,6 +674,7 @@ class LedgerBatch(_message.Message):
     SENT_AT_FIELD_NUMBER: _ClassVar[int]
     SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
     RESHARDED_FROM_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
     epoch: int
     rank: int
     world_size: int
@@ -662,10 +687,11 @@ class LedgerBatch(_message.Message):
     sent_at: _timestamp_pb2.Timestamp
     superseded: bool
     resharded_from: str
-    def __init__(self, epoch: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., source_indexes: _Optional[_Iterable[int]] = ..., source_keys: _Optional[_Iterable[str]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., resume_token: _Optional[bytes] = ..., sent_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., superseded: bool = ..., resharded_from: _Optional[str] = ...) -> None: ...
+    skipped: bool
+    def __init__(self, epoch: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., index: _Optional[int] = ..., ids: _Optional[bytes] = ..., source_indexes: _Optional[_Iterable[int]] = ..., source_keys: _Optional[_Iterable[str]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., resume_token: _Optional[bytes] = ..., sent_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., superseded: bool = ..., resharded_from: _Optional[str] = ..., skipped: bool = ...) -> None: ...
 
 class LedgerAppearance(_message.Message):
-    __slots__ = ("epoch", "rank", "world_size", "batch_index", "position", "sent_at", "superseded", "resharded_from")
+    __slots__ = ("epoch", "rank", "world_size", "batch_index", "position", "sent_at", "superseded", "resharded_from", "skipped")
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     RANK_FIELD_NUMBER: _ClassVar[int]
     WORLD_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -674,6 +700,7 @@ class LedgerAppearance(_message.Message):
     SENT_AT_FIELD_NUMBER: _ClassVar[int]
     SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
     RESHARDED_FROM_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
     epoch: int
     rank: int
     world_size: int
@@ -682,7 +709,8 @@ class LedgerAppearance(_message.Message):
     sent_at: _timestamp_pb2.Timestamp
     superseded: bool
     resharded_from: str
-    def __init__(self, epoch: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., batch_index: _Optional[int] = ..., position: _Optional[int] = ..., sent_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., superseded: bool = ..., resharded_from: _Optional[str] = ...) -> None: ...
+    skipped: bool
+    def __init__(self, epoch: _Optional[int] = ..., rank: _Optional[int] = ..., world_size: _Optional[int] = ..., batch_index: _Optional[int] = ..., position: _Optional[int] = ..., sent_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., superseded: bool = ..., resharded_from: _Optional[str] = ..., skipped: bool = ...) -> None: ...
 
 class GetLedgerResponse(_message.Message):
     __slots__ = ("job_id", "sources", "batches", "sample_id", "appearances")
