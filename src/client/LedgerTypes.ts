@@ -36,6 +36,8 @@ export interface LedgerBatchEntry {
   superseded: boolean;
   /** Hex digest of the job checkpoint the epoch was re-sharded from; '' for an ordinary one. */
   reshardedFrom: string;
+  /** Left out of the epoch by a resume with `skipBatches` (never superseded). */
+  skipped: boolean;
 }
 
 /** One appearance of a sample in a job. */
@@ -49,6 +51,8 @@ export interface LedgerAppearanceEntry {
   sentAt: Date;
   superseded: boolean;
   reshardedFrom: string;
+  /** In a batch left out by a resume with `skipBatches`. */
+  skipped: boolean;
 }
 
 /** The answer of {@link LoaderClient.getLedger}. */

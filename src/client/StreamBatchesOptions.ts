@@ -104,4 +104,16 @@ export interface StreamBatchesOptions {
    * job's ledger before sending it (see {@link LoaderClient.getLedger}).
    */
   jobId?: string;
+  /**
+   * With `jobId` and `resumeToken`: recorded batches to leave out, `first` the batch right
+   * after the token's (e.g. the batches after a checkpoint that led to a loss spike). The
+   * epoch goes on without exactly their samples; its next batch is `last + 1`.
+   */
+  skipBatches?: { first: number; last: number };
+  /**
+   * With `jobId`: stream a recorded range of the job again (same batches, ids, order, indexes
+   * and tokens; same pixels with the job's transform). The other options must repeat the
+   * job's; nothing is recorded.
+   */
+  replay?: { epoch: number; rank: number; first: number; last?: number; worldSize?: number };
 }

@@ -50,6 +50,7 @@ export function toLedgerResult(r: GetLedgerResponse__Output, path: string): Ledg
         sentAt: dateOf(b.sentAt),
         superseded: b.superseded,
         reshardedFrom: b.reshardedFrom,
+        skipped: b.skipped,
       };
     }),
     ...(r.sampleId.length === 16 ? { sampleId: uuidFromBytes(r.sampleId) } : {}),
@@ -62,6 +63,7 @@ export function toLedgerResult(r: GetLedgerResponse__Output, path: string): Ledg
       sentAt: dateOf(a.sentAt),
       superseded: a.superseded,
       reshardedFrom: a.reshardedFrom,
+      skipped: a.skipped,
     })),
   };
 }

@@ -135,6 +135,25 @@ export function toProtoRequest(options: StreamBatchesOptions): StreamBatchesRequ
     ...(options.transform ? { transform: toProtoTransform(options.transform) } : {}),
     ...(options.columns?.length ? { columns: columnsOf(options.columns) } : {}),
     ...(options.jobId !== undefined ? { jobId: jobIdOf(options.jobId) } : {}),
+    ...(options.skipBatches
+      ? {
+          skipBatches: {
+            firstBatch: uint32('skipBatches.first', options.skipBatches.first),
+            lastBatch: uint32('skipBatches.last', options.skipBatches.last),
+          },
+        }
+      : {}),
+    ...(options.replay
+      ? {
+          replay: {
+            epoch: uint32('replay.epoch', options.replay.epoch),
+            rank: uint32('replay.rank', options.replay.rank),
+            firstBatch: uint32('replay.first', options.replay.first),
+            lastBatch: uint32('replay.last', options.replay.last ?? options.replay.first),
+            worldSize: uint32('replay.worldSize', options.replay.worldSize),
+          },
+        }
+      : {}),
   };
 }
 

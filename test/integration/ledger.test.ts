@@ -302,6 +302,50 @@ describe('the training ledger', () => {
     expect(everything.batches.filter((b) => b.superseded).length).toBeGreaterThan(0);
   });
 
+  it('skips the batches after a checkpoint: the epoch without exactly their samples, once each', async () => {
+    const job = `skip-${randomBytes(4).toString('hex')}`;
+    const req = { ...base(job), epochs: 2, ordering: 'out-of-order' as const };
+    // The trainer checkpoints after batch 4 (S = 4), trains on 5..20, then its loss spikes.
+    const first: Received = { batches: [] };
+    let checkpoint: Buffer | undefined;
+    for await (const b of client.streamBatches(req)) {
+      first.batches.push({ epoch: b.epoch, index: b.index, ids: [...b.ids] });
+      if (b.index === 4) checkpoint = Buffer.from(b.resumeToken);
+      if (b.index === 20) break;
+    }
+    // Back to the checkpoint, leaving out batches 5..12 (N = 8).
+    const skipped = first.batches.filter((b) => b.index >= 5 && b.index <= 12);
+    const resumed = await receive(client, {
+      ...req,
+      resumeToken: checkpoint!,
+      skipBatches: { first: 5, last: 12 },
+    });
+    const kept = first.batches.filter((b) => b.index <= 4);
+    const epoch0 = [...kept, ...resumed.batches.filter((b) => b.epoch === 0)];
+    const left = new Set(skipped.flatMap((b) => b.ids));
+    expect(sorted(epoch0.flatMap((b) => b.ids))).toEqual(allIds.filter((id) => !left.has(id)));
+    // The continued epoch numbers its batches after the skipped ones.
+    expect(resumed.batches[0]!.index).toBe(13);
+    // Later epochs are whole.
+    expect(sorted(resumed.batches.filter((b) => b.epoch === 1).flatMap((b) => b.ids))).toEqual(
+      allIds,
+    );
+    // The ledger lists the skipped batches, marked; the live ones are what was trained on.
+    const rows = await ledgerOf(job, 0, 0);
+    expect(rows.filter((r) => r.skipped).map((r) => r.ids)).toEqual(skipped.map((b) => b.ids));
+    expect(rows.filter((r) => !r.skipped).map((r) => r.ids)).toEqual(epoch0.map((b) => b.ids));
+    // A range the ledger does not hold is refused, naming the first missing batch.
+    const err = await receive(client, {
+      ...req,
+      resumeToken: checkpoint!,
+      skipBatches: { first: 5, last: 200 },
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      codeName: 'INVALID_ARGUMENT',
+      details: expect.stringMatching(/skip_batches names batch \d+ of epoch 0, rank 0 of 1/),
+    });
+  });
+
   it('shows, finds and drops a job through the CLI', async () => {
     const job = `cli-${randomBytes(4).toString('hex')}`;
     const got = await receive(client, { ...base(job), epochs: 3 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { validateJobId } from '../../src/core/ledger/jobId.js';
 import { ledgerFingerprint } from '../../src/core/ledger/ledgerFingerprint.js';
 import { sampleBucket } from '../../src/core/ledger/ledgerSchema.js';
+import { withSkipped } from '../../src/core/ledger/openLedgerStream.js';
 import { resolveSuperseded, type VersionedBatch } from '../../src/core/ledger/resolveSuperseded.js';
 import type { StreamRequest } from '../../src/core/stream/StreamRequest.js';
 
@@ -124,5 +125,28 @@ describe('sampleBucket', () => {
       seen.add(sampleBucket(id, 256));
     }
     expect(seen.size).toBe(256);
+  });
+});
+
+describe('withSkipped', () => {
+  const state = { epoch: 2, low: 10, deliveredAbove: [12, 15], nextBatchIndex: 3 };
+
+  it('counts the skipped positions as delivered and continues after the last skipped batch', () => {
+    expect(withSkipped(state, [11, 13, 14, 20], 7)).toEqual({
+      epoch: 2,
+      low: 10,
+      deliveredAbove: [11, 12, 13, 14, 15, 20],
+      nextBatchIndex: 7,
+    });
+    // The lowest undelivered position moves past a run the skip completes.
+    expect(withSkipped(state, [10, 11, 13, 14], 5)).toMatchObject({
+      low: 16,
+      deliveredAbove: [],
+    });
+  });
+
+  it('refuses a position the token says was delivered already', () => {
+    expect(() => withSkipped(state, [9], 4)).toThrow(/position 9 of epoch 2/);
+    expect(() => withSkipped(state, [15], 4)).toThrow(/different runs/);
   });
 });

@@ -33,6 +33,8 @@ const base: StreamBatchesRequest__Output = {
   samplesPerEpoch: '0',
   columns: [],
   jobId: '',
+  skipBatches: null,
+  replay: null,
 };
 
 describe('validateStreamRequest', () => {

@@ -62,6 +62,10 @@ export interface BatchRecord {
   ids: readonly Buffer[];
   /** Each sample's source index (absent: a stream of one source). */
   sources?: readonly number[];
+  /** Each sample's position in the rank's epoch (what resume tokens count). */
+  positions: readonly number[];
+  /** Each sample's position in the epoch's order, before sharding (what a replay reads). */
+  epochPositions: readonly number[];
   /** The resume token sent with the batch. */
   resumeToken: Buffer;
 }
@@ -79,9 +83,13 @@ export interface LedgerBatchRow {
   /** Sample ids, 16 bytes each, concatenated. */
   ids: Buffer;
   sourceIndexes?: number[];
+  positions: number[];
+  epochPositions: number[];
   resumeToken: Buffer;
   sentAt: Date;
   superseded: boolean;
+  /** Left out by a resume that skipped it (never superseded). */
+  skipped: boolean;
 }
 
 /** One appearance of a sample. */
@@ -94,6 +102,7 @@ export interface LedgerAppearanceRow {
   position: number;
   sentAt: Date;
   superseded: boolean;
+  skipped: boolean;
 }
 
 /** What one stream records into (see {@link Ledger.startStream}). */
@@ -220,13 +229,20 @@ export class Ledger {
    * point, the rows of its rank, world and segment in its epoch from its batch on, and the
    * rows of its rank and world in the job's later `epochs`. Returns how many rows it marked.
    */
-  async supersede(jobId: string, points: readonly TimelinePoint[], epochs: readonly number[]) {
+  async supersede(
+    jobId: string,
+    points: readonly TimelinePoint[],
+    epochs: readonly number[],
+    keep: readonly LedgerBatchRow[] = [],
+  ) {
+    const kept = new Set(keep.map((r) => `${r.epoch}/${r.rank}/${r.index}/${r.streamId}`));
     let marked = 0;
     for (const p of points) {
       for (const epoch of [p.epoch, ...epochs.filter((e) => e > p.epoch)]) {
         const from = epoch === p.epoch ? p.batchIndex : 0;
         const rs = await this.#client.execute(
-          `SELECT batch_index, world_size, segment, stream_id, superseded FROM ${this.#ks}.batches ` +
+          'SELECT batch_index, world_size, segment, stream_id, superseded, skipped ' +
+            `FROM ${this.#ks}.batches ` +
             'WHERE job_id = ? AND epoch = ? AND rank = ? AND batch_index >= ?',
           [jobId, epoch, p.rank, from],
           { prepare: true, fetchSize: 100_000 },
@@ -234,6 +250,8 @@ export class Ledger {
         const stale = rs.rows.filter(
           (r) =>
             r['superseded'] !== true &&
+            r['skipped'] !== true &&
+            !kept.has(`${epoch}/${p.rank}/${r['batch_index']}/${r['stream_id']}`) &&
             r['world_size'] === p.worldSize &&
             (epoch !== p.epoch ||
               p.segment === undefined ||
@@ -259,6 +277,52 @@ export class Ledger {
       }
     }
     return marked;
+  }
+
+  /**
+   * The live rows of batches `point.batchIndex` to `last` of the point's epoch, rank, world and
+   * segment: what a resume skips. A batch of the range without one is INVALID_ARGUMENT naming
+   * the first such.
+   */
+  async skippable(
+    jobId: string,
+    point: TimelinePoint & { segment: Buffer },
+    last: number,
+  ): Promise<LedgerBatchRow[]> {
+    const { epoch, rank } = point;
+    const rows = (
+      await this.batches(jobId, { epoch, rank, first: point.batchIndex, last }, false)
+    ).filter((r) => r.worldSize === point.worldSize && r.segment.equals(point.segment));
+    for (let index = point.batchIndex; index <= last; index++) {
+      if (!rows.some((r) => r.index === index)) {
+        throw invalidArgument(
+          `skip_batches names batch ${index} of epoch ${epoch}, rank ${rank} of ` +
+            `${point.worldSize}, which the ledger of job ${jobId} does not hold: skip only ` +
+            'batches the job received',
+        );
+      }
+    }
+    return rows;
+  }
+
+  /** Marks `rows` skipped (and not superseded): left out of their epoch by a resume. */
+  async markSkipped(jobId: string, rows: readonly LedgerBatchRow[]): Promise<void> {
+    await this.#writeAll(
+      `UPDATE ${this.#ks}.batches USING TTL ? SET skipped = true, superseded = false WHERE ` +
+        'job_id = ? AND epoch = ? AND rank = ? AND batch_index = ? AND world_size = ? AND ' +
+        'segment = ? AND stream_id = ?',
+      rows.map((r) => [
+        this.#ttl,
+        jobId,
+        r.epoch,
+        r.rank,
+        r.index,
+        r.worldSize,
+        r.segment,
+        cassandra.types.TimeUuid.fromString(r.streamId),
+      ]),
+      `could not mark skipped batches of job ${jobId} in the training ledger`,
+    );
   }
 
   /** A stream of `job` at `rank` of `worldSize`, its epochs' segments given by `segmentOf`. */
@@ -288,8 +352,9 @@ export class Ledger {
         writes.push(
           this.#write(
             `INSERT INTO ${this.#ks}.batches (job_id, epoch, rank, batch_index, world_size, ` +
-              'segment, stream_id, ids, source_indexes, resume_token, sent_at, superseded) ' +
-              'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, false) USING TTL ?',
+              'segment, stream_id, ids, source_indexes, positions, epoch_positions, ' +
+              'resume_token, sent_at, superseded, skipped) ' +
+              'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, false, false) USING TTL ?',
             [
               job.jobId,
               batch.epoch,
@@ -300,6 +365,8 @@ export class Ledger {
               streamId,
               Buffer.concat(batch.ids),
               batch.sources ? encodeSources(batch.sources) : null,
+              encodeUint32(batch.positions),
+              encodeUint32(batch.epochPositions),
               batch.resumeToken,
               sentAt,
               this.#ttl,
@@ -357,7 +424,8 @@ export class Ledger {
     do {
       const rs = await this.#client.execute(
         `SELECT epoch, rank, batch_index, world_size, segment, stream_id, ids, source_indexes, ` +
-          `resume_token, sent_at, superseded FROM ${this.#ks}.batches WHERE job_id = ? AND ` +
+          'positions, epoch_positions, resume_token, sent_at, superseded, skipped ' +
+          `FROM ${this.#ks}.batches WHERE job_id = ? AND ` +
           'epoch = ? AND rank = ? AND batch_index >= ? AND batch_index <= ?',
         [jobId, range.epoch, range.rank, range.first, range.last],
         { prepare: true, fetchSize: 200, ...(pageState ? { pageState } : {}) },
@@ -431,6 +499,7 @@ export class Ledger {
       // An index row whose batch row is gone (expired first) counts as superseded.
       const superseded = batch?.superseded ?? true;
       if (superseded && !includeSuperseded) continue;
+      const skipped = batch?.skipped ?? false;
       found.push({
         epoch,
         rank,
@@ -440,6 +509,7 @@ export class Ledger {
         position: r['position'] as number,
         sentAt: r['sent_at'] as Date,
         superseded,
+        skipped,
       });
     }
     return found;
@@ -496,6 +566,20 @@ function ledgerUnavailable(what: string, err: unknown): LoaderError {
   return new LoaderError('UNAVAILABLE', `${what}: ${reason}`, { cause: err });
 }
 
+/** Positions as 32-bit integers, little-endian. */
+function encodeUint32(values: readonly number[]): Buffer {
+  const out = Buffer.alloc(values.length * 4);
+  values.forEach((v, i) => out.writeUInt32LE(v, i * 4));
+  return out;
+}
+
+function decodeUint32(blob: Buffer | null): number[] {
+  const out: number[] = [];
+  if (blob === null) return out;
+  for (let i = 0; i + 3 < blob.length; i += 4) out.push(blob.readUInt32LE(i));
+  return out;
+}
+
 /** Source indexes as 16-bit integers, little-endian. */
 function encodeSources(sources: readonly number[]): Buffer {
   const out = Buffer.alloc(sources.length * 2);
@@ -529,8 +613,11 @@ function toBatchRow(r: cassandra.types.Row): LedgerBatchRow {
     streamId: stream.toString(),
     ids: r['ids'] as Buffer,
     ...(sources ? { sourceIndexes: decodeSources(sources) } : {}),
+    positions: decodeUint32(r['positions'] as Buffer | null),
+    epochPositions: decodeUint32(r['epoch_positions'] as Buffer | null),
     resumeToken: r['resume_token'] as Buffer,
     sentAt: r['sent_at'] as Date,
     superseded: r['superseded'] === true,
+    skipped: r['skipped'] === true,
   };
 }

@@ -20,7 +20,8 @@ export const LEDGER_BUCKETS = 256;
  *
  * - `jobs`: one row per job: the fingerprint of its fields, its sources, its epochs.
  * - `batches`: one row per batch sent, in partition (job, epoch), clustered by rank and batch
- *   index, so "one batch" and "a rank's batches of an epoch" are slices of one partition. A
+ *   index (with each sample's position in the rank's epoch and in the epoch's order, which a
+ *   skip and a replay work from), so "one batch" and "a rank's batches of an epoch" are slices of one partition. A
  *   batch index can have several rows: one per world size, re-sharded segment (the job
  *   checkpoint an epoch was continued from) and stream that sent it; all but one are
  *   superseded.
@@ -44,7 +45,8 @@ export async function ensureLedgerSchema(
   await client.execute(
     `CREATE TABLE IF NOT EXISTS ${ks}.batches (job_id text, epoch int, rank int, ` +
       'batch_index int, world_size int, segment blob, stream_id timeuuid, ids blob, ' +
-      'source_indexes blob, resume_token blob, sent_at timestamp, superseded boolean, ' +
+      'source_indexes blob, positions blob, epoch_positions blob, resume_token blob, ' +
+      'sent_at timestamp, superseded boolean, skipped boolean, ' +
       'PRIMARY KEY ((job_id, epoch), rank, batch_index, world_size, segment, stream_id))',
   );
   await client.execute(

@@ -1,4 +1,5 @@
-import { type ResumeKeyring, readResumeToken } from '../resume/resumeToken.js';
+import { invalidArgument } from '../errors/LoaderError.js';
+import { type ResumeKeyring, type ResumeState, readResumeToken } from '../resume/resumeToken.js';
 import type { StreamPlan } from '../stream/StreamPlan.js';
 import type { StreamRequest } from '../stream/StreamRequest.js';
 import type { Ledger, LedgerStream, TimelinePoint } from './Ledger.js';
@@ -10,19 +11,76 @@ import { ledgerFingerprint } from './ledgerFingerprint.js';
  * starts at its resume point (or its first epoch's first batch): the trainer it feeds never
  * received what its rank recorded from there on. With a job checkpoint, the same goes for
  * every rank of the checkpoint's world from its token on.
+ *
+ * With `skipBatches` right after the token, those batches' rows are marked skipped instead,
+ * and the stream starts from the token's state with their samples counted as delivered (the
+ * returned `resume`), at the batch after the last one skipped. A token already past the
+ * skipped range (a skipping stream that reconnects) has them counted already: no-op.
  */
 export async function openLedgerStream(
   ledger: Ledger,
   request: StreamRequest & { jobId: string },
   plan: StreamPlan,
   resumeKey: ResumeKeyring,
-): Promise<LedgerStream> {
+): Promise<{ stream: LedgerStream; resume?: ResumeState }> {
   const job = await ledger.openJob(request.jobId, {
     fingerprint: ledgerFingerprint(request, plan.contentHash),
     sources: plan.sources.map((s) => ({ dataset: s.dataset, split: s.split })),
   });
-  await ledger.supersede(request.jobId, startPoints(request, plan, resumeKey), job.epochs);
-  return ledger.startStream(job, request.rank, request.worldSize, plan.segmentOf);
+  const points = startPoints(request, plan, resumeKey);
+  const skip = request.skipBatches;
+  const from = plan.resume;
+  if (skip === undefined || from === undefined || from.nextBatchIndex > skip.last) {
+    await ledger.supersede(request.jobId, points, job.epochs);
+    return { stream: ledger.startStream(job, request.rank, request.worldSize, plan.segmentOf) };
+  }
+  if (from.nextBatchIndex !== skip.first) {
+    throw invalidArgument(
+      `skip_batches starts at batch ${skip.first}, but the resume token continues at batch ` +
+        `${from.nextBatchIndex} of epoch ${from.epoch}: skip from batch ${from.nextBatchIndex}`,
+    );
+  }
+  const own = { ...points[0]!, segment: plan.segmentOf(from.epoch) };
+  const skipped = await ledger.skippable(request.jobId, own, skip.last);
+  await ledger.supersede(request.jobId, points, job.epochs, skipped);
+  await ledger.markSkipped(request.jobId, skipped);
+  return {
+    stream: ledger.startStream(job, request.rank, request.worldSize, plan.segmentOf),
+    resume: withSkipped(
+      from,
+      skipped.flatMap((r) => r.positions),
+      skip.last + 1,
+    ),
+  };
+}
+
+/**
+ * `state` with `positions` delivered too, continuing at batch `nextBatchIndex`. A position the
+ * state has delivered already means the ledger and the token disagree: INVALID_ARGUMENT.
+ */
+export function withSkipped(
+  state: ResumeState,
+  positions: readonly number[],
+  nextBatchIndex: number,
+): ResumeState {
+  const delivered = new Set(state.deliveredAbove);
+  for (const p of positions) {
+    if (p < state.low || delivered.has(p)) {
+      throw invalidArgument(
+        `a skipped batch holds position ${p} of epoch ${state.epoch}, which the resume token ` +
+          'says was delivered before it: the token and the ledger are of different runs',
+      );
+    }
+    delivered.add(p);
+  }
+  let low = state.low;
+  while (delivered.delete(low)) low++;
+  return {
+    epoch: state.epoch,
+    low,
+    deliveredAbove: [...delivered].sort((a, b) => a - b),
+    nextBatchIndex,
+  };
 }
 
 /** Where the stream, and a job checkpoint's ranks, continue their timelines. */

@@ -10,6 +10,8 @@ export interface VersionedBatch {
   streamId: string;
   sentAt: Date;
   superseded: boolean;
+  /** Left out by a skip: neither live nor superseded, and not in the competition. */
+  skipped?: boolean;
 }
 
 /**
@@ -23,14 +25,16 @@ export interface VersionedBatch {
 export function resolveSuperseded<T extends VersionedBatch>(rows: readonly T[]): T[] {
   const latest = new Map<string, T>();
   for (const row of rows) {
-    if (row.superseded) continue;
+    if (row.superseded || row.skipped === true) continue;
     const key = `${row.epoch}/${row.rank}/${row.index}/${row.worldSize}/${row.segment.toString('hex')}`;
     const held = latest.get(key);
     if (held === undefined || later(row, held)) latest.set(key, row);
   }
   const live = new Set(latest.values());
   return rows
-    .map((row) => (row.superseded || live.has(row) ? row : { ...row, superseded: true }))
+    .map((row) =>
+      row.superseded || row.skipped === true || live.has(row) ? row : { ...row, superseded: true },
+    )
     .sort(
       (a, b) =>
         a.epoch - b.epoch ||

@@ -51,4 +51,14 @@ export interface StreamRequest {
    * is recorded under it before it is handed out. Absent: nothing is recorded.
    */
   jobId?: string;
+  /**
+   * With `jobId` and a resume token: recorded batches of the token's rank and epoch to leave
+   * out, `first` the batch right after the token's (see `openLedgerStream`).
+   */
+  skipBatches?: { first: number; last: number };
+  /**
+   * With `jobId`: a recorded range to stream again instead of the request's epochs (see
+   * `planReplay`); `worldSize` 0 when the rank has rows of one world only.
+   */
+  replay?: { epoch: number; rank: number; worldSize: number; first: number; last: number };
 }

@@ -11,6 +11,7 @@ import type { ByteBudget } from '../fetch/ByteBudget.js';
 import type { ReadSlots } from '../fetch/ReadSlots.js';
 import { LoaderError } from '../errors/LoaderError.js';
 import type { Ledger, LedgerStream } from '../ledger/Ledger.js';
+import type { ResumeState } from '../resume/resumeToken.js';
 import { openLedgerStream } from '../ledger/openLedgerStream.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import type { ResumeKeyring } from '../resume/resumeToken.js';
@@ -204,6 +205,8 @@ export async function openStream(
       : await openLedger({ ...request, jobId: request.jobId }, plan, deps);
   const fetcher = new BatchFetcher({
     ...plan.fetch,
+    // A resume that skips recorded batches starts with their samples counted as delivered.
+    ...(ledger?.resume ? { resume: ledger.resume } : {}),
     budget: deps.heldBytes,
     ...(deps.readSlots ? { readSlots: deps.readSlots } : {}),
     paths: deps.paths,
@@ -237,14 +240,27 @@ export async function openStream(
   async function* batches(): AsyncGenerator<ReadyBatch> {
     // Each next epoch's order is made off the event loop before the engine starts the epoch.
     const assembled = plan.readyAhead(fetcher.batches());
+    // The epoch's shard, for the ledger's epoch positions (made once per epoch).
+    let shardEpoch = -1;
+    let shard: ReturnType<typeof plan.fetch.shardOf> | undefined;
+    const shardOf = (epoch: number) => {
+      if (shard === undefined || shardEpoch !== epoch) {
+        shard = plan.fetch.shardOf(epoch);
+        shardEpoch = epoch;
+      }
+      return shard;
+    };
     const ready = (batch: AssembledBatch, columns?: BatchColumn[]): ReadyBatch => {
       const resumeToken = plan.resumeToken(batch.resume);
       if (ledger === undefined) return { batch, resumeToken, ...(columns ? { columns } : {}) };
-      const recorded = ledger.record({
+      const shard = shardOf(batch.epoch);
+      const recorded = ledger.stream.record({
         epoch: batch.epoch,
         index: batch.index,
         ids: batch.samples.map((s) => s.id),
         ...(plan.mixed ? { sources: batch.samples.map((s) => s.source) } : {}),
+        positions: batch.samples.map((s) => s.position),
+        epochPositions: batch.samples.map((s) => shard.epochPosition(s.position)),
         resumeToken,
       });
       // A batch the caller drops (the call ended) leaves its write unawaited.
@@ -297,7 +313,7 @@ async function openLedger(
   request: StreamRequest & { jobId: string },
   plan: StreamPlan,
   deps: StreamDeps,
-): Promise<LedgerStream> {
+): Promise<{ stream: LedgerStream; resume?: ResumeState }> {
   if (deps.ledger === undefined) {
     throw new LoaderError(
       'FAILED_PRECONDITION',

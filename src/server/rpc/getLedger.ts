@@ -98,6 +98,7 @@ async function getLedger(
         sentAt: timestamp(v.sentAt),
         superseded: v.superseded,
         reshardedFrom: segmentText(v.segment),
+        skipped: v.skipped,
       })),
     };
   }
@@ -120,6 +121,7 @@ async function getLedger(
         sentAt: timestamp(a.sentAt),
         superseded: a.superseded,
         reshardedFrom: segmentText(a.segment),
+        skipped: a.skipped,
       })),
     };
   }

@@ -108,7 +108,7 @@ export function validateStreamRequest(
       : {}),
     ...(req.transform ? { transform: validateTransform(req.transform, batchSize, config) } : {}),
     columns: validateColumnNames(req.columns),
-    ...(req.jobId === '' ? {} : { jobId: validateJobId(req.jobId) }),
+    ...ledgerFields(req),
   };
 }
 
@@ -155,4 +155,54 @@ function parseJobCheckpoint(bytes: Buffer): JobCheckpoint {
       `${(err as Error).message}; pass the bytes mergeResumeTokens or merge_states made, unchanged`,
     );
   }
+}
+
+/** The request's job id, skip and replay, each checked against the fields it needs. */
+function ledgerFields(
+  req: StreamBatchesRequest__Output,
+): Pick<StreamRequest, 'jobId' | 'skipBatches' | 'replay'> {
+  const jobId = req.jobId === '' ? undefined : validateJobId(req.jobId);
+  const { skipBatches: skip, replay } = req;
+  if ((skip || replay) && jobId === undefined) {
+    throw invalidArgument(
+      `${skip ? 'skip_batches' : 'replay'} needs job_id: the job whose ledger holds the batches`,
+    );
+  }
+  if (skip && replay) throw invalidArgument('a stream is a replay or skips batches, not both');
+  if (skip) {
+    if (req.resumeToken.length === 0) {
+      throw invalidArgument(
+        'skip_batches needs a resume_token: the batches are skipped after the point it marks',
+      );
+    }
+    if (req.jobCheckpoint.length > 0) {
+      throw invalidArgument(
+        'skip_batches works with a resume_token of one rank; a job_checkpoint cannot name ' +
+          'batches to skip',
+      );
+    }
+    if (skip.lastBatch < skip.firstBatch) {
+      throw invalidArgument(
+        `skip_batches ends (batch ${skip.lastBatch}) before it starts (batch ${skip.firstBatch})`,
+      );
+    }
+  }
+  if (replay && req.jobCheckpoint.length > 0) {
+    throw invalidArgument('a replay reads the ledger: leave job_checkpoint empty');
+  }
+  return {
+    ...(jobId === undefined ? {} : { jobId }),
+    ...(skip ? { skipBatches: { first: skip.firstBatch, last: skip.lastBatch } } : {}),
+    ...(replay
+      ? {
+          replay: {
+            epoch: replay.epoch,
+            rank: replay.rank,
+            worldSize: replay.worldSize,
+            first: replay.firstBatch,
+            last: Math.max(replay.firstBatch, replay.lastBatch),
+          },
+        }
+      : {}),
+  };
 }

@@ -179,16 +179,18 @@ class LedgerSkip(_message.Message):
     def __init__(self, first_batch: _Optional[int] = ..., last_batch: _Optional[int] = ...) -> None: ...
 
 class LedgerReplay(_message.Message):
-    __slots__ = ("epoch", "rank", "first_batch", "last_batch")
+    __slots__ = ("epoch", "rank", "first_batch", "last_batch", "world_size")
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     RANK_FIELD_NUMBER: _ClassVar[int]
     FIRST_BATCH_FIELD_NUMBER: _ClassVar[int]
     LAST_BATCH_FIELD_NUMBER: _ClassVar[int]
+    WORLD_SIZE_FIELD_NUMBER: _ClassVar[int]
     epoch: int
     rank: int
     first_batch: int
     last_batch: int
-    def __init__(self, epoch: _Optional[int] = ..., rank: _Optional[int] = ..., first_batch: _Optional[int] = ..., last_batch: _Optional[int] = ...) -> None: ...
+    world_size: int
+    def __init__(self, epoch: _Optional[int] = ..., rank: _Optional[int] = ..., first_batch: _Optional[int] = ..., last_batch: _Optional[int] = ..., world_size: _Optional[int] = ...) -> None: ...
 
 class StreamSource(_message.Message):
     __slots__ = ("dataset", "split", "weight", "repeat")
