@@ -366,3 +366,19 @@ def test_a_reconnected_stream_names_the_same_job(fake: tuple[FakeLoader, str]) -
     second.resume_token = b""
     assert second == first
 
+
+def test_a_dataset_names_its_job_in_every_stream_and_keeps_it_in_its_state(
+    fake: tuple[FakeLoader, str],
+) -> None:
+    from scylla_loader.torch import LoaderDataset
+
+    servicer, target = fake
+    dataset = LoaderDataset(target, "d", "all", batch_size=1, job_id=JOB, epoch=3,
+                            reconnect=ReconnectPolicy(initial_backoff=0.01, max_backoff=0.01))
+    items = list(dataset)
+    assert len(items) == 2  # the first call broke after one batch and was resumed
+    assert [r.job_id for r in servicer.stream_requests] == [JOB, JOB]
+    assert [r.first_epoch for r in servicer.stream_requests] == [3, 3]
+    state = dataset.state_dict()
+    assert state["job_id"] == JOB and state["epoch"] == 3
+    assert "job" not in state["stream"], "a job id is no part of the stream key"
