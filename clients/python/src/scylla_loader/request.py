@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Literal
@@ -49,17 +50,22 @@ UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
 
 _JOB_ID = re.compile(r"[A-Za-z0-9_.:/-]{1,128}")
-JOB_ID_RULE = 'letters, digits, "_", "-", ".", ":" and "/", 1 to 128 characters'
+JOB_ID_RULE = "1 to 128 characters of letters, digits, '_', '-', '.', ':' and '/'"
 """What a job id (``StreamBatchesRequest.job_id``, ``GetLedger``) may be: the server's rule."""
 
 
 def validate_job_id(job_id: str) -> str:
     """``job_id`` when it follows the server's rule for job names (1 to 128 letters, digits,
-    ``_``, ``-``, ``.``, ``:`` and ``/``); a ValueError naming the rule otherwise, before any
-    call (the same name must reach every rank, worker and reconnection of a job unchanged)."""
+    ``_``, ``-``, ``.``, ``:`` and ``/``); a ValueError in the server's words naming the rule
+    otherwise, before any call (the same name must reach every rank, worker and reconnection
+    of a job unchanged)."""
     if not isinstance(job_id, str) or not _JOB_ID.fullmatch(job_id):
-        shown = repr(job_id[:140]) if isinstance(job_id, str) else type(job_id).__name__
-        raise ValueError(f"job_id must be {JOB_ID_RULE}, got {shown}")
+        shown = (
+            json.dumps(job_id[:140], ensure_ascii=False)
+            if isinstance(job_id, str)
+            else type(job_id).__name__
+        )
+        raise ValueError(f"job_id {shown} is not a job id: use {JOB_ID_RULE}")
     return job_id
 
 

@@ -264,7 +264,7 @@ def started(job_id: str | None = None, **extra: Any) -> dict[str, Any]:
 
 
 def test_a_job_id_is_checked_where_the_dataset_is_made() -> None:
-    with pytest.raises(ValueError, match="job_id must be letters, digits"):
+    with pytest.raises(ValueError, match="is not a job id: use 1 to 128 characters"):
         LoaderDataset("127.0.0.1:1", "d", "all", batch_size=4, job_id="run 7")
     assert LoaderDataset("127.0.0.1:1", "d", "all", batch_size=4, job_id="run-7").job_id == "run-7"
 

@@ -45,7 +45,7 @@ def test_job_ids_of_the_servers_alphabet_pass(good: str) -> None:
 
 @pytest.mark.parametrize("bad", ["", "x" * 129, "run 7", "run\n", "é", "a*b", "a@b", "a\\b"])
 def test_other_job_ids_are_refused_naming_the_rule(bad: str) -> None:
-    rule = r'job_id must be letters, digits, "_", "-", "\.", ":" and "/", 1 to 128 characters'
+    rule = "is not a job id: use 1 to 128 characters of letters, digits, '_', '-', '\\.', ':' and '/'"
     with pytest.raises(ValueError, match=rule):
         validate_job_id(bad)
     with pytest.raises(ValueError, match=rule):
@@ -54,6 +54,11 @@ def test_other_job_ids_are_refused_naming_the_rule(bad: str) -> None:
         LoaderClient("127.0.0.1:1").stream_batches("d", "all", batch_size=1, job_id=bad)
     with pytest.raises(ValueError, match=rule):
         LoaderClient("127.0.0.1:1").ledger(bad)
+
+
+def test_the_refusal_quotes_the_name_as_the_server_does() -> None:
+    with pytest.raises(ValueError, match='^job_id "run 7 é" is not a job id: use 1 to 128'):
+        validate_job_id("run 7 é")
 
 
 def test_no_job_id_sends_none() -> None:
