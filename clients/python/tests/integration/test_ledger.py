@@ -1,0 +1,176 @@
+"""The training ledger through the Python client against a real loader and node: what a job's
+streams received is what the ledger lists, batch for batch and in order; a sample's
+appearances are found by id and by source key; and a LoaderDataset records every DataLoader
+worker's stream under its stream rank."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from torch.utils.data import DataLoader
+
+from scylla_loader import Batch, LedgerSource, LoaderClient, LoaderError
+from scylla_loader.torch import LoaderDataset
+
+from .loader_process import LoaderProcess, drop_test_datasets
+
+pytestmark = pytest.mark.integration
+
+SAMPLE_ID_NAMESPACE = uuid.UUID("3f6c1d2e-8b4a-5c7e-9d10-2a4b6c8e0f13")
+N = 96
+BATCH = 8
+
+
+@pytest.fixture(scope="module")
+def dataset(loader: LoaderProcess) -> Iterator[str]:
+    name = f"pyl_{secrets.token_hex(6)}"
+    with LoaderClient(loader.target) as client:
+        client.ingest(
+            name,
+            ({"source_key": f"k/{i}", "data": f"bytes {i}".encode(), "label": i % 3,
+              "metadata": {"n": i}} for i in range(N)),
+            columns={"n": "int"},
+        )
+    yield name
+    drop_test_datasets("pyl", [name])
+
+
+def key_of(dataset: str) -> dict[str, int]:
+    """Sample id (UUID string) to the i of its source key ``k/<i>``."""
+    ns = uuid.uuid5(SAMPLE_ID_NAMESPACE, dataset)
+    return {str(uuid.uuid5(ns, f"k/{i}")): i for i in range(N)}
+
+
+def new_job() -> str:
+    return f"py-ledger/{secrets.token_hex(6)}"
+
+
+def test_the_ledger_lists_what_an_out_of_order_job_received_batch_for_batch(
+    loader: LoaderProcess, dataset: str
+) -> None:
+    job = new_job()
+    index = key_of(dataset)
+    with LoaderClient(loader.target) as client:
+        received = list(client.stream_batches(
+            dataset, "all", batch_size=BATCH, seed=5, epochs=2, ordering="out-of-order",
+            job_id=job,
+        ))
+        ledger = client.ledger(job)
+        by_epoch: dict[int, list[Batch]] = {0: [], 1: []}
+        for b in received:
+            by_epoch[b.epoch].append(b)
+        for epoch, got in by_epoch.items():
+            n = len(got)
+            assert n == N // BATCH
+            # Each epoch is the split exactly once.
+            assert sorted(i for b in got for i in b.ids) == sorted(index)
+            rows = ledger.batches(epoch, 0, 0, n - 1, columns=["n"])
+            got.sort(key=lambda b: b.index)
+            assert [(r.index, r.ids) for r in rows] == [(b.index, b.ids) for b in got]
+            assert [r.resume_token for r in rows] == [b.resume_token for b in got]
+            for r in rows:
+                assert (r.epoch, r.rank, r.world_size) == (epoch, 0, 1)
+                assert (r.superseded, r.resharded_from, r.source_indexes) == (False, "", [])
+                assert r.source_keys == [f"k/{index[i]}" for i in r.ids]
+                assert r.columns["n"].to_list() == [index[i] for i in r.ids]
+                assert r.sources == (LedgerSource(dataset, "all"),)
+            last = ledger.batch(epoch, 0, n - 1)
+            assert last is not None and last.ids == got[-1].ids
+            assert ledger.batch(epoch, 0, n) is None  # beyond the epoch: not recorded
+        # Different epochs are different permutations: the ledger did not list one twice.
+        assert [b.ids for b in by_epoch[0]] != [b.ids for b in by_epoch[1]]
+
+        where = {
+            (sample, b.epoch): (b.index, position)
+            for b in received for position, sample in enumerate(b.ids)
+        }
+        for sample in (received[0].ids[0], received[5].ids[3], received[-1].ids[-1]):
+            expected = sorted((e, *where[(sample, e)]) for e in (0, 1))
+            by_id = ledger.find(sample_id=sample)
+            assert by_id.sample_id == sample and by_id.job_id == job
+            assert sorted((a.epoch, a.batch_index, a.position) for a in by_id.appearances) == expected
+            assert all((a.rank, a.world_size, a.superseded) == (0, 1, False)
+                       for a in by_id.appearances)
+            by_key = ledger.find(source_key=f"k/{index[sample]}", dataset=dataset)
+            assert by_key.sample_id == sample
+            assert by_key.appearances == by_id.appearances
+            assert ledger.find(sample_id=uuid.UUID(sample)).appearances == by_id.appearances
+
+
+def test_an_unknown_job_is_not_found(loader: LoaderProcess, dataset: str) -> None:
+    with LoaderClient(loader.target) as client:
+        ledger = client.ledger(new_job())
+        for read in (lambda: ledger.batches(0, 0, 0, 3), lambda: ledger.find(source_key="k/1")):
+            with pytest.raises(LoaderError) as caught:
+                read()
+            assert caught.value.code_name == "NOT_FOUND" and caught.value.method == "GetLedger"
+
+
+def test_a_job_id_names_one_job_only(loader: LoaderProcess, dataset: str) -> None:
+    job = new_job()
+    with LoaderClient(loader.target) as client:
+        list(client.stream_batches(dataset, "all", batch_size=BATCH, seed=1, job_id=job))
+        with pytest.raises(LoaderError) as caught:
+            list(client.stream_batches(dataset, "all", batch_size=BATCH, seed=2, job_id=job))
+    assert caught.value.code_name == "FAILED_PRECONDITION"
+
+
+def test_every_dataloader_worker_is_recorded_under_its_stream_rank(
+    loader: LoaderProcess, dataset: str
+) -> None:
+    job = new_job()
+    ds = LoaderDataset(loader.target, dataset, "all", batch_size=BATCH, seed=8, num_workers=2,
+                       return_ids=True, job_id=job)
+    # The DataLoader takes turns between its workers: worker w made items w, w + 2, ...
+    # Worker w of data-parallel rank 0 of 1 streams as rank w of 2.
+    items = [list(ids) for _samples, _labels, ids in DataLoader(ds, batch_size=None, num_workers=2)]
+    assert sorted(i for ids in items for i in ids) == sorted(key_of(dataset))
+    with LoaderClient(loader.target) as client:
+        ledger = client.ledger(job)
+        for worker in (0, 1):
+            mine = items[worker::2]
+            rows = ledger.batches(0, worker, 0, len(mine) - 1)
+            assert [r.ids for r in rows] == mine
+            assert all((r.rank, r.world_size, r.epoch) == (worker, 2, 0) for r in rows)
+            assert ledger.batch(0, worker, len(mine)) is None
+
+
+def test_rows_a_resume_from_an_earlier_token_gave_up_are_superseded(
+    loader: LoaderProcess, dataset: str
+) -> None:
+    job = new_job()
+    with LoaderClient(loader.target) as client:
+        head: list[Batch] = []
+        stream = client.stream_batches(dataset, "all", batch_size=BATCH, seed=6, job_id=job)
+        for b in stream:
+            head.append(b)
+            if len(head) == 5:
+                break
+        stream.close()
+        # The trainer goes back to its checkpoint after batch 2: batches 3 and 4 (and any the
+        # loader had sent beyond them) are given up.
+        final = head[:3] + list(client.stream_batches(
+            dataset, "all", batch_size=BATCH, seed=6, job_id=job,
+            resume_token=head[2].resume_token,
+        ))
+        assert sorted(i for b in final for i in b.ids) == sorted(key_of(dataset))
+        ledger = client.ledger(job)
+        n = len(final)
+        assert [r.ids for r in ledger.batches(0, 0, 0, n - 1)] == [b.ids for b in final]
+        every = ledger.batches(0, 0, 0, n - 1, include_superseded=True)
+        assert [r.ids for r in every if not r.superseded] == [b.ids for b in final]
+        superseded = {r.index: r.ids for r in every if r.superseded}
+        assert superseded[3] == head[3].ids and superseded[4] == head[4].ids
+        assert min(superseded) == 3
+        picked = ledger.batch(0, 0, 3, include_superseded=True)
+        assert picked is not None and not picked.superseded and picked.ids == final[3].ids
+        given_up = head[3].ids[0]
+        plain = ledger.find(sample_id=given_up)
+        assert len(plain.appearances) == 1 and not plain.appearances[0].superseded
+        everywhere = ledger.find(sample_id=given_up, include_superseded=True)
+        assert len(everywhere.appearances) == 2
+        assert any((a.superseded, a.batch_index, a.position) == (True, 3, 0)
+                   for a in everywhere.appearances)
