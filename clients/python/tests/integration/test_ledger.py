@@ -1,7 +1,8 @@
 """The training ledger through the Python client against a real loader and node: what a job's
-streams received is what the ledger lists, batch for batch and in order; a sample's
-appearances are found by id and by source key; and a LoaderDataset records every DataLoader
-worker's stream under its stream rank."""
+streams received is what the ledger lists, batch for batch and in order (rows given up by a
+rollback superseded, a mixture's samples with their sources); a sample's appearances are found
+by id and by source key; and a LoaderDataset records every DataLoader worker's stream under
+its stream rank."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from torch.utils.data import DataLoader
 
-from scylla_loader import Batch, LedgerSource, LoaderClient, LoaderError
+from scylla_loader import Batch, LedgerSource, LoaderClient, LoaderError, Source
 from scylla_loader.torch import LoaderDataset
 
 from .loader_process import LoaderProcess, drop_test_datasets
@@ -21,27 +22,39 @@ pytestmark = pytest.mark.integration
 
 SAMPLE_ID_NAMESPACE = uuid.UUID("3f6c1d2e-8b4a-5c7e-9d10-2a4b6c8e0f13")
 N = 96
+"""Samples of ``dataset``; ``other`` (for a mixture) has ``N_OTHER``, with the same keys."""
+N_OTHER = 40
 BATCH = 8
 
 
-@pytest.fixture(scope="module")
-def dataset(loader: LoaderProcess) -> Iterator[str]:
+def ingest(target: str, n: int) -> str:
     name = f"pyl_{secrets.token_hex(6)}"
-    with LoaderClient(loader.target) as client:
+    with LoaderClient(target) as client:
         client.ingest(
             name,
             ({"source_key": f"k/{i}", "data": f"bytes {i}".encode(), "label": i % 3,
-              "metadata": {"n": i}} for i in range(N)),
+              "metadata": {"n": i}} for i in range(n)),
             columns={"n": "int"},
         )
-    yield name
-    drop_test_datasets("pyl", [name])
+    return name
 
 
-def key_of(dataset: str) -> dict[str, int]:
+@pytest.fixture(scope="module")
+def datasets(loader: LoaderProcess) -> Iterator[tuple[str, str]]:
+    names = (ingest(loader.target, N), ingest(loader.target, N_OTHER))
+    yield names
+    drop_test_datasets("pyl", names)
+
+
+@pytest.fixture(scope="module")
+def dataset(datasets: tuple[str, str]) -> str:
+    return datasets[0]
+
+
+def key_of(dataset: str, n: int = N) -> dict[str, int]:
     """Sample id (UUID string) to the i of its source key ``k/<i>``."""
     ns = uuid.uuid5(SAMPLE_ID_NAMESPACE, dataset)
-    return {str(uuid.uuid5(ns, f"k/{i}")): i for i in range(N)}
+    return {str(uuid.uuid5(ns, f"k/{i}")): i for i in range(n)}
 
 
 def new_job() -> str:
@@ -174,3 +187,43 @@ def test_rows_a_resume_from_an_earlier_token_gave_up_are_superseded(
         assert len(everywhere.appearances) == 2
         assert any((a.superseded, a.batch_index, a.position) == (True, 3, 0)
                    for a in everywhere.appearances)
+
+
+def test_a_mixtures_ledger_names_each_samples_source(
+    loader: LoaderProcess, datasets: tuple[str, str]
+) -> None:
+    job = new_job()
+    first, other = datasets
+    keys = {first: key_of(first), other: key_of(other, N_OTHER)}
+    with LoaderClient(loader.target) as client:
+        received = sorted(client.stream_batches(
+            sources=[Source(first, "all", 2), Source(other, "all", 1)], batch_size=BATCH,
+            seed=4, job_id=job,
+        ), key=lambda b: b.index)
+        ledger = client.ledger(job)
+        rows = ledger.batches(0, 0, 0, len(received) - 1)
+        assert all(b.source_indexes is not None for b in received)
+        assert [(r.ids, r.source_indexes) for r in rows] == [
+            (b.ids, b.source_indexes.tolist()) for b in received
+        ]
+        assert rows[0].sources == (LedgerSource(first, "all"), LedgerSource(other, "all"))
+        for r in rows:
+            for sample, key, source in zip(r.ids, r.source_keys, r.source_indexes):
+                assert key == f"k/{keys[r.sources[source].dataset][sample]}"
+        # Both datasets hold a sample "k/<i>": dataset= says which one.
+        batch, position = next(
+            (b, p) for b in received for p, s in enumerate(b.source_indexes.tolist()) if s == 1
+        )
+        sample = batch.ids[position]
+        key = f"k/{keys[other][sample]}"
+        found = ledger.find(source_key=key, dataset=other)
+        assert found.sample_id == sample
+        assert [(a.epoch, a.batch_index, a.position) for a in found.appearances] == [
+            (0, batch.index, position)
+        ]
+        assert ledger.find(source_key=key, dataset=first).sample_id != sample
+        for named in ({}, {"dataset": "pyl_000000000000"}):
+            with pytest.raises(LoaderError) as caught:
+                ledger.find(source_key=key, **named)
+            assert caught.value.code_name == "INVALID_ARGUMENT"
+            assert f"{first}, {other}" in caught.value.details
