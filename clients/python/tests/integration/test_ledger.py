@@ -14,7 +14,7 @@ import pytest
 from torch.utils.data import DataLoader
 
 from scylla_loader import Batch, LedgerSource, LoaderClient, LoaderError, Source
-from scylla_loader.torch import LoaderDataset
+from scylla_loader.torch import LoaderDataset, find_worker_states
 
 from .loader_process import LoaderProcess, drop_test_datasets
 
@@ -227,3 +227,35 @@ def test_a_mixtures_ledger_names_each_samples_source(
                 ledger.find(source_key=key, **named)
             assert caught.value.code_name == "INVALID_ARGUMENT"
             assert f"{first}, {other}" in caught.value.details
+
+
+def test_a_stateful_dataloader_resumed_from_its_state_keeps_recording_the_same_job(
+    loader: LoaderProcess, dataset: str
+) -> None:
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    job = new_job()
+
+    def make() -> StatefulDataLoader:
+        ds = LoaderDataset(loader.target, dataset, "all", batch_size=BATCH, seed=2,
+                           return_ids=True, job_id=job)
+        return StatefulDataLoader(ds, batch_size=None, num_workers=0)
+
+    # A trainer stops after 5 items (its stream still open, as after a crash) and a new one
+    # continues from the state it saved: the state carries the job id to the new dataset.
+    first = make()
+    running = iter(first)
+    head = [list(next(running)[2]) for _ in range(5)]
+    state = first.state_dict()
+    assert [w["job_id"] for w in find_worker_states(state)] == [job]
+    second = make()
+    second.load_state_dict(state)
+    rest = [list(ids) for _s, _l, ids in second]
+    assert sorted(i for ids in head + rest for i in ids) == sorted(key_of(dataset))
+    with LoaderClient(loader.target) as client:
+        ledger = client.ledger(job)
+        received = head + rest
+        assert [r.ids for r in ledger.batches(0, 0, 0, len(received) - 1)] == received
+        every = ledger.batches(0, 0, 0, len(received) - 1, include_superseded=True)
+        assert all(r.index >= 5 for r in every if r.superseded)
+    del running
