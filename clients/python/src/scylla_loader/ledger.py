@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .batch import _Fail
 from .columns import Column, decode_columns, validate_column_names
+from .errors import LoaderError
 from .request import uint32, validate_job_id
 from .v1 import loader_pb2
 
@@ -20,7 +21,10 @@ if TYPE_CHECKING:
 
 MAX_BATCHES_PER_CALL = 1000
 """The most batches one GetLedger call returns (the proto's limit): :meth:`Ledger.batches`
-asks for a longer range in calls of this many."""
+asks for a longer range in calls of this many at most."""
+_OVER_ONE_READ = "one read returns"
+"""In the details of the loader's INVALID_ARGUMENT for a read of more batches or samples than
+one call returns (besides 1,000 batches, at most 65,536 samples, superseded rows included)."""
 
 LedgerCall = Callable[
     [loader_pb2.GetLedgerRequest, float | None, threading.Event | None],
@@ -164,12 +168,28 @@ class Ledger:
         rank ``rank``'s epoch ``epoch``, by index then send time. Batches not recorded (not
         sent yet, or beyond the epoch) are simply not listed. ``columns``: metadata columns to
         return for each sample (``source_key`` always comes, as :attr:`LedgerBatch.source_keys`).
-        A range longer than 1,000 batches is read in calls of 1,000."""
+        A range longer than one call returns (1,000 batches, 65,536 samples) is read in
+        several calls, in order: a call the loader refuses as too large is asked again for
+        half its batches."""
+        whole = range_request(self.job_id, epoch, rank, first, last, columns, include_superseded)
+        end = whole.batches.last_batch
         out: list[LedgerBatch] = []
-        for request in batch_requests(
-            self.job_id, epoch, rank, first, last, columns, include_superseded
-        ):
-            out += to_ledger_batches(self._call(request, timeout, cancel), self.target)
+        start, span = first, MAX_BATCHES_PER_CALL
+        while start <= end:
+            stop = min(end, start + span - 1)
+            request = loader_pb2.GetLedgerRequest()
+            request.CopyFrom(whole)
+            request.batches.first_batch, request.batches.last_batch = start, stop
+            try:
+                response = self._call(request, timeout, cancel)
+            except LoaderError as error:
+                too_many = error.code_name == "INVALID_ARGUMENT" and _OVER_ONE_READ in error.details
+                if too_many and stop > start:
+                    span = (stop - start + 1) // 2
+                    continue
+                raise
+            out += to_ledger_batches(response, self.target)
+            start = stop + 1
         return out
 
     def batch(
@@ -212,7 +232,7 @@ class Ledger:
         return to_sample_appearances(self._call(request, timeout, cancel), self.target)
 
 
-def batch_requests(
+def range_request(
     job_id: str,
     epoch: int,
     rank: int,
@@ -220,32 +240,25 @@ def batch_requests(
     last: int | None,
     columns: Iterable[str],
     include_superseded: bool,
-) -> list[loader_pb2.GetLedgerRequest]:
-    """The GetLedger requests of a range of batches, at most :data:`MAX_BATCHES_PER_CALL`
-    each; a ValueError for values no request can carry or a range that ends before it
-    starts."""
+) -> loader_pb2.GetLedgerRequest:
+    """The GetLedger request of batches ``first`` to ``last`` (``None``: ``first``) of one
+    rank's epoch, whatever its length (:meth:`Ledger.batches` cuts it into calls); a
+    ValueError for values no request can carry or a range that ends before it starts."""
     uint32("epoch", epoch)
     uint32("rank", rank)
     uint32("first", first)
     end = first if last is None else uint32("last", last)
     if end < first:
         raise ValueError(f"last ({end}) is below first ({first}): a range runs upwards")
-    names = validate_column_names(columns)
-    requests = []
-    for start in range(first, end + 1, MAX_BATCHES_PER_CALL):
-        request = loader_pb2.GetLedgerRequest(
-            job_id=job_id,
-            batches=loader_pb2.LedgerBatchRange(
-                epoch=epoch,
-                rank=rank,
-                first_batch=start,
-                last_batch=min(end, start + MAX_BATCHES_PER_CALL - 1),
-            ),
-            include_superseded=include_superseded,
-        )
-        request.columns.extend(names)
-        requests.append(request)
-    return requests
+    request = loader_pb2.GetLedgerRequest(
+        job_id=job_id,
+        batches=loader_pb2.LedgerBatchRange(
+            epoch=epoch, rank=rank, first_batch=first, last_batch=end
+        ),
+        include_superseded=include_superseded,
+    )
+    request.columns.extend(validate_column_names(columns))
+    return request
 
 
 def sample_request(

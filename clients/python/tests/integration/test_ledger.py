@@ -14,6 +14,7 @@ import pytest
 from torch.utils.data import DataLoader
 
 from scylla_loader import Batch, LedgerSource, LoaderClient, LoaderError, Source
+from scylla_loader.ledger import _OVER_ONE_READ, MAX_BATCHES_PER_CALL, range_request
 from scylla_loader.torch import LoaderDataset, find_worker_states
 
 from .loader_process import LoaderProcess, drop_test_datasets
@@ -129,6 +130,19 @@ def test_a_job_id_names_one_job_only(loader: LoaderProcess, dataset: str) -> Non
         with pytest.raises(LoaderError) as caught:
             list(client.stream_batches(dataset, "all", batch_size=BATCH, seed=2, job_id=job))
     assert caught.value.code_name == "FAILED_PRECONDITION"
+
+
+def test_the_loaders_refusal_of_an_oversized_read_is_the_one_ledger_batches_cuts_down(
+    loader: LoaderProcess, dataset: str
+) -> None:
+    job = new_job()
+    with LoaderClient(loader.target) as client:
+        list(client.stream_batches(dataset, "all", batch_size=BATCH, job_id=job))
+        request = range_request(job, 0, 0, 0, MAX_BATCHES_PER_CALL, (), False)  # 1,001 batches
+        with pytest.raises(LoaderError) as too_many:
+            client._unary("GetLedger", client._stub.GetLedger, request, None, None)
+        assert too_many.value.code_name == "INVALID_ARGUMENT"
+        assert _OVER_ONE_READ in too_many.value.details
 
 
 def test_every_dataloader_worker_is_recorded_under_its_stream_rank(

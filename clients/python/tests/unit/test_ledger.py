@@ -18,8 +18,7 @@ import pytest
 
 from scylla_loader import Ledger, LedgerSource, LoaderClient, LoaderError, ReconnectPolicy
 from scylla_loader.ledger import (
-    MAX_BATCHES_PER_CALL,
-    batch_requests,
+    range_request,
     sample_request,
     to_ledger_batches,
     to_sample_appearances,
@@ -69,7 +68,7 @@ def test_no_job_id_sends_none() -> None:
 
 
 def test_a_range_is_one_request_with_both_ends_and_the_options() -> None:
-    [r] = batch_requests(JOB, 3, 5, 10, 20, ["caption"], True)
+    r = range_request(JOB, 3, 5, 10, 20, ["caption"], True)
     assert r.job_id == JOB and r.WhichOneof("query") == "batches"
     assert (r.batches.epoch, r.batches.rank, r.batches.first_batch, r.batches.last_batch) == (
         3, 5, 10, 20,
@@ -78,15 +77,9 @@ def test_a_range_is_one_request_with_both_ends_and_the_options() -> None:
 
 
 def test_no_last_means_the_first_batch_only() -> None:
-    [r] = batch_requests(JOB, 0, 0, 7, None, (), False)
+    r = range_request(JOB, 0, 0, 7, None, (), False)
     assert (r.batches.first_batch, r.batches.last_batch) == (7, 7)
     assert not r.include_superseded and list(r.columns) == []
-
-
-def test_a_long_range_is_read_in_calls_of_the_proto_limit() -> None:
-    requests = batch_requests(JOB, 0, 1, 5, 5 + 2 * MAX_BATCHES_PER_CALL, (), False)
-    spans = [(r.batches.first_batch, r.batches.last_batch) for r in requests]
-    assert spans == [(5, 1004), (1005, 2004), (2005, 2005)]
 
 
 @pytest.mark.parametrize(
@@ -101,12 +94,12 @@ def test_a_long_range_is_read_in_calls_of_the_proto_limit() -> None:
 )
 def test_ranges_no_request_can_carry_fail_early(args: tuple[Any, ...], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        batch_requests(JOB, *args, (), False)
+        range_request(JOB, *args, (), False)
 
 
 def test_columns_follow_the_streams_rules() -> None:
     with pytest.raises(ValueError, match="is not a metadata column name"):
-        batch_requests(JOB, 0, 0, 0, None, ["Caption"], False)
+        range_request(JOB, 0, 0, 0, None, ["Caption"], False)
 
 
 def test_a_sample_by_id_in_any_spelling() -> None:
@@ -269,13 +262,50 @@ def test_batch_returns_the_received_row_and_none_when_unrecorded() -> None:
     assert ledger.batch(2, 1, 4) is None
 
 
-def test_a_long_range_is_joined_from_its_calls_in_order() -> None:
+def test_a_long_range_is_read_in_calls_of_1000_batches_joined_in_order() -> None:
+    spans: list[tuple[int, int]] = []
+
     def call(request: loader_pb2.GetLedgerRequest, timeout: Any, cancel: Any) -> Any:
         r = request.batches
+        spans.append((r.first_batch, r.last_batch))
+        assert list(request.columns) == ["n"] and request.include_superseded
         return answer(ledger_batch(r.first_batch, (1,)), ledger_batch(r.last_batch, (2,)))
 
-    got = Ledger(JOB, "", call).batches(0, 0, 0, 1500)
-    assert [b.index for b in got] == [0, 999, 1000, 1500]
+    got = Ledger(JOB, "", call).batches(0, 0, 5, 2005, columns=["n"], include_superseded=True)
+    assert spans == [(5, 1004), (1005, 2004), (2005, 2005)]
+    assert [b.index for b in got] == [5, 1004, 1005, 2004, 2005, 2005]
+
+
+def test_a_call_over_the_loaders_sample_limit_is_asked_again_for_half_its_batches() -> None:
+    # Batches of 256 samples: at most 256 of them fit the 65,536 samples of one read.
+    spans: list[tuple[int, int]] = []
+
+    def call(request: loader_pb2.GetLedgerRequest, timeout: Any, cancel: Any) -> Any:
+        r = request.batches
+        spans.append((r.first_batch, r.last_batch))
+        if r.last_batch - r.first_batch + 1 > 256:
+            raise LoaderError("GetLedger", "", grpc.StatusCode.INVALID_ARGUMENT,
+                              f"batches {r.first_batch} to {r.last_batch} hold more than 65536 "
+                              "samples, the most one read returns: ask for batches ... first")
+        return answer(*(ledger_batch(i, (1,)) for i in range(r.first_batch, r.last_batch + 1)))
+
+    got = Ledger(JOB, "", call).batches(0, 0, 0, 599)
+    assert [b.index for b in got] == list(range(600))
+    assert spans == [(0, 599), (0, 299), (0, 149), (150, 299), (300, 449), (450, 599)]
+
+
+def test_other_refusals_of_a_range_are_raised_at_once() -> None:
+    calls = 0
+
+    def call(request: loader_pb2.GetLedgerRequest, timeout: Any, cancel: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        raise LoaderError("GetLedger", "", grpc.StatusCode.INVALID_ARGUMENT,
+                          'column "nope" is not in dataset d')
+
+    with pytest.raises(LoaderError, match="nope"):
+        Ledger(JOB, "", call).batches(0, 0, 0, 599, columns=["nope"])
+    assert calls == 1
 
 
 # -- calls through a real (in-process) gRPC server -------------------------------------------
