@@ -66,6 +66,8 @@ class LedgerBatch:
             an earlier token); only listed with ``include_superseded``.
         resharded_from: Hex digest of the job checkpoint the epoch was re-sharded from; empty
             for an ordinary epoch.
+        skipped: Left out of the epoch by a resume that skipped recorded batches
+            (``StreamBatchesRequest.skip_batches``); never superseded.
         sources: The job's sources, in the order of its streams' requests.
     """
 
@@ -81,6 +83,7 @@ class LedgerBatch:
     sent_at: datetime
     superseded: bool
     resharded_from: str
+    skipped: bool
     sources: tuple[LedgerSource, ...]
 
     def __len__(self) -> int:
@@ -106,6 +109,8 @@ class LedgerAppearance:
     sent_at: datetime
     superseded: bool
     resharded_from: str
+    skipped: bool
+    """In a batch left out by a resume that skipped recorded batches."""
 
 
 @dataclass(frozen=True)
@@ -341,6 +346,7 @@ def _ledger_batch(
         sent_at=_utc(m.sent_at),
         superseded=m.superseded,
         resharded_from=m.resharded_from,
+        skipped=m.skipped,
         sources=sources,
     )
 
@@ -367,6 +373,7 @@ def to_sample_appearances(
                 sent_at=_utc(a.sent_at),
                 superseded=a.superseded,
                 resharded_from=a.resharded_from,
+                skipped=a.skipped,
             )
             for a in response.appearances
         ],

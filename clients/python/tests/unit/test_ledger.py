@@ -164,10 +164,11 @@ def test_batches_become_plain_values_in_the_answers_order() -> None:
         answer(
             ledger_batch(8, (3, 1), columns=[caption, n]),
             ledger_batch(9, (7,), superseded=True, resharded_from="ab12"),
+            ledger_batch(10, (8,), skipped=True),
         ),
         "here:1",
     )
-    first, second = got
+    first, second, third = got
     assert (first.epoch, first.rank, first.world_size, first.index) == (2, 1, 4, 8)
     assert first.ids == [str(uuid.UUID(int=3)), str(uuid.UUID(int=1))] and len(first) == 2
     assert first.id_bytes == ids(3, 1)
@@ -176,8 +177,9 @@ def test_batches_become_plain_values_in_the_answers_order() -> None:
     assert first.columns["n"].values.dtype == np.int64 and first.columns["n"].to_list() == [5, 9]
     assert first.resume_token == b"tok8"
     assert first.sent_at == datetime(2026, 11, 28, 20, 1, 2, 345678, tzinfo=timezone.utc)
-    assert (first.superseded, first.resharded_from) == (False, "")
+    assert (first.superseded, first.resharded_from, first.skipped) == (False, "", False)
     assert (second.index, second.superseded, second.resharded_from) == (9, True, "ab12")
+    assert (third.index, third.superseded, third.skipped) == (10, False, True)
     assert first.sources == second.sources == (LedgerSource("d0", "all"),)
 
 
@@ -215,14 +217,16 @@ def test_appearances_become_plain_values() -> None:
             loader_pb2.LedgerAppearance(epoch=0, rank=1, world_size=2, batch_index=3, position=4),
             loader_pb2.LedgerAppearance(epoch=1, rank=0, world_size=3, batch_index=6, position=0,
                                         superseded=True, resharded_from="cd"),
+            loader_pb2.LedgerAppearance(epoch=2, skipped=True),
         ],
     )
     response.appearances[1].sent_at.FromSeconds(86400)
     found = to_sample_appearances(response, "")
-    assert found.sample_id == str(uuid.UUID(int=5)) and found.job_id == JOB and len(found) == 2
-    a, b = found.appearances
+    assert found.sample_id == str(uuid.UUID(int=5)) and found.job_id == JOB and len(found) == 3
+    a, b, c = found.appearances
     assert (a.epoch, a.rank, a.world_size, a.batch_index, a.position) == (0, 1, 2, 3, 4)
-    assert (a.superseded, a.resharded_from) == (False, "")
+    assert (a.superseded, a.resharded_from, a.skipped) == (False, "", False)
+    assert (c.epoch, c.skipped) == (2, True)
     assert (b.epoch, b.batch_index, b.superseded, b.resharded_from) == (1, 6, True, "cd")
     assert b.sent_at == datetime(1970, 1, 2, tzinfo=timezone.utc)
     assert found.sources == (LedgerSource("d", "s/train"),)
