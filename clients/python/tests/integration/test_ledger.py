@@ -2,7 +2,8 @@
 streams received is what the ledger lists, batch for batch and in order (rows given up by a
 rollback superseded, a mixture's samples with their sources); a sample's appearances are found
 by id and by source key; and a LoaderDataset records every DataLoader worker's stream under
-its stream rank."""
+its stream rank, and keeps recording the job through a StatefulDataLoader state and through a
+job state continued at another world size."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from torch.utils.data import DataLoader
 
 from scylla_loader import Batch, LedgerSource, LoaderClient, LoaderError, Source
 from scylla_loader.ledger import _OVER_ONE_READ, MAX_BATCHES_PER_CALL, range_request
-from scylla_loader.torch import LoaderDataset, find_worker_states
+from scylla_loader.torch import LoaderDataset, find_worker_states, merge_states
 
 from .loader_process import LoaderProcess, drop_test_datasets
 
@@ -272,4 +273,40 @@ def test_a_stateful_dataloader_resumed_from_its_state_keeps_recording_the_same_j
         assert [r.ids for r in ledger.batches(0, 0, 0, len(received) - 1)] == received
         every = ledger.batches(0, 0, 0, len(received) - 1, include_superseded=True)
         assert all(r.index >= 5 for r in every if r.superseded)
+    del running
+
+
+def test_a_job_state_continued_at_another_world_size_keeps_recording_the_job(
+    loader: LoaderProcess, dataset: str
+) -> None:
+    job = new_job()
+
+    def rank(r: int, world: int) -> LoaderDataset:
+        return LoaderDataset(loader.target, dataset, "all", batch_size=BATCH, seed=7, rank=r,
+                             world_size=world, return_ids=True, job_id=job)
+
+    # World 2 delivers 3 batches per rank (its streams left open, as in a crash) ...
+    old = [rank(r, 2) for r in range(2)]
+    running = [iter(ds) for ds in old]
+    head = [[list(next(it)[2]) for _ in range(3)] for it in running]
+    state = merge_states([ds.state_dict() for ds in old])
+    assert state["job_id"] == job
+    # ... and world 3 continues the epoch from the merged job state.
+    rest = []
+    for r in range(3):
+        ds = rank(r, 3)
+        ds.load_job_state(state)
+        rest.append([list(ids) for _s, _l, ids in ds])
+    delivered = [i for per_rank in head + rest for batch in per_rank for i in batch]
+    assert sorted(delivered) == sorted(key_of(dataset))
+    with LoaderClient(loader.target) as client:
+        ledger = client.ledger(job)
+        rows = {r: ledger.batches(0, r, 0, MAX_BATCHES_PER_CALL - 1) for r in range(3)}
+    for r in range(2):
+        assert [b.ids for b in rows[r] if b.world_size == 2] == head[r]
+        assert all(b.resharded_from == "" for b in rows[r] if b.world_size == 2)
+    for r in range(3):
+        assert [b.ids for b in rows[r] if b.world_size == 3] == rest[r]
+    digests = {b.resharded_from for r in range(3) for b in rows[r] if b.world_size == 3}
+    assert len(digests) == 1 and digests != {""}
     del running
