@@ -166,6 +166,7 @@ class Ledger:
         *,
         columns: Iterable[str] = (),
         include_superseded: bool = False,
+        world_size: int | None = None,
         timeout: float | None = None,
         cancel: threading.Event | None = None,
     ) -> list[LedgerBatch]:
@@ -175,8 +176,11 @@ class Ledger:
         return for each sample (``source_key`` always comes, as :attr:`LedgerBatch.source_keys`).
         A range longer than one call returns (1,000 batches, 65,536 samples) is read in
         several calls, in order: a call the loader refuses as too large is asked again for
-        half its batches."""
+        half its batches. An epoch continued at another world size (a job checkpoint) has
+        rows of rank ``rank`` in each world: ``world_size`` keeps those of one."""
         whole = range_request(self.job_id, epoch, rank, first, last, columns, include_superseded)
+        if world_size is not None:
+            uint32("world_size", world_size)
         end = whole.batches.last_batch
         out: list[LedgerBatch] = []
         start, span = first, MAX_BATCHES_PER_CALL
@@ -193,7 +197,10 @@ class Ledger:
                     span = (stop - start + 1) // 2
                     continue
                 raise
-            out += to_ledger_batches(response, self.target)
+            out += [
+                row for row in to_ledger_batches(response, self.target)
+                if world_size is None or row.world_size == world_size
+            ]
             start = stop + 1
         return out
 
@@ -205,15 +212,17 @@ class Ledger:
         *,
         columns: Iterable[str] = (),
         include_superseded: bool = False,
+        world_size: int | None = None,
         timeout: float | None = None,
         cancel: threading.Event | None = None,
     ) -> LedgerBatch | None:
         """Batch ``index`` of stream rank ``rank``'s epoch ``epoch``; ``None`` when not
         recorded. With ``include_superseded``, the row the trainer received when there is one,
-        else the last one sent (:meth:`batches` lists every row)."""
+        else the last one sent; in an epoch continued at another world size, the last sent
+        unless ``world_size`` says which world's (:meth:`batches` lists every row)."""
         rows = self.batches(
             epoch, rank, index, index, columns=columns, include_superseded=include_superseded,
-            timeout=timeout, cancel=cancel,
+            world_size=world_size, timeout=timeout, cancel=cancel,
         )
         received = [row for row in rows if not row.superseded] or rows
         return received[-1] if received else None

@@ -302,11 +302,15 @@ def test_a_job_state_continued_at_another_world_size_keeps_recording_the_job(
     with LoaderClient(loader.target) as client:
         ledger = client.ledger(job)
         rows = {r: ledger.batches(0, r, 0, MAX_BATCHES_PER_CALL - 1) for r in range(3)}
-    for r in range(2):
-        assert [b.ids for b in rows[r] if b.world_size == 2] == head[r]
-        assert all(b.resharded_from == "" for b in rows[r] if b.world_size == 2)
-    for r in range(3):
-        assert [b.ids for b in rows[r] if b.world_size == 3] == rest[r]
+        for r in range(2):
+            assert [b.ids for b in rows[r] if b.world_size == 2] == head[r]
+            assert all(b.resharded_from == "" for b in rows[r] if b.world_size == 2)
+            assert [b.ids for b in ledger.batches(0, r, 0, 99, world_size=2)] == head[r]
+        for r in range(3):
+            of_3 = [b for b in rows[r] if b.world_size == 3]
+            assert [b.ids for b in of_3] == rest[r]
+            last = ledger.batch(0, r, of_3[-1].index, world_size=3)
+            assert last is not None and last.ids == rest[r][-1]
     digests = {b.resharded_from for r in range(3) for b in rows[r] if b.world_size == 3}
     assert len(digests) == 1 and digests != {""}
     del running

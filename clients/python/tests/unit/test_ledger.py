@@ -139,8 +139,9 @@ def test_find_refuses_what_names_no_one_sample(kwargs: dict[str, Any], message: 
 
 
 def ledger_batch(index: int, numbers: tuple[int, ...], **fields: Any) -> loader_pb2.LedgerBatch:
+    fields = {"world_size": 4, **fields}
     m = loader_pb2.LedgerBatch(
-        epoch=2, rank=1, world_size=4, index=index, ids=ids(*numbers),
+        epoch=2, rank=1, index=index, ids=ids(*numbers),
         source_keys=[f"k/{n}" for n in numbers], resume_token=b"tok%d" % index, **fields,
     )
     m.sent_at.FromDatetime(datetime(2026, 11, 28, 20, 1, 2, 345678))
@@ -264,6 +265,20 @@ def test_batch_returns_the_received_row_and_none_when_unrecorded() -> None:
     assert got is not None and got.superseded
     rows = []
     assert ledger.batch(2, 1, 4) is None
+
+
+def test_world_size_keeps_the_rows_of_one_world_of_a_resharded_epoch() -> None:
+    def call(request: loader_pb2.GetLedgerRequest, timeout: Any, cancel: Any) -> Any:
+        return answer(ledger_batch(0, (1,), world_size=2), ledger_batch(0, (2,), world_size=3))
+
+    ledger = Ledger(JOB, "", call)
+    assert [b.world_size for b in ledger.batches(0, 0, 0, 5)] == [2, 3]
+    assert [b.world_size for b in ledger.batches(0, 0, 0, 5, world_size=2)] == [2]
+    picked = ledger.batch(0, 0, 0, world_size=2)
+    assert picked is not None and picked.ids == [str(uuid.UUID(int=1))]
+    assert ledger.batch(0, 0, 0, world_size=4) is None
+    with pytest.raises(ValueError, match="world_size must be an integer"):
+        ledger.batches(0, 0, 0, world_size=-1)
 
 
 def test_a_long_range_is_read_in_calls_of_1000_batches_joined_in_order() -> None:
