@@ -6,7 +6,9 @@ loader run with TLS, mTLS and bearer tokens. ``Transform`` has the server decode
 and augment each sample (a raw output gives each batch as one ``uint8`` tensor).
 ``LoaderClient.ingest`` writes samples through the loader; ``scylla_loader.ingest_sources``
 makes them from torchvision and Hugging Face datasets. ``Source`` names one dataset and split
-of a stream that mixes several by weight (``stream_batches(sources=[...])``).
+of a stream that mixes several by weight (``stream_batches(sources=[...])``). A stream that
+names its job (``job_id=``) is recorded in the job's training ledger: ``LoaderClient.ledger``
+reads which samples each batch held and where a sample appeared.
 """
 
 from .batch import Batch, decode_batch
@@ -16,6 +18,7 @@ from .columns import Column, validate_column_names
 from .descriptions import DatasetDescription, SplitPart, SplitSet
 from .errors import LoaderError
 from .ingest import IngestProgress, IngestSample, IngestSource, IngestSummary
+from .ledger import Ledger, LedgerAppearance, LedgerBatch, LedgerSource, SampleAppearances
 from .retry import ReconnectPolicy
 from .security import TlsOptions, TokenFile, TokenSource
 from .source import Source
@@ -30,12 +33,17 @@ __all__ = [
     "IngestSample",
     "IngestSource",
     "IngestSummary",
+    "Ledger",
+    "LedgerAppearance",
+    "LedgerBatch",
+    "LedgerSource",
     "LoaderClient",
     "LoaderError",
     "RandomResizedCrop",
     "RankState",
     "ReconnectInfo",
     "ReconnectPolicy",
+    "SampleAppearances",
     "SplitPart",
     "Source",
     "SplitSet",

@@ -192,15 +192,17 @@ def _split(
 
 
 class _Fail:
-    def __init__(self, method: str, target: str, where: str) -> None:
-        self.method, self.target, self.where = method, target, where
+    """Raises a DATA_LOSS :class:`LoaderError`: "malformed <what><where>: <message>"."""
+
+    def __init__(self, method: str, target: str, where: str, what: str = "batch") -> None:
+        self.method, self.target, self.where, self.what = method, target, where, what
 
     def __call__(self, message: str) -> NoReturn:
         raise LoaderError(
             self.method,
             self.target,
             grpc.StatusCode.DATA_LOSS,
-            f"malformed batch{self.where}: {message}",
+            f"malformed {self.what}{self.where}: {message}",
         )
 
 

@@ -29,6 +29,7 @@ from .descriptions import (
     to_split_set,
 )
 from .errors import LoaderError, from_rpc_error
+from .ledger import Ledger
 from .ingest import (
     DEFAULT_MAX_UNACKNOWLEDGED,
     DEFAULT_SAMPLES_PER_REQUEST,
@@ -349,6 +350,7 @@ class LoaderClient:
         transform: Transform | None = None,
         job_checkpoint: bytes | None = None,
         columns: Iterable[str] | None = None,
+        job_id: str | None = None,
         timeout: float | None = None,
         on_reconnect: Callable[[ReconnectInfo], None] | None = None,
     ) -> BatchStream:
@@ -384,6 +386,12 @@ class LoaderClient:
           ``"source_key"``. In a mixture a source whose dataset lacks one gives nulls; a column
           no source has is INVALID_ARGUMENT. Columns change nothing about which samples a
           batch holds: a resume token works with other columns.
+        - ``job_id``: names the training job this stream belongs to (letters, digits, ``_``,
+          ``-``, ``.``, ``:`` and ``/``, 1 to 128 characters; a ValueError otherwise), the same
+          for every rank and worker of the job: the loader then records each batch in the
+          job's training ledger before sending it (read it with :meth:`ledger`).
+          Reconnections send the same name. A name already recorded for other job fields
+          (dataset, split, seed, batch size, rules, transform) is FAILED_PRECONDITION.
         - Backpressure: a message is read only when the loop asks for the next batch; the
           HTTP/2 window holds the server back meanwhile.
         - ``sources`` (instead of ``dataset`` and ``split``): a mixed stream, e.g.
@@ -427,9 +435,24 @@ class LoaderClient:
             transform=transform,
             job_checkpoint=job_checkpoint,
             columns=columns,
+            job_id=job_id,
         )
         deadline = None if timeout is None else time.monotonic() + timeout
         return BatchStream(self, request, deadline, on_reconnect)
+
+    def ledger(self, job_id: str) -> Ledger:
+        """The training ledger of job ``job_id`` (the ``job_id`` its streams named): its
+        batches (:meth:`Ledger.batches`, :meth:`Ledger.batch`) and the appearances of a
+        sample (:meth:`Ledger.find`), each read with a GetLedger call on this client's channel
+        with its token. A name outside the job id rule is a ValueError here; an unknown job is
+        NOT_FOUND at the first read."""
+        return Ledger(
+            job_id,
+            self.target,
+            lambda request, timeout, cancel: self._unary(
+                "GetLedger", self._stub.GetLedger, request, timeout, cancel
+            ),
+        )
 
     def describe_dataset(
         self,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
@@ -47,6 +49,25 @@ _UNSPECIFIED = {
 UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
 
+_JOB_ID = re.compile(r"[A-Za-z0-9_.:/-]{1,128}")
+JOB_ID_RULE = "1 to 128 characters of letters, digits, '_', '-', '.', ':' and '/'"
+"""What a job id (``StreamBatchesRequest.job_id``, ``GetLedger``) may be: the server's rule."""
+
+
+def validate_job_id(job_id: str) -> str:
+    """``job_id`` when it follows the server's rule for job names (1 to 128 letters, digits,
+    ``_``, ``-``, ``.``, ``:`` and ``/``); a ValueError in the server's words naming the rule
+    otherwise, before any call (the same name must reach every rank, worker and reconnection
+    of a job unchanged)."""
+    if not isinstance(job_id, str) or not _JOB_ID.fullmatch(job_id):
+        shown = (
+            json.dumps(job_id[:140], ensure_ascii=False)
+            if isinstance(job_id, str)
+            else type(job_id).__name__
+        )
+        raise ValueError(f"job_id {shown} is not a job id: use {JOB_ID_RULE}")
+    return job_id
+
 
 def uint32(name: str, value: int) -> int:
     """``value`` when it fits a proto uint32; a ValueError otherwise (protobuf would refuse or
@@ -88,6 +109,7 @@ def build_request(
     transform: Transform | None = None,
     job_checkpoint: bytes | None = None,
     columns: Iterable[str] | None = None,
+    job_id: str | None = None,
 ) -> loader_pb2.StreamBatchesRequest:
     """The proto request for these fields; ``None`` enums are left to the server's default.
     Values the proto cannot carry (negative counts, a seed outside uint64, an unknown rule)
@@ -96,7 +118,8 @@ def build_request(
     asks the server to decode and augment each sample. ``job_checkpoint`` (from
     :func:`merge_resume_tokens`) continues a job's epoch at this rank and world size.
     ``columns`` names metadata columns each batch carries (checked here with the server's
-    rules: see :func:`validate_column_names`).
+    rules: see :func:`validate_column_names`). ``job_id`` names the training job the stream
+    belongs to (checked with the server's rule: see :func:`validate_job_id`).
 
     The stream reads either ``dataset`` and ``split``, or ``sources`` (a mixed stream: each a
     :class:`Source`, a ``(dataset, split[, weight[, repeat]])`` tuple or a mapping with those
@@ -132,6 +155,7 @@ def build_request(
         ),
         resume_token=bytes(resume_token or b""),
         job_checkpoint=bytes(job_checkpoint or b""),
+        job_id=validate_job_id(job_id) if job_id is not None else "",
     )
     if transform is not None:
         request.transform.CopyFrom(transform.to_proto())

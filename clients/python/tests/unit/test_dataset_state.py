@@ -252,3 +252,45 @@ def test_items_of_a_mixed_dataset_end_with_int64_source_indexes() -> None:
     assert sources.dtype == torch.int64 and sources.tolist() == [0, 2, 0]
     assert ds.state_dict()["resume_token"] == b"t1" and ds.state_dict()["epoch_done"] is True
     assert recorder.closed  # a pass outside a worker closes its client when it ends
+
+
+def started(job_id: str | None = None, **extra: Any) -> dict[str, Any]:
+    """A worker state as a LoaderDataset leaves it after its first item."""
+    state = {"version": 1, "epoch": 0, "stream": "x", "resume_token": b"t",
+             "epoch_done": False, **extra}
+    if job_id is not None:
+        state["job_id"] = job_id
+    return state
+
+
+def test_a_job_id_is_checked_where_the_dataset_is_made() -> None:
+    with pytest.raises(ValueError, match="is not a job id: use 1 to 128 characters"):
+        LoaderDataset("127.0.0.1:1", "d", "all", batch_size=4, job_id="run 7")
+    assert LoaderDataset("127.0.0.1:1", "d", "all", batch_size=4, job_id="run-7").job_id == "run-7"
+
+
+def test_a_state_saved_with_a_job_id_resumes_under_that_job_id_only() -> None:
+    named = LoaderDataset("127.0.0.1:1", "d", "all", batch_size=4, job_id="run-7")
+    named.load_state_dict(started("run-7"))
+    for job_id in ("run-8", None):
+        other = LoaderDataset("127.0.0.1:1", "d", "all", batch_size=4, job_id=job_id)
+        with pytest.raises(ValueError, match="saved by job_id 'run-7'.*pass job_id='run-7'"):
+            other.load_state_dict(started("run-7"))
+
+
+def test_a_state_without_a_job_id_resumes_under_any() -> None:
+    # States saved before job ids existed (no key) or by a job that named none.
+    for state in (started(), {**started(), "job_id": None}):
+        LoaderDataset("127.0.0.1:1", "d", "all", batch_size=4, job_id="run-7").load_state_dict(state)
+        make().load_state_dict(state)
+
+
+def test_a_job_state_saved_with_a_job_id_resumes_under_that_job_id_only() -> None:
+    ds = LoaderDataset("127.0.0.1:1", "d", "all", batch_size=4, job_id="run-7")
+    job = {"version": 1, "kind": "scylla_loader.job", "job": ds._job_key(), "epoch": 1,
+           "job_checkpoint": None, "job_id": "run-7"}
+    ds.load_job_state(job)
+    with pytest.raises(ValueError, match="job state was saved by job_id 'run-7'"):
+        LoaderDataset("127.0.0.1:1", "d", "all", batch_size=4).load_job_state(job)
+    # The job key itself ignores the job id: an unnamed job's state loads into a named one.
+    ds.load_job_state({**job, "job_id": None})

@@ -92,3 +92,12 @@ def test_finds_worker_states_nested_in_a_loader_state() -> None:
     }
     assert find_worker_states([loader_state]) == states
     assert find_worker_states(states[0]) == [states[0]]
+
+
+def test_the_job_state_keeps_the_workers_job_id_and_refuses_a_mix() -> None:
+    states = [{**worker(r, 2, 1, token(r)), "job_id": "run-7"} for r in (0, 1)]
+    assert merge_states(states)["job_id"] == "run-7"
+    assert merge_states([worker(r, 2, 1, token(r)) for r in (0, 1)])["job_id"] is None
+    mixed = [states[0], {**states[1], "job_id": "run-8"}]
+    with pytest.raises(ValueError, match="different job ids"):
+        merge_states(mixed)

@@ -17,7 +17,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 from ..batch import Batch
 from ..client import LoaderClient
 from ..columns import validate_column_names
-from ..request import Ordering, ShardRule, ShuffleMode
+from ..request import Ordering, ShardRule, ShuffleMode, validate_job_id
 from ..retry import ReconnectPolicy
 from ..security import TlsOptions, TokenSource, check_security
 from ..source import Source, SourceLike, stream_input
@@ -155,6 +155,14 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             bigint, ``float64``, ``bool``; a batch with a null in a number column has it as
             ``float64`` with NaN; a double column is always ``float64``). Not part of the
             stream's identity: a checkpoint resumes with other columns.
+        job_id: The training job's name (letters, digits, ``_``, ``-``, ``.``, ``:`` and
+            ``/``, 1 to 128 characters), the same on every rank: every stream (every rank and
+            DataLoader worker, each its stream rank) names it, and the loader records each
+            batch in the job's ledger (:meth:`LoaderClient.ledger`). It changes no batch, so
+            it is not part of the stream's identity: states saved without one resume with
+            one. It is kept in ``state_dict`` and :meth:`job_state`, and a state saved with a
+            job id resumes only under that job id (a ValueError otherwise): continuing an
+            epoch under another name, or none, would leave both ledgers with part of it.
         return_masks: Items are dicts (see ``as_dict``) with ``"mask"``: the batch's masks,
             ``uint8`` (N, H, W, 1), or (N, 1, H, W) with ``raw_layout="NCHW"``, each following
             its image through the server's crop, resize and flip. Needs a raw
@@ -202,6 +210,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         return_ids: bool = False,
         return_label_blobs: bool = False,
         columns: Sequence[str] | None = None,
+        job_id: str | None = None,
         return_masks: bool = False,
         as_dict: bool = False,
         reconnect: ReconnectPolicy = ReconnectPolicy(),
@@ -285,6 +294,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self.return_ids = return_ids
         self.return_label_blobs = return_label_blobs
         self.columns = validate_column_names(columns) if columns is not None else []
+        self.job_id = validate_job_id(job_id) if job_id is not None else None
         check_record_columns(self.columns)
         if return_masks and (server_transform is None or not server_transform.masks):
             raise ValueError(
@@ -455,6 +465,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             "version": STATE_VERSION,
             "stream": key,
             "job": self._job_key(),
+            "job_id": self.job_id,
             "rank": shard.rank,
             "world_size": shard.world_size,
             "epoch": epoch,
@@ -487,6 +498,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                 transform=self.server_transform,
                 job_checkpoint=checkpoint,
                 columns=self.columns or None,
+                job_id=self.job_id,
             )
         except BaseException:
             if info is None:
@@ -613,6 +625,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             problems.append(f"epoch_done {state.get('epoch_done')!r}")
         if problems:
             raise ValueError(f"corrupt LoaderDataset state: {', '.join(problems)}")
+        self._check_job_id(state.get("job_id"), "resume state")
         self._pending = dict(state)
         self._state = dict(state)
 
@@ -666,6 +679,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                 "sources and samples_per_epoch, batch size, seed, rules and server transform "
                 "are needed)"
             )
+        self._check_job_id(job.get("job_id"), "job state")
         epoch = job.get("epoch")
         checkpoint = job.get("job_checkpoint")
         if not isinstance(epoch, int) or epoch < 0:
@@ -675,6 +689,17 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self._pending = None
         self._pending_job = dict(job)
         self.set_epoch(epoch)
+
+    def _check_job_id(self, saved: Any, what: str) -> None:
+        """A ValueError when a state saved by a stream with a job id is loaded under another
+        job id or none. A state without one (saved before job ids existed, or by a job that
+        named none) loads under any: the ledger then records the job from here on."""
+        if saved is not None and saved != self.job_id:
+            raise ValueError(
+                f"the {what} was saved by job_id {saved!r} and this dataset has job_id "
+                f"{self.job_id!r}: pass job_id={saved!r} to continue that job's ledger (an "
+                "epoch resumed under another name would be split between two ledgers)"
+            )
 
     def __getstate__(self) -> dict[str, Any]:
         # Pickled into spawned workers: the channel stays behind.

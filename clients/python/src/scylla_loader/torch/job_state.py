@@ -42,9 +42,10 @@ def merge_states(states: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     :meth:`LoaderDataset.load_job_state` at any world size and worker count.
 
     A worker whose epoch is complete counts as done with it; if every worker is, the job state
-    is simply the next epoch. States of different jobs (dataset, split, seed, batch size,
-    rules, transform), a stream missing or twice, or workers in different epochs are a
-    ValueError.
+    is simply the next epoch. The job state keeps the workers' ``job_id`` (the training
+    ledger's name; ``None`` without one). States of different jobs (dataset, split, seed,
+    batch size, rules, transform, job id), a stream missing or twice, or workers in different
+    epochs are a ValueError.
     """
     workers = [dict(s) for s in states]
     if not workers:
@@ -58,6 +59,9 @@ def merge_states(states: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     if len(jobs) != 1:
         raise ValueError(f"the states belong to different jobs: {sorted(jobs)!r:.400}")
     job = jobs.pop()
+    job_ids = {w.get("job_id") for w in workers}
+    if len(job_ids) != 1:
+        raise ValueError(f"the states name different job ids: {sorted(map(repr, job_ids))}")
     sizes = {int(w["world_size"]) for w in workers if "world_size" in w} or {len(workers)}
     if len(sizes) != 1 or any("rank" not in w for w in workers):
         raise ValueError(
@@ -69,6 +73,7 @@ def merge_states(states: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "version": JOB_STATE_VERSION,
         "kind": JOB_STATE_KIND,
         "job": job,
+        "job_id": job_ids.pop(),
         "epoch": 0,
         "job_checkpoint": None,
     }
