@@ -8,6 +8,7 @@ import {
   ClientError,
   LoaderClient,
   mergeResumeTokens,
+  type DecodedBatch,
   type LedgerBatchEntry,
   type StreamBatchesOptions,
 } from '../../src/client/index.js';
@@ -20,11 +21,13 @@ import { dbEnv } from '../support/dbEnv.js';
 import { runCli } from '../support/runCli.js';
 import { dropKeyspace, testDbConfig, uniqueKeyspace } from '../support/dbHelpers.js';
 import { ingestSmallDataset } from '../support/smallDataset.js';
+import { ingestImageDataset } from '../support/imageDataset.js';
 
 const N = 600;
 let db: cassandra.Client;
 let ks: string;
 let other: string;
+let images: string;
 let ledgerKs: string;
 let server: LoaderServer;
 let client: LoaderClient;
@@ -74,9 +77,11 @@ beforeAll(async () => {
   db = await createDbClient(testDbConfig());
   ks = uniqueKeyspace();
   other = uniqueKeyspace();
+  images = uniqueKeyspace();
   ledgerKs = uniqueKeyspace();
   const expected = await ingestSmallDataset(db, ks, N);
   await ingestSmallDataset(db, other, 40);
+  await ingestImageDataset(db, images, 48, false);
   const ns = datasetNamespace(ks);
   keyOf = new Map([...expected.keys()].map((k) => [sampleId(k, ns), k]));
   allIds = sorted([...keyOf.keys()]);
@@ -87,7 +92,7 @@ beforeAll(async () => {
 afterAll(async () => {
   client?.close();
   await server?.shutdown();
-  for (const k of [ks, other, ledgerKs]) if (k) await dropKeyspace(db, k);
+  for (const k of [ks, other, images, ledgerKs]) if (k) await dropKeyspace(db, k);
   await db?.shutdown();
 });
 
@@ -237,7 +242,7 @@ describe('the training ledger', () => {
     }
   });
 
-  it('records a mixture exactly through two SIGKILLs of its loader, resumed on others', async () => {
+  it('records a mixture exactly through two SIGKILLs of its loader, then replays and skips in it', async () => {
     // Three loaders of one deployment: one resume key, one ledger.
     const env = { SCYLLA_LOADER_RESUME_KEY: resumeKey, SCYLLA_LOADER_LEDGER_KEYSPACE: ledgerKs };
     const loaders = await Promise.all([0, 1, 2].map(() => startServeCli(1, [], env)));
@@ -300,6 +305,34 @@ describe('the training ledger', () => {
       includeSuperseded: true,
     });
     expect(everything.batches.filter((b) => b.superseded).length).toBeGreaterThan(0);
+    // The mixture replays: the same samples, from the same sources, in the same order.
+    const again: Got[] = [];
+    for await (const b of client.streamBatches({
+      ...req,
+      replay: { epoch: 0, rank: 0, first: 20, last: 29 },
+    })) {
+      again.push({ index: b.index, ids: [...b.ids], sources: [...b.sourceIndexes!] });
+    }
+    expect(again).toEqual(got.slice(20, 30));
+    // And skips: back to the token of batch 40, leaving out batches 41..45.
+    const rest: Got[] = [];
+    const skip = { ...req, resumeToken: tokens[40]!, skipBatches: { first: 41, last: 45 } };
+    for await (const b of client.streamBatches(skip)) {
+      rest.push({ index: b.index, ids: [...b.ids], sources: [...b.sourceIndexes!] });
+    }
+    expect(rest[0]!.index).toBe(46);
+    const flat = (bs: Got[]) => sorted(bs.flatMap((b) => b.ids));
+    // The epoch is the same multiset of samples: kept + skipped + the rest.
+    expect(flat([...got.slice(0, 41), ...got.slice(41, 46), ...rest])).toEqual(flat(got));
+    const after = await client.getLedger(job, {
+      batches: { epoch: 0, rank: 0, first: 0, last: 999 },
+    });
+    expect(after.batches.filter((b) => b.skipped).map((b) => b.ids)).toEqual(
+      got.slice(41, 46).map((b) => b.ids),
+    );
+    expect(after.batches.filter((b) => !b.skipped).map((b) => b.ids)).toEqual(
+      [...got.slice(0, 41), ...rest].map((b) => b.ids),
+    );
   });
 
   it('skips the batches after a checkpoint: the epoch without exactly their samples, once each', async () => {
@@ -344,6 +377,68 @@ describe('the training ledger', () => {
       codeName: 'INVALID_ARGUMENT',
       details: expect.stringMatching(/skip_batches names batch \d+ of epoch 0, rank 0 of 1/),
     });
+  });
+
+  it('replays a recorded range byte for byte, with and without a transform', async () => {
+    const bytes = (b: DecodedBatch) => ({
+      index: b.index,
+      epoch: b.epoch,
+      ids: b.ids,
+      labels: [...b.labels],
+      data: Buffer.from(b.data).toString('base64'),
+      token: Buffer.from(b.resumeToken).toString('base64'),
+    });
+    const all = async (c: LoaderClient, req: StreamBatchesOptions): Promise<DecodedBatch[]> => {
+      const out: DecodedBatch[] = [];
+      for await (const b of c.streamBatches(req)) out.push(b);
+      return out;
+    };
+    const plain = `replay-${randomBytes(4).toString('hex')}`;
+    const sent = await all(client, { ...base(plain), epochs: 2, ordering: 'out-of-order' });
+    const again = await all(client, {
+      ...base(plain),
+      replay: { epoch: 1, rank: 0, first: 3, last: 6 },
+    });
+    const recorded = sent.filter((b) => b.epoch === 1 && b.index >= 3 && b.index <= 6);
+    expect(again.map(bytes)).toEqual(recorded.map(bytes));
+
+    const pixels = `replay-rrc-${randomBytes(4).toString('hex')}`;
+    const transformed: StreamBatchesOptions = {
+      dataset: images,
+      split: 'all',
+      batchSize: 8,
+      seed: 4,
+      jobId: pixels,
+      transform: {
+        channels: 3,
+        randomResizedCrop: { height: 24, width: 20 },
+        horizontalFlip: 0.5,
+      },
+    };
+    const first = await all(client, { ...transformed, ordering: 'out-of-order' });
+    const replayed = await all(client, {
+      ...transformed,
+      replay: { epoch: 0, rank: 0, first: 1, last: 3 },
+    });
+    expect(replayed.map(bytes)).toEqual(first.slice(1, 4).map(bytes));
+    expect(replayed[0]!.tensor!.shape).toEqual([8, 24, 20, 3]);
+
+    // A replay that asks for other job fields, or batches the ledger lacks, is refused.
+    await expect(
+      all(client, { ...base(plain), seed: 99, replay: { epoch: 1, rank: 0, first: 3 } }),
+    ).rejects.toMatchObject({ codeName: 'FAILED_PRECONDITION' });
+    await expect(
+      all(client, { ...base(plain), replay: { epoch: 1, rank: 0, first: 3, last: 900 } }),
+    ).rejects.toMatchObject({
+      codeName: 'INVALID_ARGUMENT',
+      details: expect.stringMatching(/batch \d+ of epoch 1, rank 0 is not in the ledger/),
+    });
+    // Nothing was recorded by the replays.
+    const rows = await client.getLedger(plain, {
+      batches: { epoch: 1, rank: 0, first: 0, last: 999 },
+      includeSuperseded: true,
+    });
+    expect(rows.batches).toHaveLength(sent.filter((b) => b.epoch === 1).length);
   });
 
   it('shows, finds and drops a job through the CLI', async () => {

@@ -13,6 +13,7 @@ import { LoaderError } from '../errors/LoaderError.js';
 import type { Ledger, LedgerStream } from '../ledger/Ledger.js';
 import type { ResumeState } from '../resume/resumeToken.js';
 import { openLedgerStream } from '../ledger/openLedgerStream.js';
+import { replayPlanRequest, replayRows, replayShard } from '../ledger/planReplay.js';
 import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import type { ResumeKeyring } from '../resume/resumeToken.js';
 import { createPermutationCache } from '../sampling/createPermutationCache.js';
@@ -184,6 +185,10 @@ export async function openStream(
   signal: AbortSignal,
   hooks: StreamHooks = {},
 ): Promise<OpenedStream> {
+  const replayed =
+    request.replay && request.jobId !== undefined
+      ? { ...request, jobId: request.jobId, replay: request.replay }
+      : undefined;
   // Columns are checked first: a misspelt one is refused before the split is read.
   const columnPlan = request.columns?.length ? await checkColumns(request, deps) : undefined;
   let transformer: StreamTransformer | undefined;
@@ -196,15 +201,20 @@ export async function openStream(
       },
       ...(hooks.onCheckpoint ? { onCheckpoint: hooks.onCheckpoint } : {}),
     },
-    request,
+    replayed ? replayPlanRequest(replayed) : request,
     signal,
   );
+  // A replay streams recorded batches again and records nothing.
+  const replay = replayed ? await replayRows(ledgerOf(deps, replayed), replayed, plan) : undefined;
   const ledger =
-    request.jobId === undefined
+    request.jobId === undefined || replayed
       ? undefined
       : await openLedger({ ...request, jobId: request.jobId }, plan, deps);
   const fetcher = new BatchFetcher({
     ...plan.fetch,
+    ...(replay
+      ? { shardOf: (epoch: number) => replayShard(plan.fetch.shardOf(epoch), replay) }
+      : {}),
     // A resume that skips recorded batches starts with their samples counted as delivered.
     ...(ledger?.resume ? { resume: ledger.resume } : {}),
     budget: deps.heldBytes,
@@ -250,7 +260,14 @@ export async function openStream(
       }
       return shard;
     };
+    let replays = 0;
     const ready = (batch: AssembledBatch, columns?: BatchColumn[]): ReadyBatch => {
+      if (replay) {
+        // The recorded batch's own index and token (the engine numbers the replay from 0).
+        const row = replay[replays++]!;
+        const again = { ...batch, index: row.index };
+        return { batch: again, resumeToken: row.resumeToken, ...(columns ? { columns } : {}) };
+      }
       const resumeToken = plan.resumeToken(batch.resume);
       if (ledger === undefined) return { batch, resumeToken, ...(columns ? { columns } : {}) };
       const shard = shardOf(batch.epoch);
@@ -314,13 +331,18 @@ async function openLedger(
   plan: StreamPlan,
   deps: StreamDeps,
 ): Promise<{ stream: LedgerStream; resume?: ResumeState }> {
+  return openLedgerStream(ledgerOf(deps, request), request, plan, deps.plan.resumeKey);
+}
+
+/** The process's ledger; FAILED_PRECONDITION for a stream naming a job when there is none. */
+function ledgerOf(deps: StreamDeps, request: { jobId: string }): Ledger {
   if (deps.ledger === undefined) {
     throw new LoaderError(
       'FAILED_PRECONDITION',
       `the stream names job ${request.jobId}, but this loader keeps no training ledger`,
     );
   }
-  return openLedgerStream(deps.ledger, request, plan, deps.plan.resumeKey);
+  return deps.ledger;
 }
 
 /** Checks the request's columns against its sources' datasets (see {@link planColumns}). */
