@@ -17,7 +17,11 @@ type ReplayRequest = StreamRequest & {
  * recorded samples.
  */
 export function replayPlanRequest(request: ReplayRequest): StreamRequest {
-  const { jobId: _job, skipBatches: _skip, replay, ...rest } = request;
+  const { replay } = request;
+  const rest: StreamRequest = { ...request };
+  delete rest.jobId;
+  delete rest.skipBatches;
+  delete rest.replay;
   return {
     ...rest,
     firstEpoch: replay.epoch,
