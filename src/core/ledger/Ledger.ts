@@ -167,6 +167,10 @@ export class Ledger {
   /** A job's row, or undefined when no stream named the job (or its rows expired or were dropped). */
   async readJob(jobId: string): Promise<LedgerJob | undefined> {
     if (!(await this.exists())) return undefined;
+    return this.#readJobRow(jobId);
+  }
+
+  async #readJobRow(jobId: string): Promise<LedgerJob | undefined> {
     const rs = await this.#client.execute(
       `SELECT fingerprint, source_datasets, source_splits, buckets, epochs FROM ${this.#ks}.jobs ` +
         'WHERE job_id = ?',
@@ -193,6 +197,9 @@ export class Ledger {
    */
   async openJob(jobId: string, spec: LedgerJobSpec): Promise<LedgerJob> {
     await this.ready();
+    // A plain read first: every stream but a job's first finds its row without a transaction.
+    const known = await this.#readJobRow(jobId);
+    if (known !== undefined) return this.#sameJob(known, spec);
     const rs = await this.#write(
       `INSERT INTO ${this.#ks}.jobs (job_id, fingerprint, source_datasets, source_splits, ` +
         'buckets, epochs, created_at) VALUES (?, ?, ?, ?, ?, {}, ?) IF NOT EXISTS USING TTL ?',
@@ -210,8 +217,14 @@ export class Ledger {
     if (rs.first()?.['[applied]'] === true) {
       return { jobId, ...spec, buckets: LEDGER_BUCKETS, epochs: [] };
     }
-    const job = await this.readJob(jobId);
+    const job = await this.#readJobRow(jobId);
     if (job === undefined) return this.openJob(jobId, spec);
+    return this.#sameJob(job, spec);
+  }
+
+  /** `job` when `spec` is its job; FAILED_PRECONDITION when the id names another one. */
+  #sameJob(job: LedgerJob, spec: LedgerJobSpec): LedgerJob {
+    const { jobId } = job;
     if (!job.fingerprint.equals(spec.fingerprint)) {
       throw new LoaderError(
         'FAILED_PRECONDITION',
