@@ -35,8 +35,8 @@ export function benchLedgerKeyspace(dataset: string): string {
   return keyspace;
 }
 
-/** The job a ledger run names: unique per bench run, placement and round. */
-export function benchJobId(runTag: string, placement: Placement, run: number): string {
+/** The job a ledger run names: unique per bench run, placement and round (or warm-up). */
+export function benchJobId(runTag: string, placement: Placement, run: number | 'warmup'): string {
   return `bench-${runTag}-${placement}-${run}`;
 }
 
@@ -117,19 +117,20 @@ export async function measureLedgerSize(
 
 /**
  * {@link measureLedgerSize} after the job runs of `runs`, checked: the ledger's sample rows
- * must be the samples those streams (and their warm-ups) received, or the loader did not
- * record what it sent.
+ * must be the samples those streams (and their warm-ups, and the loaders' `warmupSamples`)
+ * received, or the loader did not record what it sent.
  */
 export async function measureBenchLedger(
   client: cassandra.Client,
   keyspace: string,
   dbPid: number | undefined,
   runs: readonly RunRecord[],
+  warmupSamples: number,
 ): Promise<LedgerSize> {
   const size = await measureLedgerSize(client, keyspace, dbPid);
   const sent = runs
     .filter((r) => r.scenario === 'service-ledger')
-    .reduce((sum, r) => sum + r.samples + (r.warmupSamples ?? 0), 0);
+    .reduce((sum, r) => sum + r.samples + (r.warmupSamples ?? 0), warmupSamples);
   if (size.samples !== sent) {
     throw new Error(
       `the ledger holds ${size.samples} sample rows, but the job streams received ${sent} samples`,

@@ -49,7 +49,7 @@ export function formatLedgerReport(report: StreamBenchReport): string {
   lines.push(
     '',
     `Ledger size: keyspace ${size.keyspace} after the runs, ${num(size.samples)} samples ` +
-      'recorded (the job streams and their warm-ups, one epoch each). On disk: live SSTable ' +
+      'recorded (the job streams, their warm-ups and a warm-up per loader, one epoch each). On disk: live SSTable ' +
       'bytes after `nodetool flush` (compressed, every component, one replica); logical: the ' +
       'values of every row as CQL returns them. ' +
       (disk ? '' : `${size.diskNote ?? ''}. `) +
