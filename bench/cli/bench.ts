@@ -29,6 +29,7 @@ import { resolveScaleBenchOptions, SCALE_FLAGS } from '../scale/ScaleBenchOption
 import { formatSplitBench, runSplitBench } from '../splits/runSplitBench.js';
 import { formatMixingReport } from '../stream/formatMixingReport.js';
 import { formatColumnsReport } from '../stream/formatColumnsReport.js';
+import { formatLedgerReport } from '../stream/formatLedgerReport.js';
 import { formatStreamReport } from '../stream/formatStreamReport.js';
 import { resolveStreamBenchOptions, STREAM_FLAGS } from '../stream/resolveStreamBenchOptions.js';
 import { runStreamBench } from '../stream/runStreamBench.js';
@@ -199,6 +200,16 @@ export function registerBenchCommands(bench: Command): Command {
           markdown: formatStreamReport(report),
           table: 'columns',
           docsMarkdown: formatColumnsReport(report),
+        };
+      }
+      // One table per payload the issue sets a goal for (a tiny payload's has no place).
+      if (options.ledger) {
+        const table =
+          options.payload === 'tiny' ? undefined : (`ledger-${options.payload}` as const);
+        return {
+          markdown: formatStreamReport(report),
+          ...(table ? { table } : {}),
+          docsMarkdown: formatLedgerReport(report),
         };
       }
       const table = options.groupReads === undefined ? 'stream' : 'grouped-reads';

@@ -12,6 +12,8 @@ export const DOC_TABLES = [
   'grouped-reads',
   'mixing',
   'columns',
+  'ledger-imagenet',
+  'ledger-small',
   'latency',
   'cache',
   'concurrency',

@@ -8,7 +8,8 @@ export type ScenarioName =
   | 'service-in-order-p2'
   | 'service-grouped'
   | 'service-mixed'
-  | 'service-columns';
+  | 'service-columns'
+  | 'service-ledger';
 
 /** One run of one scenario. */
 export interface RunRecord {
@@ -49,4 +50,8 @@ export interface RunRecord {
   sourceSamples?: number[];
   /** Columns service: column values the client received (samples x columns). */
   columnValues?: number;
+  /** Ledger service: the job the stream named (its warm-up named `<jobId>-warmup`). */
+  jobId?: string;
+  /** Ledger service: samples of the warm-up stream, recorded under its own job too. */
+  warmupSamples?: number;
 }

@@ -1,5 +1,6 @@
 import { formatMixingReport } from './formatMixingReport.js';
 import { formatColumnsReport } from './formatColumnsReport.js';
+import { formatLedgerReport } from './formatLedgerReport.js';
 import { scenarioLabel } from './runStreamBench.js';
 import type { StreamBenchReport } from './runStreamBench.js';
 
@@ -10,7 +11,8 @@ const num = (v: number | undefined, digits = 0): string =>
 
 /**
  * The report as Markdown: the scenario x placement table (medians of the timed runs), the
- * mixture against the single source (with `--sources`), the tight loop's calibration, the
+ * mixture against the single source (with `--sources`), metadata columns (`--columns`) and the
+ * training ledger (`--ledger`) against none, the tight loop's calibration, the
  * batch-layout micro-benchmark, and the environment.
  */
 export function formatStreamReport(report: StreamBenchReport): string {
@@ -57,6 +59,8 @@ export function formatStreamReport(report: StreamBenchReport): string {
   if (mixing !== '') lines.push(mixing);
   const columns = formatColumnsReport(report);
   if (columns !== '') lines.push(columns);
+  const ledger = formatLedgerReport(report);
+  if (ledger !== '') lines.push(ledger);
   for (const placement of settings.placements) {
     for (const grouped of [false, true]) {
       const cal = report.runs.filter(

@@ -81,6 +81,14 @@ export const STREAM_FLAGS = {
     onOff,
     false,
   ),
+  ledger: flag(
+    '--ledger',
+    'also stream naming a job, so the loader records every batch in its training ledger ' +
+      '(keyspace <dataset>_ledger, dropped after), compared with the same stream without a job ' +
+      "run by run, and measure the ledger's bytes per sample",
+    onOff,
+    false,
+  ),
 };
 
 /**
@@ -100,6 +108,7 @@ export function resolveStreamBenchOptions(input: BenchInput & FlagInput<typeof S
     ...(f.groupReads === undefined ? {} : { groupReads: f.groupReads }),
     ...(f.sources === undefined ? {} : { mixWeights: f.sources }),
     columns: f.columns,
+    ledger: f.ledger,
   };
 }
 

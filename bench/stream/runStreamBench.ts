@@ -4,7 +4,7 @@ import { createDbClient } from '../../src/core/index.js';
 import { pinProcess, resolvePlacements } from './pinning.js';
 import { runLayoutBench } from './layoutBench.js';
 import { preparePhotoBench } from '../dataset/benchDataset.js';
-import { cpuMeter } from '../../test/support/index.js';
+import { cpuMeter, withDbClient } from '../../test/support/index.js';
 import type { SdkClientConfig, SdkClientResult } from './sdkClientChild.js';
 import { startServeProcess, warmUpLoader, type ServeProcess } from './serveProcess.js';
 import { startBenchChild } from './startBenchChild.js';
@@ -18,6 +18,15 @@ import { startBenchRun } from '../report/benchRun.js';
 import { prepareMixSplits, type MixSplits } from './prepareMixSplits.js';
 import { summarizeMixing } from './summarizeMixing.js';
 import { BENCH_COLUMNS, prepareBenchColumns, summarizeColumns } from './benchColumns.js';
+import {
+  benchJobId,
+  benchLedgerKeyspace,
+  dropLedgerKeyspace,
+  LEDGER_RATE_GOALS,
+  measureBenchLedger,
+  summarizeLedger,
+  type LedgerSize,
+} from './benchLedger.js';
 
 /** A service scenario: how the SDK client asks for the stream. */
 interface ServiceScenario {
@@ -28,6 +37,8 @@ interface ServiceScenario {
   mixed?: boolean;
   /** Asks for the metadata columns of `--columns`. */
   columns?: boolean;
+  /** Names a job (`--ledger`): the loader records the stream in its training ledger. */
+  ledger?: boolean;
 }
 
 const SERVICE_SCENARIOS: ServiceScenario[] = [
@@ -45,6 +56,11 @@ const COLUMNS_SCENARIO: ServiceScenario = {
   ordering: 'out-of-order',
   columns: true,
 };
+const LEDGER_SCENARIO: ServiceScenario = {
+  scenario: 'service-ledger',
+  ordering: 'out-of-order',
+  ledger: true,
+};
 
 /**
  * The streaming benchmark of the issue: ~100 kB JPEG samples in batches of `batchSize`,
@@ -61,6 +77,10 @@ const COLUMNS_SCENARIO: ServiceScenario = {
  * of the dataset (a split set made for it, parts sized by the weights) weighted by them, as
  * many samples as the single-source service: `service-mixed`, run right before or after
  * `service` in every round (alternately), so each round pairs the two ({@link summarizeMixing}).
+ * `columns` (`--columns`) and `ledger` (`--ledger`) pair the same way: the service with two
+ * metadata columns, and the service naming a job (unique per round; the loader records into
+ * keyspace `<dataset>_ledger`, whose size per sample is measured after the runs and which is
+ * dropped after).
  *
  * Also runs the batch-layout micro-benchmark, and writes the whole report as JSON to
  * `outDir/stream-<timestamp>.json`.
@@ -80,13 +100,18 @@ export async function runStreamBench(options: StreamBenchOptions) {
   });
 
   let mix: MixSplits | undefined;
-  if (options.mixWeights || options.columns) {
+  const ledgerKeyspace = options.ledger ? benchLedgerKeyspace(options.dataset) : undefined;
+  // Tells this run's jobs apart from another run's, should a keyspace outlive its run.
+  const runTag = Date.now().toString(36);
+  if (options.mixWeights || options.columns || ledgerKeyspace) {
     const client = await createDbClient(options.db);
     try {
       if (options.mixWeights) {
         mix = await prepareMixSplits(client, options.dataset, options.mixWeights, { log, signal });
       }
       if (options.columns) await prepareBenchColumns(client, options.dataset, log);
+      // A killed run's rows would count as this run's.
+      if (ledgerKeyspace) await dropLedgerKeyspace(client, ledgerKeyspace);
     } finally {
       await client.shutdown();
     }
@@ -109,12 +134,16 @@ export async function runStreamBench(options: StreamBenchOptions) {
         SERVICE_SCENARIOS.length +
         (grouped === undefined ? 0 : 2) +
         (mix ? 1 : 0) +
-        (options.columns ? 1 : 0));
+        (options.columns ? 1 : 0) +
+        (options.ledger ? 1 : 0));
   const bar = progress('bench stream', perPlacement * placements.length, 'runs');
   const runs: RunRecord[] = [];
   const bestConcurrency: Partial<Record<Placement, number>> = {};
   const bestGroupedConcurrency: Partial<Record<Placement, number>> = {};
   const loaderStreamEnds: Partial<Record<Placement, Record<string, unknown>[]>> = {};
+  let ledgerSize: LedgerSize | undefined;
+  /** Samples the loaders' ledger warm-ups recorded (besides the job runs'). */
+  let ledgerWarmupSamples = 0;
   const record = (r: RunRecord): void => {
     runs.push(r);
     bar.update(runs.length);
@@ -180,7 +209,11 @@ export async function runStreamBench(options: StreamBenchOptions) {
           startServeProcess({
             db: options.db,
             ...(cpus === undefined ? {} : { cpus }),
-            env: { SCYLLA_LOADER_WORKERS: '1', ...env },
+            env: {
+              SCYLLA_LOADER_WORKERS: '1',
+              ...(ledgerKeyspace ? { SCYLLA_LOADER_LEDGER_KEYSPACE: ledgerKeyspace } : {}),
+              ...env,
+            },
             onSpawn,
           });
         const serve = await startLoader(
@@ -190,6 +223,15 @@ export async function runStreamBench(options: StreamBenchOptions) {
         let groupedServe: ServeProcess | undefined;
         try {
           await warmUpLoader(serve, options);
+          // The ledger's keyspace and tables are made by the first stream naming a job: not in
+          // a measured round (a node settles for a while after a schema change), as in
+          // production, where they are made once and every later job finds them.
+          if (ledgerKeyspace) {
+            ledgerWarmupSamples += await warmUpLoader(serve, {
+              ...options,
+              jobId: benchJobId(runTag, placement, 'warmup'),
+            });
+          }
           if (grouped !== undefined) {
             groupedServe = await startLoader({
               SCYLLA_LOADER_GROUP_READS: 'on',
@@ -215,6 +257,9 @@ export async function runStreamBench(options: StreamBenchOptions) {
               ...(options.columns
                 ? [[serve, COLUMNS_SCENARIO] as [ServeProcess, ServiceScenario]]
                 : []),
+              ...(options.ledger
+                ? [[serve, LEDGER_SCENARIO] as [ServeProcess, ServiceScenario]]
+                : []),
             ];
             if (paired.length === 0) return services;
             const group = [services[0]!, ...paired];
@@ -223,7 +268,13 @@ export async function runStreamBench(options: StreamBenchOptions) {
           for (let run = 0; run < options.runs; run++) {
             signal?.throwIfAborted();
             const background = await backgroundCpuPerSecond(options.dbPid);
-            const place = { placement, run, cpus, onSpawn };
+            const place = {
+              placement,
+              run,
+              cpus,
+              onSpawn,
+              jobId: benchJobId(runTag, placement, run),
+            };
             for (const loop of loops) {
               const r = await runTightLoop(options, {
                 ...place,
@@ -251,8 +302,25 @@ export async function runStreamBench(options: StreamBenchOptions) {
         await restore();
       }
     }
+    if (ledgerKeyspace) {
+      bar.log(`bench stream --ledger: measuring keyspace ${ledgerKeyspace}`);
+      ledgerSize = await withDbClient(options.db, (client) =>
+        measureBenchLedger(client, ledgerKeyspace, options.dbPid, runs, ledgerWarmupSamples),
+      );
+      if (ledgerSize.diskNote) notes.push(`ledger: ${ledgerSize.diskNote}`);
+    }
   } finally {
     bar.stop();
+    // Not failing the run for it (nor hiding why the run failed): the note says what is left.
+    if (ledgerKeyspace) {
+      await withDbClient(options.db, (client) => dropLedgerKeyspace(client, ledgerKeyspace)).catch(
+        (err: unknown) => {
+          const note = `could not drop keyspace ${ledgerKeyspace} (drop it by hand): ${String(err)}`;
+          notes.push(note);
+          log(note);
+        },
+      );
+    }
   }
 
   return writeReport('stream', options.outDir, {
@@ -270,6 +338,7 @@ export async function runStreamBench(options: StreamBenchOptions) {
       ...(pinning && placements.includes('pinned') ? { pinning } : {}),
       ...(mix ? { mix } : {}),
       ...(options.columns ? { columns: Object.keys(BENCH_COLUMNS) } : {}),
+      payload: options.payload,
     },
     dataset,
     bestConcurrency,
@@ -278,6 +347,16 @@ export async function runStreamBench(options: StreamBenchOptions) {
     summary: summarizeRuns(runs, placements),
     ...(mix ? { mixing: summarizeMixing(runs, placements) } : {}),
     ...(options.columns ? { columns: summarizeColumns(runs, placements) } : {}),
+    ...(ledgerKeyspace && ledgerSize
+      ? {
+          ledger: {
+            keyspace: ledgerKeyspace,
+            goal: LEDGER_RATE_GOALS[options.payload],
+            rows: summarizeLedger(runs, placements, options.payload),
+            size: ledgerSize,
+          },
+        }
+      : {}),
     layout,
     loaderStreamEnds,
     childPids,
@@ -310,6 +389,8 @@ function withBackground(r: RunRecord, background: number | undefined): RunRecord
 interface RunPlace {
   placement: Placement;
   run: number;
+  /** The job a ledger run names. */
+  jobId?: string;
   cpus: string | undefined;
   onSpawn: (pid: number) => void;
 }
@@ -365,6 +446,7 @@ async function runService(
     ordering: scenario.ordering,
     ...(scenario.prefetch === undefined ? {} : { prefetch: scenario.prefetch }),
     ...(scenario.columns ? { columns: Object.keys(BENCH_COLUMNS) } : {}),
+    ...(scenario.ledger ? { jobId: ledgerJobId(place) } : {}),
     warmupWorldSize: 1,
     // Repeated: a part's quota may exceed its size by a sample or two, as the split rounds.
     ...(sources
@@ -404,7 +486,15 @@ async function runService(
     waitMs: r.result.waitMs,
     ...(sources ? { sourceSamples: checkedSourceSamples(r.result, sources.length) } : {}),
     ...(scenario.columns ? { columnValues: checkedColumnValues(r.result) } : {}),
+    ...(scenario.ledger
+      ? { jobId: ledgerJobId(place), warmupSamples: r.result.warmupSamples }
+      : {}),
   };
+}
+
+function ledgerJobId(place: RunPlace): string {
+  if (place.jobId === undefined) throw new Error('a ledger run without a job id');
+  return place.jobId;
 }
 
 /** The column values a columns run read: two per sample, or the run did not get them. */
@@ -475,6 +565,8 @@ export function scenarioLabel(r: {
       return 'service (in-order, prefetch 2)';
     case 'service-columns':
       return 'service with 2 metadata columns (out-of-order)';
+    case 'service-ledger':
+      return 'service naming a job: training ledger (out-of-order)';
     case 'service-mixed':
       return 'service mixed (out-of-order, default prefetch)';
   }

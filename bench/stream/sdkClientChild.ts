@@ -64,6 +64,11 @@ export interface SdkClientConfig {
   maxSamples?: number;
   /** Metadata columns every batch carries (the client reads each value); absent: none. */
   columns?: string[];
+  /**
+   * A job to name: the loader records the measured stream in its training ledger, and the
+   * warm-up under `<jobId>-warmup` (its seed differs, so it is another job); absent: none.
+   */
+  jobId?: string;
   /** TLS to the loader (PEM file paths), as the SDK takes it; absent: plain text. */
   tls?: ClientTlsOptions;
   /** Bearer token sent with every call (`bench tls`'s token leg); absent: none. */
@@ -98,6 +103,8 @@ export interface SdkClientResult {
   ramp?: StreamRamp;
   /** With `columns`: the values read, null or not (samples x columns). */
   columnValues?: number;
+  /** Samples of the warm-up stream. */
+  warmupSamples: number;
 }
 
 runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
@@ -121,18 +128,21 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       ordering: config.ordering,
       ...(config.prefetch === undefined ? {} : { prefetch: config.prefetch }),
       ...(config.columns ? { columns: config.columns } : {}),
+      ...(config.jobId === undefined ? {} : { jobId: config.jobId }),
     };
     const warmup = {
       ...request,
       ...(config.sources ? {} : { split: config.warmupSplit ?? request.split }),
       seed: config.seed + 1_000_000,
+      ...(config.jobId === undefined ? {} : { jobId: `${config.jobId}-warmup` }),
     };
+    let warmupSamples = 0;
     for await (const batch of client.streamBatches({
       ...warmup,
       worldSize: config.warmupWorldSize,
       rank: 0,
     })) {
-      void batch;
+      warmupSamples += batch.samples.length;
     }
     await ready();
     const waits: number[] = [];
@@ -206,6 +216,7 @@ runBenchChild<SdkClientConfig, SdkClientResult>(async (config, ready) => {
       samples,
       bytes,
       ...(config.columns ? { columnValues } : {}),
+      warmupSamples,
       batches: waits.length,
       wallSeconds,
       cpuSeconds,

@@ -93,7 +93,8 @@ export async function startServeProcess(options: ServeProcessOptions): Promise<S
 
 /**
  * Streams one untimed epoch of split `all` through a fresh loader, so the measured runs find it
- * warmed up (JIT, heap sizes, the split's ids and a permutation cached). @internal
+ * warmed up (JIT, heap sizes, the split's ids and a permutation cached). Returns the samples
+ * it received. @internal
  */
 export async function warmUpLoader(
   serve: Pick<ServeProcess, 'address'>,
@@ -103,17 +104,27 @@ export async function warmUpLoader(
     signal?: AbortSignal | undefined;
     /** How to reach a loader with TLS or tokens (default: plain text). */
     client?: LoaderClientOptions;
+    /** A job to name, so the loader records the epoch in its training ledger. */
+    jobId?: string;
   },
-): Promise<void> {
+): Promise<number> {
   const client = new LoaderClient(serve.address, options.client ?? {});
+  let samples = 0;
   try {
     for await (const batch of client.streamBatches(
-      { dataset: options.dataset, split: 'all', batchSize: options.batchSize, seed: 999_999 },
+      {
+        dataset: options.dataset,
+        split: 'all',
+        batchSize: options.batchSize,
+        seed: 999_999,
+        ...(options.jobId === undefined ? {} : { jobId: options.jobId }),
+      },
       options.signal ? { signal: options.signal } : {},
     )) {
-      void batch;
+      samples += batch.samples.length;
     }
   } finally {
     client.close();
   }
+  return samples;
 }
