@@ -549,6 +549,32 @@ describe('the training ledger', () => {
     }
   });
 
+  it('adds the columns a ledger made by an older loader lacks', async () => {
+    const oldKs = uniqueKeyspace();
+    await db.execute(
+      `CREATE KEYSPACE ${oldKs} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+    );
+    // The batches table as the first ledger made it, before positions and skips.
+    await db.execute(
+      `CREATE TABLE ${oldKs}.batches (job_id text, epoch int, rank int, batch_index int, ` +
+        'world_size int, segment blob, stream_id timeuuid, ids blob, source_indexes blob, ' +
+        'resume_token blob, sent_at timestamp, superseded boolean, ' +
+        'PRIMARY KEY ((job_id, epoch), rank, batch_index, world_size, segment, stream_id))',
+    );
+    const upgraded = await startTestServer({ resumeKey, ledgerKeyspace: oldKs });
+    const c = new LoaderClient(`127.0.0.1:${upgraded.port}`, { reconnect: { attempts: 0 } });
+    try {
+      const job = `upgrade-${randomBytes(4).toString('hex')}`;
+      const got = await receive(c, { ...base(job), epochs: 1 });
+      const rows = await c.getLedger(job, { batches: { epoch: 0, rank: 0, first: 0, last: 999 } });
+      expect(rows.batches.map((b) => b.ids)).toEqual(got.batches.map((b) => b.ids));
+    } finally {
+      c.close();
+      await upgraded.shutdown();
+      await dropKeyspace(db, oldKs);
+    }
+  });
+
   it('stops a stream with UNAVAILABLE when its ledger cannot be written, sending nothing unrecorded', async () => {
     // A ledger keyspace of 3 replicas on a 1-node cluster: no write reaches LOCAL_QUORUM.
     const failingKs = uniqueKeyspace();

@@ -49,12 +49,46 @@ export async function ensureLedgerSchema(
       'sent_at timestamp, superseded boolean, skipped boolean, ' +
       'PRIMARY KEY ((job_id, epoch), rank, batch_index, world_size, segment, stream_id))',
   );
+  await addMissingColumns(client, ks, 'batches', BATCH_COLUMNS_ADDED);
   await client.execute(
     `CREATE TABLE IF NOT EXISTS ${ks}.appearances (job_id text, bucket int, sample_id uuid, ` +
       'epoch int, rank int, batch_index int, world_size int, segment blob, stream_id timeuuid, ' +
       'position int, sent_at timestamp, PRIMARY KEY ((job_id, bucket), sample_id, epoch, rank, ' +
       'batch_index, world_size, segment, stream_id))',
   );
+}
+
+/** Columns of `batches` a ledger made before they existed lacks (name to CQL type). */
+const BATCH_COLUMNS_ADDED: Readonly<Record<string, string>> = {
+  positions: 'blob',
+  epoch_positions: 'blob',
+  skipped: 'boolean',
+};
+
+/**
+ * Adds to an existing table the columns of `wanted` it lacks: `CREATE TABLE IF NOT EXISTS`
+ * leaves a table made by an older loader as it was. Two loaders adding one at once is fine.
+ */
+async function addMissingColumns(
+  client: cassandra.Client,
+  ks: string,
+  table: string,
+  wanted: Readonly<Record<string, string>>,
+): Promise<void> {
+  const rs = await client.execute(
+    'SELECT column_name FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?',
+    [ks, table],
+    { prepare: true },
+  );
+  const have = new Set(rs.rows.map((r) => r['column_name'] as string));
+  for (const [name, type] of Object.entries(wanted)) {
+    if (have.has(name)) continue;
+    await client.execute(`ALTER TABLE ${ks}.${table} ADD ${name} ${type}`).catch((err: unknown) => {
+      if (!/conflicts with an existing column|already exists/i.test((err as Error).message)) {
+        throw err;
+      }
+    });
+  }
 }
 
 /** The index partition of a sample id (16 bytes): its first four bytes modulo `buckets`. */
