@@ -4,7 +4,8 @@ rollback superseded, a mixture's samples with their sources); a sample's appeara
 by id and by source key; a LoaderDataset records every DataLoader worker's stream under its
 stream rank, and keeps recording the job through a StatefulDataLoader state and through a
 job state continued at another world size; a new process resumed from a StatefulDataLoader
-state skips exactly the batches that followed it."""
+state skips exactly the batches that followed it; and a replay streams a recorded range
+again, batch for batch and byte for byte."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 from torch.utils.data import DataLoader
 
-from scylla_loader import Batch, LedgerSource, LoaderClient, LoaderError, Source
+from scylla_loader import Batch, LedgerSource, LoaderClient, LoaderError, Replay, Source
 from scylla_loader.ledger import _OVER_ONE_READ, MAX_BATCHES_PER_CALL, range_request
 from scylla_loader.torch import LoaderDataset, find_worker_states, merge_states
 
@@ -379,7 +380,54 @@ def test_a_new_process_resumed_from_a_stateful_checkpoint_skips_exactly_the_batc
             assert not any(r.superseded for r in rows)
         live = sorted(r.ids for w in (0, 1) for r in ledger.batches(0, w, 0, 99) if not r.skipped)
         assert live == sorted(head + rest)
+        # The batches that led to the spike can still be streamed again, as received.
+        for w in (0, 1):
+            again = client.stream_batches(
+                dataset, "all", batch_size=batch, seed=seed, shard_rule="pad",
+                ordering="out-of-order", job_id=job,
+                replay=Replay(0, w, saved[w] + 1, saved[w] + skip),
+            )
+            assert [b.ids for b in again] == skipped[w]
         # What the spiking trainer received past the skipped batches was given up.
         given_up = [r for w in (0, 1) for r in ledger.batches(0, w, 0, 99, include_superseded=True)
                     if r.superseded]
         assert given_up and all(r.index > saved[r.rank] + skip for r in given_up)
+
+
+def snapshot(b: Batch) -> tuple[object, ...]:
+    """What a replayed batch must repeat: ids in order, index, token, labels and bytes."""
+    return (b.epoch, b.index, b.ids, b.resume_token, b.labels.tolist(), bytes(b.data),
+            b.sizes.tolist())
+
+
+def test_a_replay_streams_a_recorded_range_again_byte_for_byte(
+    loader: LoaderProcess, dataset: str
+) -> None:
+    job = new_job()
+    fields = {"batch_size": BATCH, "seed": 3, "ordering": "out-of-order", "job_id": job}
+    with LoaderClient(loader.target) as client:
+        received = [snapshot(b) for b in client.stream_batches(dataset, "all", epochs=2, **fields)]
+        epoch_1 = sorted((s for s in received if s[0] == 1), key=lambda s: s[1])
+        assert [s[1] for s in epoch_1] == list(range(N // BATCH))
+        replayed = list(client.stream_batches(dataset, "all", replay=Replay(1, 0, 3, 7), **fields))
+        assert [snapshot(b) for b in replayed] == epoch_1[3:8]
+        # One batch (no last), and a replay resumed from a token it sent: the batches after it.
+        [one] = client.stream_batches(dataset, "all", replay=Replay(1, 0, 5), **fields)
+        assert snapshot(one) == epoch_1[5]
+        rest = client.stream_batches(dataset, "all", replay=Replay(1, 0, 3, 7),
+                                     resume_token=replayed[1].resume_token, **fields)
+        assert [snapshot(b) for b in rest] == epoch_1[5:8]
+        # Nothing was recorded by the replays: the ledger still lists the job's own batches.
+        rows = client.ledger(job).batches(1, 0, 0, N // BATCH - 1, include_superseded=True)
+        assert [(r.index, r.ids, r.resume_token) for r in rows] == [
+            (s[1], s[2], s[3]) for s in epoch_1
+        ]
+        # A replay must repeat the job's fields; a range the ledger lacks is named.
+        with pytest.raises(LoaderError) as other_seed:
+            list(client.stream_batches(dataset, "all", replay=Replay(1, 0, 3),
+                                       **{**fields, "seed": 4}))
+        assert other_seed.value.code_name == "FAILED_PRECONDITION"
+        with pytest.raises(LoaderError) as beyond:
+            list(client.stream_batches(dataset, "all", replay=Replay(1, 0, 10, 12), **fields))
+        assert beyond.value.code_name == "INVALID_ARGUMENT"
+        assert "batch 12 of epoch 1, rank 0" in beyond.value.details
