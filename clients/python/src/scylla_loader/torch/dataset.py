@@ -550,7 +550,8 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             if skip_n is not None:
                 raise ValueError(
                     "skip_batches needs a state to resume from (load_state_dict, or a "
-                    "StatefulDataLoader's): the batches skipped are those after it"
+                    "StatefulDataLoader's), taken once this stream delivered a batch: the "
+                    "batches skipped are those after it"
                 )
             epoch = self._begin_epoch()
         self._state = {
