@@ -8,7 +8,8 @@ and augment each sample (a raw output gives each batch as one ``uint8`` tensor).
 makes them from torchvision and Hugging Face datasets. ``Source`` names one dataset and split
 of a stream that mixes several by weight (``stream_batches(sources=[...])``). A stream that
 names its job (``job_id=``) is recorded in the job's training ledger: ``LoaderClient.ledger``
-reads which samples each batch held and where a sample appeared.
+reads which samples each batch held and where a sample appeared; a resumed stream may skip
+recorded batches (``skip_batches=``) and ``Replay`` streams a recorded range again.
 """
 
 from .batch import Batch, decode_batch
@@ -19,6 +20,7 @@ from .descriptions import DatasetDescription, SplitPart, SplitSet
 from .errors import LoaderError
 from .ingest import IngestProgress, IngestSample, IngestSource, IngestSummary
 from .ledger import Ledger, LedgerAppearance, LedgerBatch, LedgerSource, SampleAppearances
+from .request import Replay
 from .retry import ReconnectPolicy
 from .security import TlsOptions, TokenFile, TokenSource
 from .source import Source
@@ -43,6 +45,7 @@ __all__ = [
     "RankState",
     "ReconnectInfo",
     "ReconnectPolicy",
+    "Replay",
     "SampleAppearances",
     "SplitPart",
     "Source",

@@ -41,7 +41,14 @@ from .ingest import (
 )
 from .ingest_call import PATH as INGEST_PATH
 from .ingest_call import IngestRun
-from .request import MissingSamplePolicy, Ordering, ShardRule, ShuffleMode, build_request
+from .request import (
+    MissingSamplePolicy,
+    Ordering,
+    Replay,
+    ShardRule,
+    ShuffleMode,
+    build_request,
+)
 from .retry import ReconnectPolicy, is_retryable
 from .security import TlsOptions, TokenSource, security
 from .source import SourceLike
@@ -351,6 +358,8 @@ class LoaderClient:
         job_checkpoint: bytes | None = None,
         columns: Iterable[str] | None = None,
         job_id: str | None = None,
+        skip_batches: tuple[int, int] | None = None,
+        replay: Replay | None = None,
         timeout: float | None = None,
         on_reconnect: Callable[[ReconnectInfo], None] | None = None,
     ) -> BatchStream:
@@ -392,6 +401,21 @@ class LoaderClient:
           job's training ledger before sending it (read it with :meth:`ledger`).
           Reconnections send the same name. A name already recorded for other job fields
           (dataset, split, seed, batch size, rules, transform) is FAILED_PRECONDITION.
+        - ``skip_batches=(first, last)``: with ``job_id`` and ``resume_token``, leave out the
+          samples of recorded batches ``first`` to ``last`` of the token's rank and epoch
+          (e.g. the batches after a checkpoint that led to a loss spike); ``first`` must be
+          the batch right after the token's (its ``index + 1``). The epoch goes on without
+          exactly their samples, every other remaining sample once, and its next batch is
+          ``last + 1``; the ledger keeps them listed, ``skipped``. Reconnections send the
+          same range with a newer token, which the loader takes as done. A batch of the range
+          the ledger does not hold, or another ``first``, is INVALID_ARGUMENT.
+        - ``replay=Replay(epoch, rank, first, last)``: with ``job_id``, stream a recorded
+          range of the job again, for debugging: the same batches with the same ids in the
+          same order, ``index`` and ``resume_token``, and with the job's transform the same
+          pixels. Every other argument must repeat the job's (dataset or sources, split,
+          batch size, seed, rules, transform); ``rank``, ``world_size`` and ``epochs`` are the
+          replay's. Nothing is recorded. A reconnection continues after the last batch
+          received, as any stream.
         - Backpressure: a message is read only when the loop asks for the next batch; the
           HTTP/2 window holds the server back meanwhile.
         - ``sources`` (instead of ``dataset`` and ``split``): a mixed stream, e.g.
@@ -436,6 +460,8 @@ class LoaderClient:
             job_checkpoint=job_checkpoint,
             columns=columns,
             job_id=job_id,
+            skip_batches=skip_batches,
+            replay=replay,
         )
         deadline = None if timeout is None else time.monotonic() + timeout
         return BatchStream(self, request, deadline, on_reconnect)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Literal
 
 from .source import SourceLike, stream_input
@@ -77,6 +78,58 @@ def uint32(name: str, value: int) -> int:
     return value
 
 
+@dataclass(frozen=True)
+class Replay:
+    """A recorded range of a job's batches to stream again (``stream_batches(replay=...)``):
+    batches ``first`` to ``last`` (both included; ``None``: ``first`` only) of stream rank
+    ``rank``'s epoch ``epoch``, as the ledger holds them (:meth:`Ledger.batches` takes the same
+    values). ``world_size``: the recorded stream's world size, needed only for an epoch
+    continued at another world size (a job checkpoint), whose rank has rows of both worlds;
+    0 takes the only one. Values no request could carry are a ValueError here."""
+
+    epoch: int
+    rank: int
+    first: int
+    last: int | None = None
+    world_size: int = 0
+
+    def __post_init__(self) -> None:
+        uint32("replay epoch", self.epoch)
+        uint32("replay rank", self.rank)
+        uint32("replay first", self.first)
+        uint32("replay world_size", self.world_size)
+        if self.last is not None and uint32("replay last", self.last) < self.first:
+            raise ValueError(
+                f"replay last ({self.last}) is below first ({self.first}): a range runs upwards"
+            )
+
+    def to_proto(self) -> loader_pb2.LedgerReplay:
+        return loader_pb2.LedgerReplay(
+            epoch=self.epoch,
+            rank=self.rank,
+            first_batch=self.first,
+            last_batch=self.first if self.last is None else self.last,
+            world_size=self.world_size,
+        )
+
+
+def skip_proto(skip_batches: tuple[int, int]) -> loader_pb2.LedgerSkip:
+    """``skip_batches`` (first, last: both included) as the proto's LedgerSkip; a ValueError
+    for anything else, or a range that ends before it starts."""
+    if not isinstance(skip_batches, tuple) or len(skip_batches) != 2:
+        raise ValueError(
+            f"skip_batches must be a (first, last) tuple of batch indexes, got {skip_batches!r}"
+        )
+    first = uint32("skip_batches first", skip_batches[0])
+    last = uint32("skip_batches last", skip_batches[1])
+    if last < first:
+        raise ValueError(
+            f"skip_batches ends (batch {last}) before it starts (batch {first}): a range runs "
+            "upwards"
+        )
+    return loader_pb2.LedgerSkip(first_batch=first, last_batch=last)
+
+
 def _enum(table: Mapping[str, str], name: str, value: str | None) -> str:
     """The proto enum value name for ``value``; the ``_UNSPECIFIED`` one (the server's
     default) for ``None``."""
@@ -110,6 +163,8 @@ def build_request(
     job_checkpoint: bytes | None = None,
     columns: Iterable[str] | None = None,
     job_id: str | None = None,
+    skip_batches: tuple[int, int] | None = None,
+    replay: Replay | None = None,
 ) -> loader_pb2.StreamBatchesRequest:
     """The proto request for these fields; ``None`` enums are left to the server's default.
     Values the proto cannot carry (negative counts, a seed outside uint64, an unknown rule)
@@ -120,6 +175,9 @@ def build_request(
     ``columns`` names metadata columns each batch carries (checked here with the server's
     rules: see :func:`validate_column_names`). ``job_id`` names the training job the stream
     belongs to (checked with the server's rule: see :func:`validate_job_id`).
+``skip_batches`` (first, last) leaves recorded batches out of a resumed epoch (needs
+``job_id`` and ``resume_token``, not with ``job_checkpoint``); ``replay`` (a :class:`Replay`)
+streams a recorded range again (needs ``job_id``, not with ``job_checkpoint``); not both.
 
     The stream reads either ``dataset`` and ``split``, or ``sources`` (a mixed stream: each a
     :class:`Source`, a ``(dataset, split[, weight[, repeat]])`` tuple or a mapping with those
@@ -161,4 +219,40 @@ def build_request(
         request.transform.CopyFrom(transform.to_proto())
     if columns is not None:
         request.columns.extend(validate_column_names(columns))
+    if skip_batches is not None or replay is not None:
+        _ledger_fields(request, skip_batches, replay)
     return request
+
+
+def _ledger_fields(
+    request: loader_pb2.StreamBatchesRequest,
+    skip_batches: tuple[int, int] | None,
+    replay: Replay | None,
+) -> None:
+    """Sets ``skip_batches`` or ``replay`` on ``request``, refusing with a ValueError, as the
+    server would with INVALID_ARGUMENT, what it lacks or cannot be combined with."""
+    what = "skip_batches" if skip_batches is not None else "replay"
+    if not request.job_id:
+        raise ValueError(f"{what} needs job_id: the job whose ledger holds the batches")
+    if skip_batches is not None and replay is not None:
+        raise ValueError("a stream is a replay or skips batches, not both")
+    if request.job_checkpoint:
+        raise ValueError(
+            "skip_batches works with a resume_token of one rank; a job_checkpoint (a job "
+            "continued at another world size) cannot name batches to skip"
+            if skip_batches is not None
+            else "a replay reads the ledger: leave job_checkpoint empty"
+        )
+    if skip_batches is not None:
+        if not request.resume_token:
+            raise ValueError(
+                "skip_batches needs a resume_token: the batches are skipped after the point it "
+                "marks"
+            )
+        request.skip_batches.CopyFrom(skip_proto(skip_batches))
+    elif replay is not None:
+        if not isinstance(replay, Replay):
+            raise ValueError(
+                f"replay must be a scylla_loader.Replay(epoch, rank, first, last), got {replay!r}"
+            )
+        request.replay.CopyFrom(replay.to_proto())

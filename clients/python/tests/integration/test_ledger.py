@@ -1,26 +1,34 @@
 """The training ledger through the Python client against a real loader and node: what a job's
 streams received is what the ledger lists, batch for batch and in order (rows given up by a
 rollback superseded, a mixture's samples with their sources); a sample's appearances are found
-by id and by source key; and a LoaderDataset records every DataLoader worker's stream under
-its stream rank, and keeps recording the job through a StatefulDataLoader state and through a
-job state continued at another world size."""
+by id and by source key; a LoaderDataset records every DataLoader worker's stream under its
+stream rank, and keeps recording the job through a StatefulDataLoader state and through a
+job state continued at another world size; a new process resumed from a StatefulDataLoader
+state skips exactly the batches that followed it; and a replay streams a recorded range
+again, batch for batch and byte for byte."""
 
 from __future__ import annotations
 
+import json
 import secrets
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from torch.utils.data import DataLoader
 
-from scylla_loader import Batch, LedgerSource, LoaderClient, LoaderError, Source
+from scylla_loader import Batch, LedgerSource, LoaderClient, LoaderError, Replay, Source
 from scylla_loader.ledger import _OVER_ONE_READ, MAX_BATCHES_PER_CALL, range_request
 from scylla_loader.torch import LoaderDataset, find_worker_states, merge_states
 
 from .loader_process import LoaderProcess, drop_test_datasets
 
 pytestmark = pytest.mark.integration
+
+PACKAGE = Path(__file__).resolve().parents[2]
 
 SAMPLE_ID_NAMESPACE = uuid.UUID("3f6c1d2e-8b4a-5c7e-9d10-2a4b6c8e0f13")
 N = 96
@@ -314,3 +322,112 @@ def test_a_job_state_continued_at_another_world_size_keeps_recording_the_job(
     digests = {b.resharded_from for r in range(3) for b in rows[r] if b.world_size == 3}
     assert len(digests) == 1 and digests != {""}
     del running
+
+
+def test_a_new_process_resumed_from_a_stateful_checkpoint_skips_exactly_the_batches_after_it(
+    loader: LoaderProcess, dataset: str, tmp_path: Path
+) -> None:
+    """The loss-spike workflow: a trainer (2 DataLoader workers, out of order) checkpoints
+    after item S, goes on past the next SKIP batches of each worker stream, spikes; a new
+    process loads the checkpoint, skips those batches and finishes the epoch."""
+    import torch
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    job, batch, seed, skip = new_job(), 4, 9, 3  # 24 batches: 12 per worker stream
+    ds = LoaderDataset(loader.target, dataset, "all", batch_size=batch, seed=seed,
+                       ordering="out-of-order", num_workers=2, return_ids=True, job_id=job)
+    first = StatefulDataLoader(ds, batch_size=None, num_workers=2)
+    running = iter(first)
+    head = [list(next(running)[2]) for _ in range(6)]
+    state = first.state_dict()
+    after = [list(next(running)[2]) for _ in range(2 * skip + 4)]  # 2 more per worker
+    del running
+    saved = {w["rank"]: w["batch_index"] for w in find_worker_states(state)}
+    assert sorted(saved) == [0, 1] and all(isinstance(i, int) for i in saved.values())
+    with LoaderClient(loader.target) as client:
+        ledger = client.ledger(job)
+        # What each worker stream received after the checkpoint, by batch index.
+        recorded = {w: {r.index: r.ids for r in ledger.batches(0, w, 0, 99)} for w in (0, 1)}
+        skipped = {w: [recorded[w][i] for i in range(saved[w] + 1, saved[w] + 1 + skip)]
+                   for w in (0, 1)}
+        assert all(ids in after for w in (0, 1) for ids in skipped[w])  # the trainer got them
+        # The checkpoint's batch indexes are where the head ended in each worker stream.
+        assert sorted(recorded[w][i] for w in (0, 1) for i in range(saved[w] + 1)) == sorted(head)
+
+        checkpoint, out = tmp_path / "state.pt", tmp_path / "rest.json"
+        torch.save(state, checkpoint)
+        spec = {"target": loader.target, "dataset": dataset, "job": job, "batch_size": batch,
+                "seed": seed, "load": str(checkpoint), "skip": skip, "out": str(out)}
+        done = subprocess.run([sys.executable, "-m", "tests.integration.skip_run",
+                               json.dumps(spec)], cwd=PACKAGE, timeout=300)
+        assert done.returncode == 0
+        rest: list[list[str]] = json.loads(out.read_text())
+
+        # The epoch is the split minus exactly the skipped batches' samples, each once.
+        left_out = {i for w in (0, 1) for ids in skipped[w] for i in ids}
+        delivered = [i for ids in head + rest for i in ids]
+        assert len(left_out) == 2 * skip * batch
+        assert sorted(delivered) == sorted(set(key_of(dataset)) - left_out)
+        assert len(rest) == sum(12 - 1 - saved[w] - skip for w in (0, 1))
+        for w in (0, 1):
+            rows = ledger.batches(0, w, 0, 99)
+            # Listed and marked: the skipped batches, with the samples they held.
+            assert [r.ids for r in rows if r.skipped] == skipped[w]
+            assert [r.index for r in rows if r.skipped] == list(
+                range(saved[w] + 1, saved[w] + 1 + skip))
+            # The resumed stream numbers on after the skipped range: one row per index.
+            assert [r.index for r in rows] == list(range(12))
+            assert not any(r.superseded for r in rows)
+        live = sorted(r.ids for w in (0, 1) for r in ledger.batches(0, w, 0, 99) if not r.skipped)
+        assert live == sorted(head + rest)
+        # The batches that led to the spike can still be streamed again, as received.
+        for w in (0, 1):
+            again = client.stream_batches(
+                dataset, "all", batch_size=batch, seed=seed, shard_rule="pad",
+                ordering="out-of-order", job_id=job,
+                replay=Replay(0, w, saved[w] + 1, saved[w] + skip),
+            )
+            assert [b.ids for b in again] == skipped[w]
+        # What the spiking trainer received past the skipped batches was given up.
+        given_up = [r for w in (0, 1) for r in ledger.batches(0, w, 0, 99, include_superseded=True)
+                    if r.superseded]
+        assert given_up and all(r.index > saved[r.rank] + skip for r in given_up)
+
+
+def snapshot(b: Batch) -> tuple[object, ...]:
+    """What a replayed batch must repeat: ids in order, index, token, labels and bytes."""
+    return (b.epoch, b.index, b.ids, b.resume_token, b.labels.tolist(), bytes(b.data),
+            b.sizes.tolist())
+
+
+def test_a_replay_streams_a_recorded_range_again_byte_for_byte(
+    loader: LoaderProcess, dataset: str
+) -> None:
+    job = new_job()
+    fields = {"batch_size": BATCH, "seed": 3, "ordering": "out-of-order", "job_id": job}
+    with LoaderClient(loader.target) as client:
+        received = [snapshot(b) for b in client.stream_batches(dataset, "all", epochs=2, **fields)]
+        epoch_1 = sorted((s for s in received if s[0] == 1), key=lambda s: s[1])
+        assert [s[1] for s in epoch_1] == list(range(N // BATCH))
+        replayed = list(client.stream_batches(dataset, "all", replay=Replay(1, 0, 3, 7), **fields))
+        assert [snapshot(b) for b in replayed] == epoch_1[3:8]
+        # One batch (no last), and a replay resumed from a token it sent: the batches after it.
+        [one] = client.stream_batches(dataset, "all", replay=Replay(1, 0, 5), **fields)
+        assert snapshot(one) == epoch_1[5]
+        rest = client.stream_batches(dataset, "all", replay=Replay(1, 0, 3, 7),
+                                     resume_token=replayed[1].resume_token, **fields)
+        assert [snapshot(b) for b in rest] == epoch_1[5:8]
+        # Nothing was recorded by the replays: the ledger still lists the job's own batches.
+        rows = client.ledger(job).batches(1, 0, 0, N // BATCH - 1, include_superseded=True)
+        assert [(r.index, r.ids, r.resume_token) for r in rows] == [
+            (s[1], s[2], s[3]) for s in epoch_1
+        ]
+        # A replay must repeat the job's fields; a range the ledger lacks is named.
+        with pytest.raises(LoaderError) as other_seed:
+            list(client.stream_batches(dataset, "all", replay=Replay(1, 0, 3),
+                                       **{**fields, "seed": 4}))
+        assert other_seed.value.code_name == "FAILED_PRECONDITION"
+        with pytest.raises(LoaderError) as beyond:
+            list(client.stream_batches(dataset, "all", replay=Replay(1, 0, 10, 12), **fields))
+        assert beyond.value.code_name == "INVALID_ARGUMENT"
+        assert "batch 12 of epoch 1, rank 0" in beyond.value.details

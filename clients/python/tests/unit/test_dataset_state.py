@@ -199,10 +199,11 @@ def test_mixing_mistakes_fail_where_the_dataset_is_made(kwargs: dict[str, Any], 
 def test_what_a_spawned_worker_receives_of_a_mixture_pickles() -> None:
     import pickle
 
-    # The shared epoch cell pickles only while a worker is spawned; the rest of the state
-    # (the checked sources among it) must pickle on its own.
+    # The shared epoch and skip cells pickle only while a worker is spawned; the rest of the
+    # state (the checked sources among it) must pickle on its own.
     ds = mixed(samples_per_epoch=7, with_sources=True)
-    state = {k: v for k, v in ds.__getstate__().items() if k != "_epoch_cell"}
+    cells = {"_epoch_cell", "_skip_cell"}
+    state = {k: v for k, v in ds.__getstate__().items() if k not in cells}
     copy = pickle.loads(pickle.dumps(state))
     assert copy["_input"] == ds._input and copy["sources"] == ds.sources
 
@@ -294,3 +295,171 @@ def test_a_job_state_saved_with_a_job_id_resumes_under_that_job_id_only() -> Non
         LoaderDataset("127.0.0.1:1", "d", "all", batch_size=4).load_job_state(job)
     # The job key itself ignores the job id: an unnamed job's state loads into a named one.
     ds.load_job_state({**job, "job_id": None})
+
+
+# -- skip_batches ----------------------------------------------------------------------------
+
+
+def batch_message(index: int, *, last: bool = False) -> Any:
+    import uuid
+
+    from scylla_loader.v1 import loader_pb2
+
+    return loader_pb2.Batch(
+        epoch=0, index=index, ids=uuid.UUID(int=index + 1).bytes, labels=[0], data=b"x",
+        data_sizes=[1], resume_token=b"after %d" % index, last_in_epoch=last,
+    )
+
+
+def named(recorder: _Recorder | None = None) -> LoaderDataset:
+    ds = LoaderDataset("127.0.0.1:1", "d", "all", batch_size=1, job_id="run-7")
+    if recorder is not None:
+        ds._new_client = lambda: recorder  # type: ignore[method-assign, assignment, return-value]
+    return ds
+
+
+def saved(ds: LoaderDataset, index: int | None, **extra: Any) -> dict[str, Any]:
+    """The state ``ds`` leaves after delivering batch ``index`` of epoch 0 (no index: a state
+    saved before states kept it)."""
+    state = {"version": 1, "stream": ds._stream_key(0, 1), "job": ds._job_key(),
+             "job_id": "run-7", "rank": 0, "world_size": 1, "epoch": 0,
+             "resume_token": b"after %d" % (index or 0), "job_checkpoint": None,
+             "epoch_done": False, "next_epoch": 1}
+    if index is not None:
+        state["batch_index"] = index
+    return {**state, **extra}
+
+
+def test_a_state_keeps_the_index_of_the_last_batch_delivered() -> None:
+    ds = named(_Recorder([batch_message(0), batch_message(1)]))
+    items = iter(ds)
+    next(items)
+    assert ds.state_dict()["batch_index"] == 0
+    next(items)
+    assert ds.state_dict()["batch_index"] == 1 and ds.state_dict()["skip_batches"] is None
+
+
+def test_skip_batches_names_the_next_n_batches_after_the_states_last_one() -> None:
+    recorder = _Recorder([batch_message(8), batch_message(9, last=True)])
+    for order in ("skip first", "load first"):
+        ds = named(recorder)
+        if order == "skip first":  # as with a StatefulDataLoader, which loads at iteration
+            ds.skip_batches(3)
+            ds.load_state_dict(saved(ds, 4))
+        else:
+            ds.load_state_dict(saved(ds, 4))
+            ds.skip_batches(3)
+        items = iter(ds)
+        next(items)
+        assert recorder.asked["skip_batches"] == (5, 7)
+        assert recorder.asked["resume_token"] == b"after 4" and recorder.asked["job_id"] == "run-7"
+        # The stream delivered past the skip: a state from here on resumes without it.
+        state = ds.state_dict()
+        assert (state["batch_index"], state["skip_batches"]) == (8, None)
+        list(items)
+        # Only the first iteration after skip_batches skips: the next epoch is whole.
+        list(ds)
+        assert recorder.asked["skip_batches"] is None and recorder.asked["resume_token"] is None
+
+
+def test_a_state_taken_before_the_skipping_streams_first_batch_still_skips() -> None:
+    class Broken(_Recorder):
+        def stream_batches(self, *args: Any, **kwargs: Any) -> Any:
+            self.asked = {"args": args, **kwargs}
+            raise RuntimeError("trainer killed before the first batch")
+
+    ds = named(Broken([]))
+    ds.load_state_dict(saved(ds, 4))
+    ds.skip_batches(2)
+    with pytest.raises(RuntimeError):
+        next(iter(ds))
+    state = ds.state_dict()
+    assert state["skip_batches"] == [5, 6] and state["resume_token"] == b"after 4"
+    recorder = _Recorder([batch_message(7)])
+    again = named(recorder)
+    again.load_state_dict(state)
+    list(again)
+    assert recorder.asked["skip_batches"] == (5, 6)
+    carrying = named()
+    carrying.load_state_dict(state)
+    with pytest.raises(ValueError, match="skips batches 5 to 6 already"):
+        carrying.skip_batches(1)
+
+
+def test_old_states_without_a_batch_index_still_resume() -> None:
+    recorder = _Recorder([batch_message(5)])
+    ds = named(recorder)
+    ds.load_state_dict(saved(ds, None))
+    list(ds)
+    assert recorder.asked["resume_token"] == b"after 0" and recorder.asked["skip_batches"] is None
+    assert ds.state_dict()["batch_index"] == 5
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ({"batch_index": None}, "holds no batch index"),
+        ({"epoch_done": True}, "at the end of epoch 0"),
+        ({"job_checkpoint": b"c"}, "a job state .* cannot name batches to skip"),
+    ],
+)
+def test_states_that_cannot_skip_are_refused_when_skip_batches_is_called(
+    state: dict[str, Any], message: str
+) -> None:
+    ds = named()
+    ds.load_state_dict(saved(ds, 4, **state))
+    with pytest.raises(ValueError, match=message):
+        ds.skip_batches(2)
+
+
+def test_what_cannot_skip_is_refused_naming_why() -> None:
+    with pytest.raises(ValueError, match="needs job_id"):
+        make().skip_batches(1)
+    for n in (0, -1, True, 1.0):
+        with pytest.raises(ValueError, match="1 or more"):
+            named().skip_batches(n)  # type: ignore[arg-type]
+    ds = named()
+    job = {"version": 1, "kind": "scylla_loader.job", "job": ds._job_key(), "epoch": 0,
+           "job_checkpoint": b"c", "job_id": "run-7"}
+    ds.load_job_state(job)
+    with pytest.raises(ValueError, match="a job state .* cannot name batches to skip"):
+        ds.skip_batches(1)
+    # Asked before the job state was loaded (a worker finds it at its iteration).
+    later = named()
+    later.skip_batches(1)
+    later.load_job_state(job)
+    with pytest.raises(ValueError, match="a job state .* cannot name batches to skip"):
+        next(iter(later))
+    # Nothing loaded: nothing to skip after.
+    fresh = named()
+    fresh.skip_batches(1)
+    with pytest.raises(ValueError, match="needs a state to resume from"):
+        next(iter(fresh))
+
+
+@pytest.mark.parametrize("bad", [-1, "3", True])
+def test_a_damaged_batch_index_is_refused(bad: Any) -> None:
+    ds = named()
+    with pytest.raises(ValueError, match="corrupt LoaderDataset state: batch_index"):
+        ds.load_state_dict(saved(ds, 4, batch_index=bad))
+    with pytest.raises(ValueError, match="corrupt LoaderDataset state: skip_batches"):
+        ds.load_state_dict(saved(ds, 4, skip_batches=[5]))
+
+
+def test_every_dataloader_worker_takes_a_skip_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import scylla_loader.torch.dataset as module
+
+    class Info:
+        def __init__(self, id: int) -> None:
+            self.id, self.num_workers = id, 2
+
+    ds = named()
+    ds.skip_batches(3)
+    taken = []
+    for worker in (0, 1, 0, 1):
+        monkeypatch.setattr(module, "get_worker_info", lambda: Info(worker))
+        taken.append(ds._take_skip())
+    assert taken == [3, 3, None, None]
+    ds.skip_batches(2)
+    monkeypatch.setattr(module, "get_worker_info", lambda: Info(1))
+    assert ds._take_skip() == 2

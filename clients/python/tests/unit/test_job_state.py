@@ -101,3 +101,12 @@ def test_the_job_state_keeps_the_workers_job_id_and_refuses_a_mix() -> None:
     mixed = [states[0], {**states[1], "job_id": "run-8"}]
     with pytest.raises(ValueError, match="different job ids"):
         merge_states(mixed)
+
+
+def test_a_worker_still_about_to_skip_batches_is_refused() -> None:
+    # Its token is from before the skip: merged, the skipped samples would come again.
+    states = [worker(0, 2, 1, token(0)), {**worker(1, 2, 1, token(1)), "skip_batches": [4, 6]}]
+    with pytest.raises(ValueError, match="stream rank 1 still has batches 4 to 6 to skip"):
+        merge_states(states)
+    states[1]["skip_batches"] = None  # delivered past the skip
+    assert merge_states(states)["epoch"] == 1

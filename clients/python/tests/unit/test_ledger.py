@@ -16,7 +16,7 @@ import grpc
 import numpy as np
 import pytest
 
-from scylla_loader import Ledger, LedgerSource, LoaderClient, LoaderError, ReconnectPolicy
+from scylla_loader import Ledger, LedgerSource, LoaderClient, LoaderError, ReconnectPolicy, Replay
 from scylla_loader.ledger import (
     range_request,
     sample_request,
@@ -436,3 +436,29 @@ def test_a_dataset_names_its_job_in_every_stream_and_keeps_it_in_its_state(
     state = dataset.state_dict()
     assert state["job_id"] == JOB and state["epoch"] == 3
     assert "job" not in state["stream"], "a job id is no part of the stream key"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"resume_token": b"checkpoint", "skip_batches": (4, 6)},
+        {"replay": Replay(2, 1, 10, 12, world_size=3)},
+    ],
+)
+def test_a_reconnected_skip_or_replay_sends_the_same_range_with_the_newer_token(
+    fake: tuple[FakeLoader, str], kwargs: dict[str, Any]
+) -> None:
+    # The loader takes a skip whose token is past the range as done, and continues a replay
+    # after its token: the range itself never changes.
+    servicer, target = fake
+    policy = ReconnectPolicy(initial_backoff=0.01, max_backoff=0.01)
+    with LoaderClient(target, reconnect=policy) as client:
+        stream = client.stream_batches("d", "all", batch_size=2, job_id=JOB, **kwargs)
+        assert len(list(stream)) == 2 and stream.reconnects == 1
+    first, second = servicer.stream_requests[:2]
+    assert first.resume_token == kwargs.get("resume_token", b"")
+    assert second.resume_token == b"after 1"
+    field = "skip_batches" if "skip_batches" in kwargs else "replay"
+    assert first.HasField(field) and getattr(second, field) == getattr(first, field)
+    second.resume_token = first.resume_token
+    assert second == first

@@ -91,6 +91,9 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     the last batch delivered; torchdata's ``StatefulDataLoader`` keeps one per worker, and a
     job restored from it streams exactly the samples not yet delivered. A state taken after an
     epoch's last batch resumes with an empty rest of that epoch, then the next epoch in full.
+    With a ``job_id``, :meth:`skip_batches` after loading a state leaves out the next batches
+    the stream had delivered after it (a loss spike: go back to the checkpoint, skip what
+    followed).
 
     Elastic checkpoints: :meth:`job_state` gathers the states of every worker of every rank
     (``torch.distributed.all_gather_object``) into one job state, the same on every rank;
@@ -328,6 +331,10 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         # fork, spawn or forkserver its workers; set_epoch runs between epochs, while no worker
         # starts an iteration, and each worker writes its own slot only.
         self._epoch_cell = multiprocessing.RawArray("q", [epoch, 0] + [epoch, 0] * _MAX_WORKERS)
+        # In shared memory likewise: [batches to skip, generation] then, per worker id, the
+        # generation it last took. skip_batches bumps the generation; the next iteration of
+        # each worker id (a new worker process included) takes it once.
+        self._skip_cell = multiprocessing.RawArray("q", [0, 0] + [0] * _MAX_WORKERS)
         self._pending: dict[str, Any] | None = None
         self._pending_job: dict[str, Any] | None = None
         self._state: dict[str, Any] = {"version": STATE_VERSION, "epoch": None, "next_epoch": epoch}
@@ -382,6 +389,79 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         self._epoch_cell[slot] = epoch + 1
         return epoch
 
+    # -- skipping batches after a checkpoint -------------------------------------------------
+
+    def skip_batches(self, n: int) -> None:
+        """Makes the next iteration, resumed from a loaded state, leave out the next ``n``
+        batches its stream had delivered after the state was taken (e.g. the batches after a
+        checkpoint that led to a loss spike): the loader skips exactly their samples, recorded
+        in the job's ledger (marked ``skipped`` there), and the epoch delivers every other
+        remaining sample once. Needs ``job_id`` and a state from :meth:`load_state_dict`
+        (directly, or through a ``StatefulDataLoader``'s ``load_state_dict``), called before
+        or after loading it, before iterating. With DataLoader workers each worker has a
+        stream of its own, with its own batches: every worker stream skips its next ``n``
+        batches. Only the first iteration after this call skips.
+
+        A ValueError, here or at that iteration (in the worker): no ``job_id``; a job state
+        (:meth:`load_job_state`, which the loader cannot skip in: continue at the old world
+        size with the workers' states instead), no loaded state, a state taken before its
+        stream delivered a batch, at the end of its epoch, or saved before states kept the
+        batch index. Batches the ledger does not hold (more than the stream delivered) are a
+        :class:`~scylla_loader.LoaderError` INVALID_ARGUMENT at the first item."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"skip_batches needs a number of batches, 1 or more, got {n!r}")
+        if self.job_id is None:
+            raise ValueError(
+                "skip_batches needs job_id: the loader skips batches the job's ledger recorded"
+            )
+        if self._pending_job is not None:
+            raise ValueError(_SKIP_JOB_STATE)
+        if self._pending is not None:
+            self._skip_range(self._pending, n)  # a loaded state that cannot skip fails now
+        self._skip_cell[0] = n
+        self._skip_cell[1] += 1
+
+    def _take_skip(self) -> int | None:
+        """The batches skip_batches asked this worker id's next iteration to skip, once."""
+        slot = 2 + (self._slot() - 2) // 2
+        generation = self._skip_cell[1]
+        if self._skip_cell[slot] == generation:
+            return None
+        self._skip_cell[slot] = generation
+        return int(self._skip_cell[0])
+
+    @staticmethod
+    def _skip_range(state: Mapping[str, Any], n: int | None) -> tuple[int, int] | None:
+        """The batches a stream resumed from ``state`` skips: ``n`` after its last batch, or
+        the range a state taken before a skipping stream's first batch still carries."""
+        saved = state.get("skip_batches")
+        if n is None:
+            return None if saved is None else (int(saved[0]), int(saved[1]))
+        if saved is not None:
+            raise ValueError(
+                f"the state skips batches {saved[0]} to {saved[1]} already (taken before the "
+                "skipping stream's first item): load it without skip_batches"
+            )
+        if state.get("job_checkpoint") is not None:
+            raise ValueError(_SKIP_JOB_STATE)
+        if state.get("epoch") is None:
+            raise ValueError(
+                "skip_batches: the state was taken before this stream delivered a batch, so no "
+                "batch after it can be named"
+            )
+        if state.get("epoch_done"):
+            raise ValueError(
+                f"skip_batches: the state was taken at the end of epoch {state['epoch']}: no "
+                "batch of it is left to skip (a resumed epoch skips, a new one cannot)"
+            )
+        last = state.get("batch_index")
+        if last is None:
+            raise ValueError(
+                "skip_batches: the state holds no batch index (saved by an older scylla_loader); "
+                "skip with LoaderClient.stream_batches(resume_token=..., skip_batches=...)"
+            )
+        return (last + 1, last + n)
+
     # -- iteration --------------------------------------------------------------------------
 
     def _stream_key(self, rank: int, world_size: int) -> str:
@@ -434,9 +514,14 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
         key = self._stream_key(shard.rank, shard.world_size)
         pending, self._pending = self._pending, None
         job, self._pending_job = self._pending_job, None
+        skip_n = self._take_skip()
         token: bytes | None = None
         checkpoint: bytes | None = None
+        skip: tuple[int, int] | None = None
+        batch_index: int | None = None
         if job is not None:
+            if skip_n is not None:
+                raise ValueError(_SKIP_JOB_STATE)
             # load_job_state set the epoch: the checkpoint serves that epoch's iteration only
             # (a set_epoch to another epoch since then means the job moved on).
             epoch = self._begin_epoch()
@@ -454,12 +539,20 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             epoch = int(pending["epoch"])
             token = pending["resume_token"]
             checkpoint = pending.get("job_checkpoint")
+            batch_index = pending.get("batch_index")
+            skip = self._skip_range(pending, skip_n)
             self._next_epoch = epoch + 1
             self._see_generation()
             if pending["epoch_done"]:
                 self._state = dict(pending)
                 return
         else:
+            if skip_n is not None:
+                raise ValueError(
+                    "skip_batches needs a state to resume from (load_state_dict, or a "
+                    "StatefulDataLoader's), taken once this stream delivered a batch: the "
+                    "batches skipped are those after it"
+                )
             epoch = self._begin_epoch()
         self._state = {
             "version": STATE_VERSION,
@@ -472,6 +565,10 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             "resume_token": token,
             "job_checkpoint": checkpoint,
             "epoch_done": False,
+            # The last batch delivered's index in the stream's epoch (what skip_batches counts
+            # from), and a skip asked for, until the stream delivers past it.
+            "batch_index": batch_index,
+            "skip_batches": None if skip is None else list(skip),
         }
         # In the trainer's own process each pass has a client of its own, closed when the pass
         # ends (so a pass ending never cancels another one still running there); a worker keeps
@@ -499,6 +596,7 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                 job_checkpoint=checkpoint,
                 columns=self.columns or None,
                 job_id=self.job_id,
+                skip_batches=skip,
             )
         except BaseException:
             if info is None:
@@ -539,9 +637,11 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
                     **self._state,
                     "resume_token": batch.resume_token,
                     "epoch_done": batch.last_in_epoch,
+                    "batch_index": batch.index,
+                    "skip_batches": None,
                 }
                 yield out
-            self._state = {**self._state, "epoch_done": True}
+            self._state = {**self._state, "epoch_done": True, "skip_batches": None}
         finally:
             stream.close()
             if info is None:
@@ -594,9 +694,9 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
     # -- checkpoints ------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
-        """Where this worker's stream stands: epoch, resume token of the last item delivered,
-        whether the epoch is complete, and the stream it belongs to. Plain values (picklable,
-        ``torch.save``-able)."""
+        """Where this worker's stream stands: epoch, resume token and batch index of the last
+        item delivered, whether the epoch is complete, and the stream it belongs to. Plain
+        values (picklable, ``torch.save``-able)."""
         return {**self._state, "next_epoch": self._next_epoch}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -623,6 +723,16 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             problems.append("resume_token is neither bytes nor None")
         if not isinstance(state.get("epoch_done"), bool):
             problems.append(f"epoch_done {state.get('epoch_done')!r}")
+        # Both absent from states saved before skip_batches existed.
+        index = state.get("batch_index")
+        if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
+            problems.append(f"batch_index {index!r}")
+        skip = state.get("skip_batches")
+        if skip is not None and not (
+            isinstance(skip, (list, tuple)) and len(skip) == 2
+            and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in skip)
+        ):
+            problems.append(f"skip_batches {skip!r}")
         if problems:
             raise ValueError(f"corrupt LoaderDataset state: {', '.join(problems)}")
         self._check_job_id(state.get("job_id"), "resume state")
@@ -740,6 +850,13 @@ class LoaderDataset(IterableDataset[tuple[Any, ...]]):
             waited,
             100 * share,
         )
+
+
+_SKIP_JOB_STATE = (
+    "skip_batches: a job state (load_job_state, or a worker continuing one) resumes by job "
+    "checkpoint, which cannot name batches to skip: resume from the workers' own states "
+    "(load_state_dict) at the world size and worker count that saved them to skip"
+)
 
 
 def _has_replicas(data_parallel_size: int) -> bool:

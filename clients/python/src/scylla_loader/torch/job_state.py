@@ -44,8 +44,9 @@ def merge_states(states: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     A worker whose epoch is complete counts as done with it; if every worker is, the job state
     is simply the next epoch. The job state keeps the workers' ``job_id`` (the training
     ledger's name; ``None`` without one). States of different jobs (dataset, split, seed,
-    batch size, rules, transform, job id), a stream missing or twice, or workers in different
-    epochs are a ValueError.
+    batch size, rules, transform, job id), a stream missing or twice, workers in different
+    epochs, or a worker still about to skip batches (:meth:`LoaderDataset.skip_batches`) are a
+    ValueError.
     """
     workers = [dict(s) for s in states]
     if not workers:
@@ -67,6 +68,16 @@ def merge_states(states: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         raise ValueError(
             "worker states lack or disagree on their stream rank and world size (states "
             "saved before job checkpoints existed cannot be merged)"
+        )
+    skipping = [w for w in workers if w.get("skip_batches") is not None]
+    if skipping:
+        # Its token is from before the skip: a job checkpoint of it would deliver the skipped
+        # samples again.
+        raise ValueError(
+            f"the worker state of stream rank {skipping[0].get('rank')} still has batches "
+            f"{skipping[0]['skip_batches'][0]} to {skipping[0]['skip_batches'][1]} to skip "
+            "(taken before the skipping stream's first item): take the job state once it "
+            "delivered one"
         )
     world_size = sizes.pop()
     state: dict[str, Any] = {
