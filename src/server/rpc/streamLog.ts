@@ -3,9 +3,21 @@ import type { StreamFigures, StreamPlan, StreamRequest } from '../../core/index.
 
 /** What every line of a stream names: its source (or sources) and rank. */
 export function streamLogContext(req: StreamRequest): Record<string, unknown> {
+  // A stream of a job carries its id on every line, so its log joins its ledger.
+  const job = req.jobId === undefined ? {} : { job: req.jobId };
+  const use = req.replay
+    ? { replay: req.replay }
+    : req.skipBatches
+      ? { skip: req.skipBatches }
+      : {};
   return req.mix
-    ? { sources: req.mix.sources.map((s) => `${s.dataset}/${s.split}`), rank: req.rank }
-    : { dataset: req.dataset, split: req.split, rank: req.rank };
+    ? {
+        sources: req.mix.sources.map((s) => `${s.dataset}/${s.split}`),
+        rank: req.rank,
+        ...job,
+        ...use,
+      }
+    : { dataset: req.dataset, split: req.split, rank: req.rank, ...job, ...use };
 }
 
 /** The `stream_start` line: what the client asked for. */
