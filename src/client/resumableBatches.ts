@@ -44,10 +44,13 @@ export async function* resumableBatches(
   const { attempts, retryOnResourceExhausted } = context.reconnect;
   const deadlineMs = deadline === undefined ? Infinity : new Date(deadline).getTime();
   let resumeToken = request.resumeToken;
+  // A skip applies once, where it was asked for: a reconnect after a batch (perhaps in a
+  // later epoch) continues from that batch's token without it.
+  let { skipBatches } = request;
   let failures = 0;
   signal?.throwIfAborted();
   for (;;) {
-    const call = context.open({ ...request, resumeToken }, deadline);
+    const call = context.open({ ...request, resumeToken, skipBatches }, deadline);
     limitBuffering(call, context.maxBufferedBatches);
     const cancel = (): void => call.cancel();
     signal?.addEventListener('abort', cancel, { once: true });
@@ -59,6 +62,7 @@ export async function* resumableBatches(
         signal?.throwIfAborted();
         failures = 0;
         resumeToken = batch.resumeToken;
+        skipBatches = null;
         yield batch;
       }
       return;

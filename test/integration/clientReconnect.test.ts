@@ -220,6 +220,37 @@ describe('LoaderClient.streamBatches: resumption', () => {
     await expectNoOpenCalls(calls);
   });
 
+  it('sends a skip until the first batch arrives, and not on reconnects after it', async () => {
+    let failures = 0;
+    const { address, calls } = await startScriptedServer(async (call, record) => {
+      if (failures++ === 0) {
+        // Refused before any batch: the retry must ask for the same skip again.
+        call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'database unreachable' });
+      } else if (record.token === 'c') {
+        await write(call, record, batch(0, 't1'));
+        call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'shutting down' });
+      } else {
+        await write(call, record, batch(1, 't2'));
+        call.end();
+      }
+    });
+    const batches = client(address).streamBatches({
+      dataset: 'd',
+      split: 'all',
+      batchSize: 2,
+      jobId: 'run-1',
+      resumeToken: Buffer.from('c'),
+      skipBatches: { first: 5, last: 9 },
+    });
+    expect(await collect(batches)).toEqual([0, 1]);
+    expect(calls.map((c) => [c.token, c.request.skipBatches])).toEqual([
+      ['c', { firstBatch: 5, lastBatch: 9 }],
+      ['c', { firstBatch: 5, lastBatch: 9 }],
+      ['t1', null],
+    ]);
+    await expectNoOpenCalls(calls);
+  });
+
   it("starts from the request's own token and reuses it until a batch arrives", async () => {
     let failures = 0;
     const { address, calls } = await startScriptedServer(async (call, record) => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateJobId } from '../../src/core/ledger/jobId.js';
+import { GROUP_PARTITIONS, GROUP_ROWS, groupRows } from '../../src/core/ledger/Ledger.js';
 import { ledgerFingerprint } from '../../src/core/ledger/ledgerFingerprint.js';
 import { sampleBucket } from '../../src/core/ledger/ledgerSchema.js';
 import { withSkipped } from '../../src/core/ledger/openLedgerStream.js';
@@ -19,7 +20,7 @@ function row(
     index,
     worldSize: 1,
     segment: ZERO,
-    streamTime,
+    streamTime: BigInt(streamTime),
     streamId: `s${streamTime}`,
     sentAt: new Date(streamTime * 1000 + index),
     superseded: false,
@@ -31,15 +32,25 @@ describe('resolveSuperseded', () => {
   it('keeps the latest stream of a batch live and marks the older ones superseded', () => {
     const out = resolveSuperseded([row(3, 2), row(3, 1), row(4, 1)]);
     expect(out.map((r) => [r.index, r.streamTime, r.superseded])).toEqual([
-      [3, 1, true],
-      [3, 2, false],
-      [4, 1, false],
+      [3, 1n, true],
+      [3, 2n, false],
+      [4, 1n, false],
     ]);
   });
 
   it('leaves rows marked superseded as they are, even when they are the latest', () => {
     const out = resolveSuperseded([row(5, 2, { superseded: true }), row(5, 1)]);
-    expect(out.filter((r) => !r.superseded).map((r) => r.streamTime)).toEqual([1]);
+    expect(out.filter((r) => !r.superseded).map((r) => r.streamTime)).toEqual([1n]);
+  });
+
+  it('tells apart streams started within the same millisecond', () => {
+    // Two timeuuid times 100 ns apart, beyond 2^53 as numbers of 100 ns.
+    const t = BigInt(Date.UTC(2026, 10, 28)) * 10_000n;
+    const out = resolveSuperseded([
+      { ...row(1, 0), streamTime: t + 1n, streamId: 'b' },
+      { ...row(1, 0), streamTime: t, streamId: 'c' },
+    ]);
+    expect(out.find((r) => !r.superseded)!.streamId).toBe('b');
   });
 
   it('treats other world sizes and re-sharded segments as other batches', () => {
@@ -148,5 +159,32 @@ describe('withSkipped', () => {
   it('refuses a position the token says was delivered already', () => {
     expect(() => withSkipped(state, [9], 4)).toThrow(/position 9 of epoch 2/);
     expect(() => withSkipped(state, [15], 4)).toThrow(/different runs/);
+  });
+});
+
+describe('groupRows', () => {
+  const partitionsOf = (g: number[]) => new Set(g.map((r) => r % 1000)).size;
+
+  it('keeps every row once, in groups of at most 10 partitions and 40 rows', () => {
+    // 128 rows over 100 partitions, and 8,192 rows over 256 (a batch of 8,192 samples).
+    for (const [n, parts] of [
+      [128, 100],
+      [8192, 256],
+    ] as const) {
+      const rows = Array.from({ length: n }, (_, i) => (i % parts) + 1000 * i);
+      const groups = groupRows(rows, (r) => r % 1000);
+      expect(groups.flat().sort((a, b) => a - b)).toEqual([...rows].sort((a, b) => a - b));
+      for (const g of groups) {
+        expect(g.length).toBeLessThanOrEqual(GROUP_ROWS);
+        expect(partitionsOf(g)).toBeLessThanOrEqual(GROUP_PARTITIONS);
+      }
+    }
+    // 128 rows of distinct partitions: 13 requests, not 128.
+    expect(groupRows([...Array(128).keys()], (r) => r)).toHaveLength(13);
+  });
+
+  it("keeps a partition's rows in one group when they fit", () => {
+    const rows = [1, 2, 1, 3, 1, 2];
+    expect(groupRows(rows, (r) => r)).toEqual([[1, 1, 1, 2, 2, 3]]);
   });
 });

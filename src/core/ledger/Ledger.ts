@@ -1,10 +1,11 @@
 import cassandra from 'cassandra-driver';
 import { QUERY_PROFILES } from '../db/consistency.js';
+import { retryableDriverError } from '../db/retryableDriverError.js';
 import { LoaderError, invalidArgument } from '../errors/LoaderError.js';
 import { validateIdentifier } from '../schema/identifiers.js';
 import type { Replication } from '../schema/replication.js';
 import { LEDGER_BUCKETS, ensureLedgerSchema, sampleBucket } from './ledgerSchema.js';
-import { resolveSuperseded } from './resolveSuperseded.js';
+import { resolveSuperseded, type VersionedBatch } from './resolveSuperseded.js';
 
 /** Where a ledger lives and how long its rows are kept. */
 export interface LedgerOptions {
@@ -52,6 +53,10 @@ export interface TimelinePoint {
    */
   segment?: Buffer;
   batchIndex: number;
+  /** Also the rank and world's rows in the job's later epochs (default: yes). */
+  laterEpochs?: boolean;
+  /** Rows of this segment in the point's epoch are left alone (the new world's own rows). */
+  sparedSegment?: Buffer;
 }
 
 /** A batch as the ledger records it, before it is sent. */
@@ -70,6 +75,9 @@ export interface BatchRecord {
   resumeToken: Buffer;
 }
 
+/** A batch row's flags, as a sample's appearances are resolved against them. */
+type BatchVersion = VersionedBatch & { skipped: boolean };
+
 /** A batch row as read. */
 export interface LedgerBatchRow {
   epoch: number;
@@ -77,8 +85,8 @@ export interface LedgerBatchRow {
   worldSize: number;
   index: number;
   segment: Buffer;
-  /** The sending stream's start time (ms) and id: the latest of a batch's live rows wins. */
-  streamTime: number;
+  /** The sending stream's start time (100 ns) and id: the latest of a batch's live rows wins. */
+  streamTime: bigint;
   streamId: string;
   /** Sample ids, 16 bytes each, concatenated. */
   ids: Buffer;
@@ -121,8 +129,14 @@ export const LEDGER_READ_MAX_SAMPLES = 65_536;
 export const LEDGER_READ_MAX_BATCHES = 1_000;
 /** Largest number of appearances a sample query returns. */
 export const LEDGER_MAX_APPEARANCES = 10_000;
-/** Index rows written at once for one batch. */
+/** Partitions {@link Ledger.supersede} reads at once. */
+const SUPERSEDE_PASSES = 8;
+/** Rows written at once by the ledger's concurrent updates and deletes. */
 const WRITE_CONCURRENCY = 64;
+/** Most partitions of one unlogged batch of index rows (the databases warn above 10). */
+export const GROUP_PARTITIONS = 10;
+/** Most rows of one unlogged batch of index rows (about 100 bytes each; warnings at 5 KiB). */
+export const GROUP_ROWS = 40;
 
 /**
  * A job's training ledger in the database: what every batch of every rank held, when it was
@@ -178,8 +192,10 @@ export class Ledger {
       { prepare: true },
     );
     const row = rs.first();
-    if (!row) return undefined;
+    // A row whose cells expired but for a later epoch's (each has its own TTL) is no job.
+    if (!row || !row['fingerprint']) return undefined;
     const datasets = (row['source_datasets'] as string[] | null) ?? [];
+    if (datasets.length === 0) return undefined;
     const splits = (row['source_splits'] as string[] | null) ?? [];
     return {
       jobId,
@@ -198,28 +214,59 @@ export class Ledger {
   async openJob(jobId: string, spec: LedgerJobSpec): Promise<LedgerJob> {
     await this.ready();
     // A plain read first: every stream but a job's first finds its row without a transaction.
+    const what = `could not open job ${jobId} in the training ledger`;
     const known = await this.#readJobRow(jobId);
-    if (known !== undefined) return this.#sameJob(known, spec);
+    if (known !== undefined) {
+      const job = this.#sameJob(known, spec);
+      // Each stream keeps the job's own cells alive as long as its rows (they expire apart).
+      await this.#write(
+        `UPDATE ${this.#ks}.jobs USING TTL ? SET fingerprint = ?, source_datasets = ?, ` +
+          'source_splits = ?, buckets = ? WHERE job_id = ?',
+        [this.#ttl, job.fingerprint, datasetsOf(job), splitsOf(job), job.buckets, jobId],
+        what,
+      );
+      return job;
+    }
     const rs = await this.#write(
       `INSERT INTO ${this.#ks}.jobs (job_id, fingerprint, source_datasets, source_splits, ` +
-        'buckets, epochs, created_at) VALUES (?, ?, ?, ?, ?, {}, ?) IF NOT EXISTS USING TTL ?',
+        'buckets, created_at) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS USING TTL ?',
       [
         jobId,
         spec.fingerprint,
-        spec.sources.map((s) => s.dataset),
-        spec.sources.map((s) => s.split),
+        datasetsOf(spec),
+        splitsOf(spec),
         LEDGER_BUCKETS,
         new Date(),
         this.#ttl,
       ],
-      `could not open job ${jobId} in the training ledger`,
+      what,
     );
-    if (rs.first()?.['[applied]'] === true) {
-      return { jobId, ...spec, buckets: LEDGER_BUCKETS, epochs: [] };
+    const applied = rs.first()?.['[applied]'] === true;
+    const job = applied ? undefined : await this.#readJobRow(jobId);
+    if (job !== undefined) return this.#sameJob(job, spec);
+    if (!applied) {
+      // The row exists only through a later epoch's cells (the job's own expired): make it anew.
+      await this.#write(
+        `UPDATE ${this.#ks}.jobs USING TTL ? SET fingerprint = ?, source_datasets = ?, ` +
+          'source_splits = ?, buckets = ?, created_at = ? WHERE job_id = ?',
+        [
+          this.#ttl,
+          spec.fingerprint,
+          datasetsOf(spec),
+          splitsOf(spec),
+          LEDGER_BUCKETS,
+          new Date(),
+          jobId,
+        ],
+        what,
+      );
     }
-    const job = await this.#readJobRow(jobId);
-    if (job === undefined) return this.openJob(jobId, spec);
-    return this.#sameJob(job, spec);
+    return {
+      jobId,
+      ...spec,
+      buckets: LEDGER_BUCKETS,
+      epochs: (await this.#readJobRow(jobId))?.epochs ?? [],
+    };
   }
 
   /** `job` when `spec` is its job; FAILED_PRECONDITION when the id names another one. */
@@ -228,10 +275,9 @@ export class Ledger {
     if (!job.fingerprint.equals(spec.fingerprint)) {
       throw new LoaderError(
         'FAILED_PRECONDITION',
-        `job ${jobId} is recorded in the training ledger for other job fields (sources ` +
-          `${job.sources.map((s) => `${s.dataset}/${s.split}`).join(', ')}, or another seed, ` +
-          'batch size, epochs rule or transform): name this job differently, or drop the old ' +
-          `one with \`scylla-loader ledger drop ${jobId}\``,
+        `job ${jobId} is recorded in the training ledger for other job fields (its sources, ` +
+          'split contents, seed, batch size, shard rule, shuffle, drop_last or transform): name ' +
+          `this job differently, or drop the old one with \`scylla-loader ledger drop ${jobId}\``,
       );
     }
     return job;
@@ -247,48 +293,71 @@ export class Ledger {
     points: readonly TimelinePoint[],
     epochs: readonly number[],
     keep: readonly LedgerBatchRow[] = [],
-  ) {
+  ): Promise<number> {
     const kept = new Set(keep.map((r) => `${r.epoch}/${r.rank}/${r.index}/${r.streamId}`));
+    const passes = points.flatMap((p) =>
+      [p.epoch, ...(p.laterEpochs === false ? [] : epochs.filter((e) => e > p.epoch))].map(
+        (epoch) => ({ p, epoch }),
+      ),
+    );
     let marked = 0;
-    for (const p of points) {
-      for (const epoch of [p.epoch, ...epochs.filter((e) => e > p.epoch)]) {
-        const from = epoch === p.epoch ? p.batchIndex : 0;
-        const rs = await this.#client.execute(
-          'SELECT batch_index, world_size, segment, stream_id, superseded, skipped ' +
-            `FROM ${this.#ks}.batches ` +
-            'WHERE job_id = ? AND epoch = ? AND rank = ? AND batch_index >= ?',
-          [jobId, epoch, p.rank, from],
-          { prepare: true, fetchSize: 100_000 },
-        );
-        const stale = rs.rows.filter(
-          (r) =>
-            r['superseded'] !== true &&
-            r['skipped'] !== true &&
-            !kept.has(`${epoch}/${p.rank}/${r['batch_index']}/${r['stream_id']}`) &&
-            r['world_size'] === p.worldSize &&
-            (epoch !== p.epoch ||
-              p.segment === undefined ||
-              (r['segment'] as Buffer).equals(p.segment)),
-        );
-        await this.#writeAll(
-          `UPDATE ${this.#ks}.batches USING TTL ? SET superseded = true WHERE job_id = ? AND ` +
-            'epoch = ? AND rank = ? AND batch_index = ? AND world_size = ? AND segment = ? ' +
-            'AND stream_id = ?',
-          stale.map((r) => [
-            this.#ttl,
-            jobId,
-            epoch,
-            p.rank,
-            r['batch_index'],
-            r['world_size'],
-            r['segment'],
-            r['stream_id'],
-          ]),
-          `could not mark superseded batches of job ${jobId} in the training ledger`,
-        );
-        marked += stale.length;
-      }
+    // A few partitions' reads at once: a job checkpoint of many ranks is that many passes.
+    for (let i = 0; i < passes.length; i += SUPERSEDE_PASSES) {
+      const counts = await Promise.all(
+        passes
+          .slice(i, i + SUPERSEDE_PASSES)
+          .map(({ p, epoch }) => this.#supersedePass(jobId, p, epoch, kept)),
+      );
+      marked += counts.reduce((a, b) => a + b, 0);
     }
+    return marked;
+  }
+
+  /** One point's pass over one epoch, page by page (see {@link Ledger.supersede}). */
+  async #supersedePass(
+    jobId: string,
+    p: TimelinePoint,
+    epoch: number,
+    kept: ReadonlySet<string>,
+  ): Promise<number> {
+    const from = epoch === p.epoch ? p.batchIndex : 0;
+    let marked = 0;
+    let pageState: string | undefined;
+    do {
+      const rs = await this.#client.execute(
+        'SELECT batch_index, world_size, segment, stream_id, superseded ' +
+          `FROM ${this.#ks}.batches ` +
+          'WHERE job_id = ? AND epoch = ? AND rank = ? AND batch_index >= ?',
+        [jobId, epoch, p.rank, from],
+        { prepare: true, fetchSize: 5_000, ...(pageState ? { pageState } : {}) },
+      );
+      const stale = rs.rows.filter((r) => {
+        if (r['superseded'] === true || r['world_size'] !== p.worldSize) return false;
+        if (kept.has(`${epoch}/${p.rank}/${r['batch_index']}/${r['stream_id']}`)) return false;
+        if (epoch !== p.epoch) return true;
+        const segment = r['segment'] as Buffer;
+        if (p.sparedSegment?.equals(segment)) return false;
+        return p.segment === undefined || segment.equals(p.segment);
+      });
+      await this.#writeAll(
+        `UPDATE ${this.#ks}.batches USING TTL ? SET superseded = true WHERE job_id = ? AND ` +
+          'epoch = ? AND rank = ? AND batch_index = ? AND world_size = ? AND segment = ? ' +
+          'AND stream_id = ?',
+        stale.map((r) => [
+          this.#ttl,
+          jobId,
+          epoch,
+          p.rank,
+          r['batch_index'],
+          r['world_size'],
+          r['segment'],
+          r['stream_id'],
+        ]),
+        `could not mark superseded batches of job ${jobId} in the training ledger`,
+      );
+      marked += stale.length;
+      pageState = rs.pageState ?? undefined;
+    } while (pageState);
     return marked;
   }
 
@@ -303,8 +372,10 @@ export class Ledger {
     last: number,
   ): Promise<LedgerBatchRow[]> {
     const { epoch, rank } = point;
+    // Not held to a read's caps: a skip of a few hundred large batches is one request, and
+    // what it reads is bounded by the rank's epoch.
     const rows = (
-      await this.batches(jobId, { epoch, rank, first: point.batchIndex, last }, false)
+      await this.batches(jobId, { epoch, rank, first: point.batchIndex, last }, false, false)
     ).filter((r) => r.worldSize === point.worldSize && r.segment.equals(point.segment));
     for (let index = point.batchIndex; index <= last; index++) {
       if (!rows.some((r) => r.index === index)) {
@@ -388,7 +459,7 @@ export class Ledger {
           ),
         );
         writes.push(
-          this.#writeAll(
+          this.#writeGrouped(
             `INSERT INTO ${this.#ks}.appearances (job_id, bucket, sample_id, epoch, rank, ` +
               'batch_index, world_size, segment, stream_id, position, sent_at) ' +
               'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?',
@@ -424,8 +495,9 @@ export class Ledger {
     jobId: string,
     range: { epoch: number; rank: number; first: number; last: number },
     includeSuperseded: boolean,
+    capped = true,
   ): Promise<LedgerBatchRow[]> {
-    if (range.last - range.first + 1 > LEDGER_READ_MAX_BATCHES) {
+    if (capped && range.last - range.first + 1 > LEDGER_READ_MAX_BATCHES) {
       throw invalidArgument(
         `batches ${range.first} to ${range.last} are ${range.last - range.first + 1} batches, ` +
           `over the ${LEDGER_READ_MAX_BATCHES} one read returns: ask for fewer`,
@@ -444,9 +516,11 @@ export class Ledger {
         { prepare: true, fetchSize: 200, ...(pageState ? { pageState } : {}) },
       );
       for (const r of rs.rows) {
+        // A row whose written cells expired before its superseded flag's is gone.
+        if (r['ids'] === null) continue;
         const row = toBatchRow(r);
         samples += row.ids.length / 16;
-        if (samples > LEDGER_READ_MAX_SAMPLES) {
+        if (capped && samples > LEDGER_READ_MAX_SAMPLES) {
           throw invalidArgument(
             `batches ${range.first} to ${range.last} hold more than ${LEDGER_READ_MAX_SAMPLES} ` +
               `samples, the most one read returns: ask for batches ${range.first} to ` +
@@ -487,17 +561,18 @@ export class Ledger {
           'the most one read returns',
       );
     }
-    // Each batch holding the sample is looked up once, with every row of its index.
-    const batches = new Map<string, Promise<LedgerBatchRow[]>>();
-    const rowsOf = (epoch: number, rank: number, index: number) => {
-      const key = `${epoch}/${rank}/${index}`;
-      let rows = batches.get(key);
-      if (rows === undefined) {
-        rows = this.batches(job.jobId, { epoch, rank, first: index, last: index }, true);
-        batches.set(key, rows);
-      }
-      return rows;
-    };
+    // Each batch holding the sample is looked up once (the flags of every row of its index, no
+    // ids), a few at a time.
+    const keys = [...new Set(rs.rows.map((r) => `${r['epoch']}/${r['rank']}/${r['batch_index']}`))];
+    const versions = new Map<string, BatchVersion[]>();
+    for (let i = 0; i < keys.length; i += SUPERSEDE_PASSES) {
+      await Promise.all(
+        keys.slice(i, i + SUPERSEDE_PASSES).map(async (key) => {
+          const [epoch, rank, index] = key.split('/').map(Number) as [number, number, number];
+          versions.set(key, await this.#versions(job.jobId, epoch, rank, index));
+        }),
+      );
+    }
     const found: LedgerAppearanceRow[] = [];
     for (const r of rs.rows) {
       const epoch = r['epoch'] as number;
@@ -506,7 +581,7 @@ export class Ledger {
       const worldSize = r['world_size'] as number;
       const segment = r['segment'] as Buffer;
       const streamId = (r['stream_id'] as cassandra.types.TimeUuid).toString();
-      const batch = (await rowsOf(epoch, rank, batchIndex)).find(
+      const batch = (versions.get(`${epoch}/${rank}/${batchIndex}`) ?? []).find(
         (b) => b.worldSize === worldSize && b.segment.equals(segment) && b.streamId === streamId,
       );
       // An index row whose batch row is gone (expired first) counts as superseded.
@@ -526,6 +601,41 @@ export class Ledger {
       });
     }
     return found;
+  }
+
+  /** Every row of one batch index, with its flags only, resolved (see {@link resolveSuperseded}). */
+  async #versions(
+    jobId: string,
+    epoch: number,
+    rank: number,
+    index: number,
+  ): Promise<BatchVersion[]> {
+    const rs = await this.#client.execute(
+      'SELECT world_size, segment, stream_id, sent_at, superseded, skipped ' +
+        `FROM ${this.#ks}.batches WHERE job_id = ? AND epoch = ? AND rank = ? AND batch_index = ?`,
+      [jobId, epoch, rank, index],
+      { prepare: true },
+    );
+    return resolveSuperseded(
+      rs.rows
+        .filter((r) => r['sent_at'] !== null)
+        .map((r) => {
+          const stream = r['stream_id'] as cassandra.types.TimeUuid;
+          const { date, ticks } = stream.getDatePrecision();
+          return {
+            epoch,
+            rank,
+            index,
+            worldSize: r['world_size'] as number,
+            segment: r['segment'] as Buffer,
+            streamTime: BigInt(date.getTime()) * 10_000n + BigInt(ticks),
+            streamId: stream.toString(),
+            sentAt: r['sent_at'] as Date,
+            superseded: r['superseded'] === true,
+            skipped: r['skipped'] === true,
+          };
+        }),
+    );
   }
 
   /** Deletes a job's rows: its batches, its sample index and its job row. False: no such job. */
@@ -558,6 +668,29 @@ export class Ledger {
     }
   }
 
+  /**
+   * Writes index rows in unlogged batches of at most {@link GROUP_PARTITIONS} partitions and
+   * {@link GROUP_ROWS} rows each (a row's partition is its first two values: job, bucket), all
+   * batches at once: the 128 index rows of a batch of 128 samples are 13 requests rather than
+   * 128, and a request is most of what a row costs the loader's CPU. The bounds keep a batch
+   * under the databases' warnings (unlogged batches over 10 partitions, batches over 5 KiB).
+   */
+  async #writeGrouped(query: string, params: unknown[][], what: string): Promise<void> {
+    const groups = groupRows(params, (row) => row[1] as number);
+    try {
+      await Promise.all(
+        groups.map((rows) =>
+          this.#client.batch(
+            rows.map((p) => ({ query, params: p })),
+            { prepare: true, logged: false, executionProfile: QUERY_PROFILES.write },
+          ),
+        ),
+      );
+    } catch (err) {
+      throw ledgerUnavailable(what, err);
+    }
+  }
+
   async #writeAll(query: string, params: unknown[][], what: string): Promise<void> {
     if (params.length === 0) return;
     try {
@@ -572,11 +705,60 @@ export class Ledger {
   }
 }
 
-/** UNAVAILABLE with the database's reason: the caller may try again once it is back. */
-function ledgerUnavailable(what: string, err: unknown): LoaderError {
+/**
+ * `rows` in groups of at most {@link GROUP_PARTITIONS} partitions (`partitionOf`) and
+ * {@link GROUP_ROWS} rows, a partition's rows kept together unless they are more than a group
+ * holds.
+ */
+export function groupRows<T>(rows: readonly T[], partitionOf: (row: T) => number): T[][] {
+  const byPartition = new Map<number, T[]>();
+  for (const row of rows) {
+    const key = partitionOf(row);
+    const list = byPartition.get(key);
+    if (list) list.push(row);
+    else byPartition.set(key, [row]);
+  }
+  const groups: T[][] = [];
+  let group: T[] = [];
+  let partitions = 0;
+  for (const list of byPartition.values()) {
+    if (partitions === GROUP_PARTITIONS || group.length + list.length > GROUP_ROWS) {
+      if (group.length > 0) groups.push(group);
+      group = [];
+      partitions = 0;
+    }
+    for (const row of list) {
+      if (group.length === GROUP_ROWS) {
+        groups.push(group);
+        group = [];
+        partitions = 0;
+      }
+      if (group.length === 0 || partitionOf(group.at(-1)!) !== partitionOf(row)) partitions++;
+      group.push(row);
+    }
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
+/**
+ * UNAVAILABLE with the trouble's kind when the database may take the write again (the caller
+ * resumes then); any other error (a schema or permission problem) as it is, which the server
+ * reports as INTERNAL and logs.
+ */
+function ledgerUnavailable(what: string, err: unknown): Error {
   if (err instanceof LoaderError) return err;
-  const reason = err instanceof Error ? err.message : String(err);
-  return new LoaderError('UNAVAILABLE', `${what}: ${reason}`, { cause: err });
+  const why = retryableDriverError(err);
+  if (why === undefined) return err instanceof Error ? err : new Error(String(err));
+  return new LoaderError('UNAVAILABLE', `${what}: ${why}`, { cause: err });
+}
+
+function datasetsOf(job: LedgerJobSpec): string[] {
+  return job.sources.map((s) => s.dataset);
+}
+
+function splitsOf(job: LedgerJobSpec): string[] {
+  return job.sources.map((s) => s.split);
 }
 
 /** Positions as 32-bit integers, little-endian. */
@@ -622,7 +804,7 @@ function toBatchRow(r: cassandra.types.Row): LedgerBatchRow {
     worldSize: r['world_size'] as number,
     index: r['batch_index'] as number,
     segment: r['segment'] as Buffer,
-    streamTime: date.getTime() * 10_000 + ticks,
+    streamTime: BigInt(date.getTime()) * 10_000n + BigInt(ticks),
     streamId: stream.toString(),
     ids: r['ids'] as Buffer,
     ...(sources ? { sourceIndexes: decodeSources(sources) } : {}),

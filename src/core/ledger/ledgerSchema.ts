@@ -54,7 +54,7 @@ export async function ensureLedgerSchema(
     `CREATE TABLE IF NOT EXISTS ${ks}.appearances (job_id text, bucket int, sample_id uuid, ` +
       'epoch int, rank int, batch_index int, world_size int, segment blob, stream_id timeuuid, ' +
       'position int, sent_at timestamp, PRIMARY KEY ((job_id, bucket), sample_id, epoch, rank, ' +
-      'batch_index, world_size, segment, stream_id))',
+      'batch_index, world_size, segment, stream_id, position))',
   );
 }
 

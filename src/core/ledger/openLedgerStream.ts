@@ -100,26 +100,29 @@ export function startPoints(
     },
   ];
   const checkpoint = request.jobCheckpoint;
-  if (checkpoint === undefined) return points;
+  // The checkpoint's world is superseded once, by the streams that start from it: a stream
+  // that reconnects with a token of its own (and the checkpoint, as it must) leaves it be.
+  if (checkpoint === undefined || request.resumeToken.length > 0) return points;
   // The plan checked every token of the checkpoint: reading them again cannot fail.
-  for (const entry of checkpoint.ranks) {
-    if (entry.resumeToken.length === 0) {
-      points.push({
-        epoch: entry.epoch,
-        rank: entry.rank,
-        worldSize: checkpoint.worldSize,
-        batchIndex: 0,
-      });
-      continue;
-    }
-    const token = readResumeToken(resumeKey, entry.resumeToken);
+  const tokens = checkpoint.ranks.map((entry) =>
+    entry.resumeToken.length === 0 ? undefined : readResumeToken(resumeKey, entry.resumeToken),
+  );
+  // A rank without a token was in the segment of the ranks with one (they share one base).
+  const oldSegment = tokens.find((t) => t !== undefined)?.base;
+  const spared = plan.segmentOf(epoch);
+  // Later epochs of the old world are the new world's to supersede when it has the same size.
+  const laterEpochs = checkpoint.worldSize !== request.worldSize;
+  checkpoint.ranks.forEach((entry, i) => {
+    const token = tokens[i];
     points.push({
-      epoch: token.state.epoch,
+      epoch: token?.state.epoch ?? entry.epoch,
       rank: entry.rank,
       worldSize: checkpoint.worldSize,
-      segment: token.base,
-      batchIndex: token.state.nextBatchIndex,
+      ...(token ? { segment: token.base } : oldSegment ? { segment: oldSegment } : {}),
+      batchIndex: token?.state.nextBatchIndex ?? 0,
+      laterEpochs,
+      sparedSegment: spared,
     });
-  }
+  });
   return points;
 }

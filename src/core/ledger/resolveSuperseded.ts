@@ -6,7 +6,7 @@ export interface VersionedBatch {
   worldSize: number;
   segment: Buffer;
   /** The sending stream's start (comparable; later streams are larger). */
-  streamTime: number;
+  streamTime: bigint;
   streamId: string;
   sentAt: Date;
   superseded: boolean;

@@ -213,6 +213,9 @@ def _with_token(
     copy = loader_pb2.StreamBatchesRequest()
     copy.CopyFrom(request)
     copy.resume_token = token
+    # A skip applies once, where it was asked for: after a batch (perhaps in a later epoch) the
+    # stream continues from that batch's token without it.
+    copy.ClearField("skip_batches")
     return copy
 
 
