@@ -576,32 +576,47 @@ describe('the training ledger', () => {
   });
 
   it('stops a stream with UNAVAILABLE when its ledger cannot be written, sending nothing unrecorded', async () => {
-    // A ledger keyspace of 3 replicas on a 1-node cluster: no write reaches LOCAL_QUORUM.
     const failingKs = uniqueKeyspace();
-    const failing = await startTestServer({
-      resumeKey,
-      ledgerKeyspace: failingKs,
-      replication: 'simple:3',
+    const failing = await startTestServer({ resumeKey, ledgerKeyspace: failingKs });
+    // A small HTTP/2 window and one batch read ahead: the loader cannot run far ahead.
+    const c = new LoaderClient(`127.0.0.1:${failing.port}`, {
+      reconnect: { attempts: 0 },
+      flowControlWindow: 65_535,
+      maxBufferedBatches: 1,
     });
-    const c = new LoaderClient(`127.0.0.1:${failing.port}`, { reconnect: { attempts: 0 } });
+    const replicas = (n: number) =>
+      db.execute(
+        `ALTER KEYSPACE ${failingKs} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': ${n}}`,
+      );
     const job = `unavailable-${randomBytes(4).toString('hex')}`;
     try {
       const got: Received = { batches: [] };
-      const err = await receive(c, { ...base(job), epochs: 1 }, Infinity, got).catch(
-        (e: unknown) => e,
-      );
-      expect(got.batches).toEqual([]);
-      expect(err).toMatchObject({
+      let error: unknown;
+      try {
+        for await (const b of c.streamBatches({ ...base(job), epochs: 1 })) {
+          got.batches.push({ epoch: b.epoch, index: b.index, ids: [...b.ids] });
+          got.token = Buffer.from(b.resumeToken);
+          // Mid-stream the ledger's keyspace wants 3 replicas of a 1-node cluster: no write
+          // reaches LOCAL_QUORUM any more.
+          if (got.batches.length === 3) await replicas(3);
+        }
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toMatchObject({
         codeName: 'UNAVAILABLE',
         details: expect.stringContaining('training ledger'),
       });
-      // The database is "back": the keyspace can now take the writes, and the job goes on.
-      await db.execute(
-        `ALTER KEYSPACE ${failingKs} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
-      );
-      const after = await receive(c, { ...base(job), epochs: 1 });
+      expect(got.batches.length).toBeGreaterThanOrEqual(3);
+      expect(got.batches.length).toBeLessThan(38);
+      // The database is back: the trainer resumes by token, and every batch it received, before
+      // and after, is in the ledger.
+      await replicas(1);
+      const rest = await receive(c, { ...base(job), epochs: 1, resumeToken: got.token! });
       const rows = await c.getLedger(job, { batches: { epoch: 0, rank: 0, first: 0, last: 999 } });
-      expect(rows.batches.map((b) => b.ids)).toEqual(after.batches.map((b) => b.ids));
+      const received = [...got.batches, ...rest.batches];
+      expect(rows.batches.map((b) => b.ids)).toEqual(received.map((b) => b.ids));
+      expect(sorted(received.flatMap((b) => b.ids))).toEqual(allIds);
     } finally {
       c.close();
       await failing.shutdown();

@@ -215,7 +215,9 @@ export class Ledger {
     await this.ready();
     // A plain read first: every stream but a job's first finds its row without a transaction.
     const what = `could not open job ${jobId} in the training ledger`;
-    const known = await this.#readJobRow(jobId);
+    const known = await this.#readJobRow(jobId).catch((err: unknown) => {
+      throw ledgerUnavailable(what, err);
+    });
     if (known !== undefined) {
       const job = this.#sameJob(known, spec);
       // Each stream keeps the job's own cells alive as long as its rows (they expire apart).
@@ -324,13 +326,17 @@ export class Ledger {
     let marked = 0;
     let pageState: string | undefined;
     do {
-      const rs = await this.#client.execute(
-        'SELECT batch_index, world_size, segment, stream_id, superseded ' +
-          `FROM ${this.#ks}.batches ` +
-          'WHERE job_id = ? AND epoch = ? AND rank = ? AND batch_index >= ?',
-        [jobId, epoch, p.rank, from],
-        { prepare: true, fetchSize: 5_000, ...(pageState ? { pageState } : {}) },
-      );
+      const rs = await this.#client
+        .execute(
+          'SELECT batch_index, world_size, segment, stream_id, superseded ' +
+            `FROM ${this.#ks}.batches ` +
+            'WHERE job_id = ? AND epoch = ? AND rank = ? AND batch_index >= ?',
+          [jobId, epoch, p.rank, from],
+          { prepare: true, fetchSize: 5_000, ...(pageState ? { pageState } : {}) },
+        )
+        .catch((err: unknown) => {
+          throw ledgerUnavailable(`could not read job ${jobId}'s training ledger`, err);
+        });
       const stale = rs.rows.filter((r) => {
         if (r['superseded'] === true || r['world_size'] !== p.worldSize) return false;
         if (kept.has(`${epoch}/${p.rank}/${r['batch_index']}/${r['stream_id']}`)) return false;
