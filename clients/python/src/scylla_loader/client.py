@@ -409,8 +409,9 @@ class LoaderClient:
           (e.g. the batches after a checkpoint that led to a loss spike); ``first`` must be
           the batch right after the token's (its ``index + 1``). The epoch goes on without
           exactly their samples, every other remaining sample once, and its next batch is
-          ``last + 1``; the ledger keeps them listed, ``skipped``. Reconnections send the
-          same range with a newer token, which the loader takes as done. A batch of the range
+          ``last + 1``; the ledger keeps them listed, ``skipped``. A reconnection before the
+          first batch sends the skip again; one after it does not (in a later epoch the same
+          range would name other batches). A batch of the range
           the ledger does not hold, or another ``first``, is INVALID_ARGUMENT.
         - ``replay=Replay(epoch, rank, first, last)``: with ``job_id``, stream a recorded
           range of the job again, for debugging: the same batches with the same ids in the
