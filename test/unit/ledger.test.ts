@@ -4,6 +4,7 @@ import { GROUP_PARTITIONS, GROUP_ROWS, groupRows } from '../../src/core/ledger/L
 import { ledgerFingerprint } from '../../src/core/ledger/ledgerFingerprint.js';
 import { sampleBucket } from '../../src/core/ledger/ledgerSchema.js';
 import { withSkipped } from '../../src/core/ledger/openLedgerStream.js';
+import { handedAhead } from '../../src/core/stream/openStream.js';
 import { resolveSuperseded, type VersionedBatch } from '../../src/core/ledger/resolveSuperseded.js';
 import type { StreamRequest } from '../../src/core/stream/StreamRequest.js';
 
@@ -186,5 +187,39 @@ describe('groupRows', () => {
   it("keeps a partition's rows in one group when they fit", () => {
     const rows = [1, 2, 1, 3, 1, 2];
     expect(groupRows(rows, (r) => r)).toEqual([[1, 1, 1, 2, 2, 3]]);
+  });
+});
+
+describe('handedAhead', () => {
+  it('asks for items ahead of the caller, in order, and ends with the source', async () => {
+    const asked: number[] = [];
+    async function* source(): AsyncGenerator<number> {
+      for (let i = 0; i < 5; i++) {
+        asked.push(i);
+        yield i;
+      }
+    }
+    const it = handedAhead(source(), 2)[Symbol.asyncIterator]();
+    expect(await it.next()).toEqual({ value: 0, done: false });
+    // While the caller holds item 0, items 1 and 2 were produced already.
+    await new Promise((r) => setTimeout(r, 0));
+    expect(asked).toEqual([0, 1, 2]);
+    const rest: number[] = [];
+    for (let r = await it.next(); !r.done; r = await it.next()) rest.push(r.value);
+    expect(rest).toEqual([1, 2, 3, 4]);
+  });
+
+  it('hands out the items before a failure, then the failure, with none unhandled', async () => {
+    async function* source(): AsyncGenerator<number> {
+      yield 1;
+      throw new Error('read failed');
+    }
+    const got: number[] = [];
+    await expect(
+      (async () => {
+        for await (const x of handedAhead(source(), 2)) got.push(x);
+      })(),
+    ).rejects.toThrow('read failed');
+    expect(got).toEqual([1]);
   });
 });

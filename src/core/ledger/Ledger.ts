@@ -472,7 +472,7 @@ export class Ledger {
             batch.ids.map((id, position) => [
               job.jobId,
               sampleBucket(id, job.buckets),
-              cassandra.types.Uuid.fromString(uuidText(id)),
+              new cassandra.types.Uuid(id),
               batch.epoch,
               rank,
               batch.index,

@@ -307,7 +307,9 @@ export async function openStream(
   }
   return {
     plan,
-    batches: batches(),
+    // A job's batches are handed out ahead of the caller, so that each one's ledger write
+    // runs while the batches before it are still being sent.
+    batches: ledger ? handedAhead(batches(), RECORD_AHEAD) : batches(),
     figures: () => ({
       ...figures,
       ...(transformer ? { transformSeconds: Number(transformer.threadSeconds.toFixed(3)) } : {}),
@@ -323,6 +325,39 @@ export async function openStream(
         : {}),
     }),
   };
+}
+
+/** Batches of a job's stream whose ledger writes may run ahead of their sending. */
+export const RECORD_AHEAD = 2;
+
+/**
+ * `source`'s items, with up to `depth` more asked for while the caller holds one: the work
+ * that producing an item starts (a batch's ledger write) overlaps the caller's on the items
+ * before it. An item asked for ahead that fails fails when the caller reaches it; when the
+ * caller stops, `source` is closed once the items asked for ahead have settled (without
+ * holding the caller up: a stream that ends in error reports it at once). A job stream's
+ * figures count the batches asked for ahead as delivered when they are asked for.
+ */
+export async function* handedAhead<T>(source: AsyncGenerator<T>, depth: number): AsyncGenerator<T> {
+  const ahead: Promise<IteratorResult<T>>[] = [];
+  const ask = (): void => {
+    const next = source.next();
+    // Settled by the caller in turn; until then a rejection must not go unhandled.
+    next.catch(() => undefined);
+    ahead.push(next);
+  };
+  try {
+    for (;;) {
+      while (ahead.length <= depth) ask();
+      const item = await ahead.shift()!;
+      if (item.done) return;
+      yield item.value;
+    }
+  } finally {
+    void Promise.allSettled(ahead)
+      .then(() => source.return(undefined))
+      .catch(() => undefined);
+  }
 }
 
 /** The stream's job in the ledger, its stale rows superseded (see `openLedgerStream`). */
