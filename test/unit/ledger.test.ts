@@ -209,6 +209,25 @@ describe('handedAhead', () => {
     expect(rest).toEqual([1, 2, 3, 4]);
   });
 
+  it('counts what waits ahead of the caller, and nothing once it is taken or dropped', async () => {
+    async function* source(): AsyncGenerator<number> {
+      for (let i = 1; i <= 6; i++) yield i;
+    }
+    let held = 0;
+    const seen: number[] = [];
+    const count = (x: number, ahead: boolean): void => {
+      held += ahead ? x : -x;
+    };
+    for await (const x of handedAhead(source(), 2, count)) {
+      seen.push(held);
+      if (x === 3) break;
+    }
+    // While the caller held item 1, item 2 (at least) waited ahead, counted.
+    expect(seen[0]).toBeGreaterThanOrEqual(2);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(held).toBe(0);
+  });
+
   it('hands out the items before a failure, then the failure, with none unhandled', async () => {
     async function* source(): AsyncGenerator<number> {
       yield 1;

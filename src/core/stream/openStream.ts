@@ -309,7 +309,12 @@ export async function openStream(
     plan,
     // A job's batches are handed out ahead of the caller, so that each one's ledger write
     // runs while the batches before it are still being sent.
-    batches: ledger ? handedAhead(batches(), RECORD_AHEAD) : batches(),
+    batches: ledger
+      ? handedAhead(batches(), RECORD_AHEAD, (ready, held) =>
+          // Batches waiting ahead of the caller are held bytes like the window's.
+          deps.heldBytes.add(held ? readyBytes(ready) : -readyBytes(ready)),
+        )
+      : batches(),
     figures: () => ({
       ...figures,
       ...(transformer ? { transformSeconds: Number(transformer.threadSeconds.toFixed(3)) } : {}),
@@ -335,15 +340,26 @@ export const RECORD_AHEAD = 2;
  * that producing an item starts (a batch's ledger write) overlaps the caller's on the items
  * before it. An item asked for ahead that fails fails when the caller reaches it; when the
  * caller stops, `source` is closed once the items asked for ahead have settled (without
- * holding the caller up: a stream that ends in error reports it at once). A job stream's
- * figures count the batches asked for ahead as delivered when they are asked for.
+ * holding the caller up: a stream that ends in error reports it at once). `held(item, true)`
+ * is told when an item arrives ahead of the caller, `held(item, false)` when the caller takes
+ * it or it is dropped. A job stream's figures count the batches asked for ahead as delivered
+ * when they are asked for.
  */
-export async function* handedAhead<T>(source: AsyncGenerator<T>, depth: number): AsyncGenerator<T> {
+export async function* handedAhead<T>(
+  source: AsyncGenerator<T>,
+  depth: number,
+  held: (item: T, ahead: boolean) => void = () => undefined,
+): AsyncGenerator<T> {
   const ahead: Promise<IteratorResult<T>>[] = [];
   const ask = (): void => {
     const next = source.next();
     // Settled by the caller in turn; until then a rejection must not go unhandled.
-    next.catch(() => undefined);
+    next.then(
+      (r) => {
+        if (!r.done) held(r.value, true);
+      },
+      () => undefined,
+    );
     ahead.push(next);
   };
   try {
@@ -351,13 +367,28 @@ export async function* handedAhead<T>(source: AsyncGenerator<T>, depth: number):
       while (ahead.length <= depth) ask();
       const item = await ahead.shift()!;
       if (item.done) return;
+      held(item.value, false);
       yield item.value;
     }
   } finally {
-    void Promise.allSettled(ahead)
-      .then(() => source.return(undefined))
+    // What arrived ahead and was never taken stops counting once it has arrived.
+    const dropped = ahead.splice(0);
+    void Promise.allSettled(dropped)
+      .then((results) => {
+        for (const r of results) {
+          if (r.status === 'fulfilled' && !r.value.done) held(r.value.value, false);
+        }
+        return source.return(undefined);
+      })
       .catch(() => undefined);
   }
+}
+
+/** Bytes of a ready batch's samples (data and label blobs), as the window counts them. */
+function readyBytes(ready: ReadyBatch): number {
+  let bytes = 0;
+  for (const s of ready.batch.samples) bytes += s.data.length + (s.labelBlob?.length ?? 0);
+  return bytes;
 }
 
 /** The stream's job in the ledger, its stale rows superseded (see `openLedgerStream`). */
