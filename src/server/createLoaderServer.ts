@@ -161,6 +161,7 @@ export async function createLoaderServer(
       keyspace: config.ledgerKeyspace,
       replication: parseReplication(config.replication),
       ttlSeconds: config.ledgerTtlDays * 86_400,
+      metrics,
     }),
     ...(sampleCache ? { sampleCache } : {}),
   };

@@ -65,6 +65,15 @@ async function ledgerOf(job: string, epoch: number, rank: number): Promise<Ledge
 }
 
 const sorted = (ids: string[]): string[] => [...ids].sort();
+
+/** A metric's value (summed over its series) from a loader's /metrics. */
+async function metric(loader: LoaderServer, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${loader.metricsPort}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
 const base = (job: string): StreamBatchesOptions => ({
   dataset: ks,
   split: 'all',
@@ -132,6 +141,10 @@ describe('the training ledger', () => {
       sample: { id: Buffer.from(sample.replaceAll('-', ''), 'hex') },
     });
     expect(byId.appearances).toEqual(byKey.appearances);
+    // Each batch's recording is timed, once.
+    expect(await metric(server, 'scylla_loader_ledger_write_duration_seconds_count')).toBe(
+      got.batches.length,
+    );
     // Metadata columns ride along on request.
     const withColumns = await client.getLedger(job, {
       batches: { epoch: 0, rank: 0, first: 0, last: 0 },
@@ -609,6 +622,7 @@ describe('the training ledger', () => {
       });
       expect(got.batches.length).toBeGreaterThanOrEqual(3);
       expect(got.batches.length).toBeLessThan(38);
+      expect(await metric(failing, 'scylla_loader_ledger_write_failures_total')).toBeGreaterThan(0);
       // The database is back: the trainer resumes by token, and every batch it received, before
       // and after, is in the ledger.
       await replicas(1);

@@ -86,6 +86,7 @@ describe('server reflection, as grpcurl sees it with no proto files', () => {
       [
         'CreateSplits',
         'DescribeDataset',
+        'GetLedger',
         'GetSplit',
         'IngestSamples',
         'ListSplits',

@@ -1,5 +1,6 @@
 import cassandra from 'cassandra-driver';
 import { QUERY_PROFILES } from '../db/consistency.js';
+import type { LoaderMetrics } from '../metrics/loaderMetrics.js';
 import { retryableDriverError } from '../db/retryableDriverError.js';
 import { LoaderError, invalidArgument } from '../errors/LoaderError.js';
 import { validateIdentifier } from '../schema/identifiers.js';
@@ -15,6 +16,8 @@ export interface LedgerOptions {
   replication: Replication;
   /** Seconds a row is kept (0: until its job is dropped). */
   ttlSeconds: number;
+  /** Where each batch's recording time and failures are counted (absent: nowhere). */
+  metrics?: Pick<LoaderMetrics, 'ledgerWriteSeconds' | 'ledgerWriteFailures'>;
 }
 
 /** One source of a job, as its streams name it. */
@@ -148,6 +151,7 @@ export class Ledger {
   readonly #ks: string;
   readonly #ttl: number;
   readonly #replication: Replication;
+  readonly #metrics: LedgerOptions['metrics'];
   #schema: Promise<void> | undefined;
 
   constructor(options: LedgerOptions) {
@@ -155,6 +159,7 @@ export class Ledger {
     this.#ks = validateIdentifier(options.keyspace, 'ledger keyspace');
     this.#ttl = options.ttlSeconds;
     this.#replication = options.replication;
+    this.#metrics = options.metrics;
   }
 
   /** The keyspace and tables, made once per process (again after a failure). */
@@ -429,6 +434,7 @@ export class Ledger {
         const sentAt = new Date();
         const segment = segmentOf(batch.epoch);
         const what = `could not record batch ${batch.index} of epoch ${batch.epoch} (job ${job.jobId}) in the training ledger; the batch was not sent`;
+        const started = performance.now();
         const writes: Promise<unknown>[] = [];
         if (!epochsSeen.has(batch.epoch)) {
           writes.push(
@@ -486,7 +492,13 @@ export class Ledger {
             what,
           ),
         );
-        await Promise.all(writes);
+        try {
+          await Promise.all(writes);
+        } catch (err) {
+          this.#metrics?.ledgerWriteFailures.inc();
+          throw err;
+        }
+        this.#metrics?.ledgerWriteSeconds.observe((performance.now() - started) / 1000);
       },
     };
   }

@@ -17,6 +17,10 @@ export interface LoaderMetrics {
   dbReadSeconds: Histogram<'path'>;
   /** Time from a batch's first sample arriving to the batch being handed to gRPC. */
   batchAssemblySeconds: Histogram;
+  /** Time a job's batch took to be recorded in the training ledger (its row and index rows). */
+  ledgerWriteSeconds: Histogram;
+  /** Batches a job's stream could not record (the stream then ended UNAVAILABLE or failed). */
+  ledgerWriteFailures: Counter;
   dbRequestsInFlight: Gauge;
   /** Bytes the process's streams hold (see `ByteBudget`). */
   heldBytes: Gauge;
@@ -126,6 +130,17 @@ export function createLoaderMetrics(options: LoaderMetricsOptions = {}): LoaderM
       name: 'scylla_loader_batch_assembly_duration_seconds',
       help: "Time from a batch's first sample arriving to the batch being written to the stream.",
       buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    ledgerWriteSeconds: new Histogram({
+      name: 'scylla_loader_ledger_write_duration_seconds',
+      help: "Time a job's batch took to be recorded in the training ledger (its row and its samples' index rows).",
+      buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    ledgerWriteFailures: new Counter({
+      name: 'scylla_loader_ledger_write_failures_total',
+      help: "Batches of jobs' streams that could not be recorded in the training ledger (not sent).",
       registers: [registry],
     }),
     dbRequestsInFlight: new Gauge({
