@@ -132,6 +132,10 @@ export const LEDGER_READ_MAX_SAMPLES = 65_536;
 export const LEDGER_READ_MAX_BATCHES = 1_000;
 /** Largest number of appearances a sample query returns. */
 export const LEDGER_MAX_APPEARANCES = 10_000;
+/** The primary key of one `batches` row, as an UPDATE's WHERE clause binds it. */
+const BATCH_ROW_KEY =
+  'job_id = ? AND epoch = ? AND rank = ? AND batch_index = ? AND world_size = ? AND ' +
+  'segment = ? AND stream_id = ?';
 /** Partitions {@link Ledger.supersede} reads at once. */
 const SUPERSEDE_PASSES = 8;
 /** Rows written at once by the ledger's concurrent updates and deletes. */
@@ -351,9 +355,7 @@ export class Ledger {
         return p.segment === undefined || segment.equals(p.segment);
       });
       await this.#writeAll(
-        `UPDATE ${this.#ks}.batches USING TTL ? SET superseded = true WHERE job_id = ? AND ` +
-          'epoch = ? AND rank = ? AND batch_index = ? AND world_size = ? AND segment = ? ' +
-          'AND stream_id = ?',
+        `UPDATE ${this.#ks}.batches USING TTL ? SET superseded = true WHERE ${BATCH_ROW_KEY}`,
         stale.map((r) => [
           this.#ttl,
           jobId,
@@ -403,9 +405,8 @@ export class Ledger {
   /** Marks `rows` skipped (and not superseded): left out of their epoch by a resume. */
   async markSkipped(jobId: string, rows: readonly LedgerBatchRow[]): Promise<void> {
     await this.#writeAll(
-      `UPDATE ${this.#ks}.batches USING TTL ? SET skipped = true, superseded = false WHERE ` +
-        'job_id = ? AND epoch = ? AND rank = ? AND batch_index = ? AND world_size = ? AND ' +
-        'segment = ? AND stream_id = ?',
+      `UPDATE ${this.#ks}.batches USING TTL ? SET skipped = true, superseded = false ` +
+        `WHERE ${BATCH_ROW_KEY}`,
       rows.map((r) => [
         this.#ttl,
         jobId,
@@ -566,11 +567,7 @@ export class Ledger {
       `SELECT epoch, rank, batch_index, world_size, segment, stream_id, position, sent_at ` +
         `FROM ${this.#ks}.appearances WHERE job_id = ? AND bucket = ? AND sample_id = ? ` +
         `LIMIT ${LEDGER_MAX_APPEARANCES + 1}`,
-      [
-        job.jobId,
-        sampleBucket(sampleId, job.buckets),
-        cassandra.types.Uuid.fromString(uuidText(sampleId)),
-      ],
+      [job.jobId, sampleBucket(sampleId, job.buckets), new cassandra.types.Uuid(sampleId)],
       { prepare: true, fetchSize: LEDGER_MAX_APPEARANCES + 1 },
     );
     if (rs.rowLength > LEDGER_MAX_APPEARANCES) {
@@ -639,14 +636,13 @@ export class Ledger {
         .filter((r) => r['sent_at'] !== null)
         .map((r) => {
           const stream = r['stream_id'] as cassandra.types.TimeUuid;
-          const { date, ticks } = stream.getDatePrecision();
           return {
             epoch,
             rank,
             index,
             worldSize: r['world_size'] as number,
             segment: r['segment'] as Buffer,
-            streamTime: BigInt(date.getTime()) * 10_000n + BigInt(ticks),
+            streamTime: streamTimeOf(stream),
             streamId: stream.toString(),
             sentAt: r['sent_at'] as Date,
             superseded: r['superseded'] === true,
@@ -806,15 +802,19 @@ function decodeSources(blob: Buffer): number[] {
   return out;
 }
 
-/** The canonical text of 16 UUID bytes. */
+/** The canonical text of 16 UUID bytes (the driver's, as the core's messages print ids). */
 export function uuidText(id: Buffer): string {
-  const h = id.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  return new cassandra.types.Uuid(id).toString();
+}
+
+/** A stream id's start time in 100 ns units, as a bigint (beyond 2^53 as a number). */
+function streamTimeOf(stream: cassandra.types.TimeUuid): bigint {
+  const { date, ticks } = stream.getDatePrecision();
+  return BigInt(date.getTime()) * 10_000n + BigInt(ticks);
 }
 
 function toBatchRow(r: cassandra.types.Row): LedgerBatchRow {
   const stream = r['stream_id'] as cassandra.types.TimeUuid;
-  const { date, ticks } = stream.getDatePrecision();
   const sources = r['source_indexes'] as Buffer | null;
   return {
     epoch: r['epoch'] as number,
@@ -822,7 +822,7 @@ function toBatchRow(r: cassandra.types.Row): LedgerBatchRow {
     worldSize: r['world_size'] as number,
     index: r['batch_index'] as number,
     segment: r['segment'] as Buffer,
-    streamTime: BigInt(date.getTime()) * 10_000n + BigInt(ticks),
+    streamTime: streamTimeOf(stream),
     streamId: stream.toString(),
     ids: r['ids'] as Buffer,
     ...(sources ? { sourceIndexes: decodeSources(sources) } : {}),
